@@ -1,0 +1,229 @@
+// The prepared-dataset layout (docs/contracts.md, "Prepared dataset"): one directory per
+// dataset with little-endian float32 matrices, int32 attribute columns and a manifest that
+// records the shape, the metric and the sha256 of every file.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ATTRIBUTES, type AttrName, type Metric, type RowAttributes } from '../contracts.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import { UserError } from '../util/errors.ts';
+import { sha256, sha256File } from '../util/hash.ts';
+
+export const DATASET_FORMAT = 'vecbench-dataset/1';
+
+/** Per-query attributes that filters are built from (METHOD 2). */
+export const QUERY_ATTRIBUTES = ['cluster', 'far_cluster', 'lang', 'other_lang'] as const;
+export type QueryAttrName = (typeof QUERY_ATTRIBUTES)[number];
+
+const fileEntry = z.object({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+
+export const manifestSchema = z.object({
+  format: z.literal(DATASET_FORMAT),
+  name: z.string().min(1),
+  n: z.number().int().positive(),
+  d: z.number().int().positive(),
+  nq: z.number().int().positive(),
+  metric: z.enum(['ip', 'cosine', 'l2']),
+  /** How the data was made or where it came from. */
+  source: z.record(z.string(), z.unknown()),
+  clusters: z.number().int().positive(),
+  langs: z.array(z.string()).min(1),
+  has_text: z.boolean(),
+  files: z.record(z.string(), fileEntry),
+  created: z.string(),
+});
+export type Manifest = z.infer<typeof manifestSchema>;
+
+export interface PreparedData {
+  n: number;
+  d: number;
+  nq: number;
+  metric: Metric;
+  base: Float32Array;
+  queries: Float32Array;
+  attrs: RowAttributes;
+  queryAttrs: Record<QueryAttrName, Int32Array>;
+  text?: string[];
+  clusters: number;
+  langs: string[];
+  source: Record<string, unknown>;
+}
+
+export interface Dataset extends PreparedData {
+  name: string;
+  dir: string;
+  manifest: Manifest;
+  /** sha256 over the manifest's file hashes: keys the ground-truth cache. */
+  hash: string;
+}
+
+const fileNames = {
+  base: 'base.f32',
+  queries: 'queries.f32',
+  attr: (a: AttrName) => `base.${a}.i32`,
+  queryAttr: (a: QueryAttrName) => `queries.${a}.i32`,
+  text: 'base.text.jsonl',
+};
+
+export function datasetDir(dataDir: string, name: string): string {
+  return join(dataDir, name);
+}
+
+export function isPrepared(dataDir: string, name: string): boolean {
+  return existsSync(join(datasetDir(dataDir, name), 'manifest.json'));
+}
+
+function bytesOf(a: Float32Array | Int32Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** Checks what every engine relies on: shapes agree, no NaN / Inf, no zero vector under cosine. */
+export function validateVectors(name: string, what: string, v: Float32Array, rows: number, d: number, metric: Metric): void {
+  if (v.length !== rows * d) {
+    throw new UserError(`dataset ${name}: ${what} has ${v.length} floats, expected ${rows} x ${d}; re-prepare it (vecbench prepare ${name} --force)`);
+  }
+  for (let i = 0; i < rows; i++) {
+    let norm = 0;
+    for (let j = i * d, e = j + d; j < e; j++) {
+      const x = v[j];
+      if (!Number.isFinite(x)) {
+        throw new UserError(`dataset ${name}: ${what} row ${i} has ${Number.isNaN(x) ? 'NaN' : 'Inf'} at dimension ${j - i * d}; fix the input file and prepare again`);
+      }
+      norm += x * x;
+    }
+    if (metric === 'cosine' && norm === 0) {
+      throw new UserError(`dataset ${name}: ${what} row ${i} is a zero vector, which has no cosine; drop it from the input or use --metric l2`);
+    }
+  }
+}
+
+/** Writes a prepared dataset atomically: files go to a temp directory that is renamed into
+ * place at the end, so an interrupted prepare leaves nothing half-written behind. */
+export async function writePrepared(dataDir: string, name: string, data: PreparedData): Promise<Dataset> {
+  const { n, d, nq, metric } = data;
+  validateVectors(name, 'base', data.base, n, d, metric);
+  validateVectors(name, 'queries', data.queries, nq, d, metric);
+  const final = datasetDir(dataDir, name);
+  const tmp = `${final}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const files: Record<string, z.infer<typeof fileEntry>> = {};
+  const put = (file: string, bytes: Uint8Array) => {
+    writeFileAtomic(join(tmp, file), bytes);
+    files[file] = { bytes: bytes.byteLength, sha256: sha256(bytes) };
+  };
+  put(fileNames.base, bytesOf(data.base));
+  put(fileNames.queries, bytesOf(data.queries));
+  for (const a of ATTRIBUTES) {
+    if (data.attrs[a].length !== n) throw new Error(`attribute ${a} has ${data.attrs[a].length} values for ${n} rows`);
+    put(fileNames.attr(a), bytesOf(data.attrs[a]));
+  }
+  for (const a of QUERY_ATTRIBUTES) put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
+  if (data.text) put(fileNames.text, Buffer.from(data.text.map((t) => JSON.stringify(t)).join('\n') + '\n'));
+  const manifest: Manifest = {
+    format: DATASET_FORMAT,
+    name,
+    n,
+    d,
+    nq,
+    metric,
+    source: data.source,
+    clusters: data.clusters,
+    langs: data.langs,
+    has_text: data.text !== undefined,
+    files,
+    created: new Date().toISOString(),
+  };
+  writeJsonAtomic(join(tmp, 'manifest.json'), manifest);
+  rmSync(final, { recursive: true, force: true });
+  renameSync(tmp, final);
+  return loadDataset(dataDir, name, { verify: false });
+}
+
+function readTyped<T extends Float32Array | Int32Array>(
+  dir: string,
+  manifest: Manifest,
+  file: string,
+  ctor: { new (b: ArrayBuffer, o: number, l: number): T },
+  expected: number,
+): T {
+  const path = join(dir, file);
+  const entry = manifest.files[file];
+  if (!entry) throw new UserError(`dataset ${manifest.name}: manifest lists no ${file}; re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  if (!existsSync(path)) throw new UserError(`dataset ${manifest.name}: ${path} is missing; re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  const size = statSync(path).size;
+  if (size !== entry.bytes || size !== expected * 4) {
+    throw new UserError(`dataset ${manifest.name}: ${file} has ${size} bytes, expected ${expected * 4} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  }
+  const buf = readFileSync(path);
+  // Copy into an aligned buffer of its own: typed arrays need 4-byte alignment, and engines
+  // like usearch read from the start of the underlying buffer.
+  const ab = new ArrayBuffer(buf.byteLength);
+  new Uint8Array(ab).set(buf);
+  return new ctor(ab, 0, expected);
+}
+
+export interface LoadOptions {
+  /** Check every file's sha256 against the manifest (slow on big sets; on by default). */
+  verify?: boolean;
+}
+
+export async function loadDataset(dataDir: string, name: string, opts: LoadOptions = {}): Promise<Dataset> {
+  const dir = datasetDir(dataDir, name);
+  const mpath = join(dir, 'manifest.json');
+  if (!existsSync(mpath)) throw new UserError(`dataset ${name} is not prepared in ${dataDir}; run: vecbench prepare ${name}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(mpath, 'utf8'));
+  } catch {
+    throw new UserError(`dataset ${name}: ${mpath} is not valid JSON (corrupt); re-prepare it (vecbench prepare ${name} --force)`);
+  }
+  const parsed = manifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UserError(`dataset ${name}: manifest field ${issue.path.join('.') || '(root)'}: ${issue.message}; re-prepare it (vecbench prepare ${name} --force)`);
+  }
+  const manifest = parsed.data;
+  if (opts.verify !== false) {
+    for (const [file, entry] of Object.entries(manifest.files)) {
+      const path = join(dir, file);
+      if (!existsSync(path)) throw new UserError(`dataset ${name}: ${path} is missing; re-prepare it (vecbench prepare ${name} --force)`);
+      const got = await sha256File(path);
+      if (got !== entry.sha256) {
+        throw new UserError(`dataset ${name}: ${file} does not match the sha256 in its manifest (corrupt or changed); re-prepare it (vecbench prepare ${name} --force)`);
+      }
+    }
+  }
+  const { n, d, nq } = manifest;
+  const base = readTyped(dir, manifest, fileNames.base, Float32Array, n * d);
+  const queries = readTyped(dir, manifest, fileNames.queries, Float32Array, nq * d);
+  const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.attr(a), Int32Array, n)])) as RowAttributes;
+  const queryAttrs = Object.fromEntries(
+    QUERY_ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq)]),
+  ) as Record<QueryAttrName, Int32Array>;
+  let text: string[] | undefined;
+  if (manifest.has_text) {
+    text = readFileSync(join(dir, fileNames.text), 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as string);
+  }
+  validateVectors(name, 'base', base, n, d, manifest.metric);
+  validateVectors(name, 'queries', queries, nq, d, manifest.metric);
+  const hash = sha256(JSON.stringify(Object.entries(manifest.files).sort().map(([f, e]) => [f, e.sha256])));
+  return {
+    name,
+    dir,
+    manifest,
+    hash,
+    n,
+    d,
+    nq,
+    metric: manifest.metric,
+    base,
+    queries,
+    attrs,
+    queryAttrs,
+    text,
+    clusters: manifest.clusters,
+    langs: manifest.langs,
+    source: manifest.source,
+  };
+}

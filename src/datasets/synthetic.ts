@@ -1,0 +1,93 @@
+// The `synthetic` generator: embedding-like data that is clustered, anisotropic and of low
+// intrinsic dimension, then unit-normalised (so metric ip = cosine). Uniform random noise is
+// useless for benchmarking: in high dimensions every point is nearly equidistant and every
+// ANN index looks broken. Deterministic by seed; queries are held out (drawn from the same
+// distribution, never copied from the base set).
+import { UserError } from '../util/errors.ts';
+import { makeRng } from '../util/hash.ts';
+import { assignClusters, hashedAttributes, kmeans, otherLanguages } from './attributes.ts';
+import type { PreparedData } from './layout.ts';
+
+export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters: 50, seed: 42 };
+/** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
+export const SYNTHETIC_LANGS = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ru', 'pt', 'it', 'ko'];
+
+export function parseSyntheticName(name: string): { n: number; nq: number } | null {
+  const m = /^synthetic-(\d+)(k|m)?$/.exec(name);
+  if (!m) return null;
+  const n = Number(m[1]) * (m[2] === 'k' ? 1000 : m[2] === 'm' ? 1_000_000 : 1);
+  if (n < 100) throw new UserError(`dataset ${name}: synthetic sets need at least 100 rows; try synthetic-20k`);
+  return { n, nq: Math.min(10_000, Math.max(200, Math.round(n / 10))) };
+}
+
+export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SYNTHETIC_DEFAULTS> = {}): PreparedData {
+  const { d, latent: L, generators: G, clusters, seed } = { ...SYNTHETIC_DEFAULTS, ...opts };
+  const rng = makeRng(seed);
+  // A fixed random projection from the latent space gives correlated, anisotropic dimensions.
+  const proj = new Float32Array(d * L);
+  for (let i = 0; i < proj.length; i++) proj[i] = rng.normal() / Math.sqrt(L);
+  // Generator clusters: Zipf-like sizes, own centres and own per-axis spreads.
+  const weights = new Float64Array(G);
+  let wsum = 0;
+  for (let g = 0; g < G; g++) wsum += weights[g] = 1 / Math.pow(g + 1, 0.6);
+  const cdf = new Float64Array(G);
+  let acc = 0;
+  for (let g = 0; g < G; g++) cdf[g] = acc += weights[g] / wsum;
+  const centres = new Float32Array(G * L);
+  const spreads = new Float32Array(G * L);
+  for (let g = 0; g < G; g++) {
+    for (let j = 0; j < L; j++) {
+      centres[g * L + j] = 1.6 * rng.normal();
+      // A decaying spectrum: a few directions carry most of the variance.
+      spreads[g * L + j] = (0.25 + 0.75 * rng.uniform()) / Math.sqrt(1 + j * 0.5);
+    }
+  }
+  const genLang = new Int32Array(G);
+  for (let g = 0; g < G; g++) genLang[g] = g % SYNTHETIC_LANGS.length;
+
+  const z = new Float64Array(L);
+  const draw = (count: number, out: Float32Array, langOut: Int32Array) => {
+    for (let i = 0; i < count; i++) {
+      const u = rng.uniform();
+      let g = 0;
+      while (g < G - 1 && cdf[g] < u) g++;
+      for (let j = 0; j < L; j++) z[j] = centres[g * L + j] + spreads[g * L + j] * rng.normal();
+      let norm = 0;
+      const o = i * d;
+      for (let r = 0; r < d; r++) {
+        let x = 0.08 * rng.normal();
+        for (let j = 0; j < L; j++) x += proj[r * L + j] * z[j];
+        out[o + r] = x;
+        norm += x * x;
+      }
+      const inv = 1 / Math.sqrt(norm);
+      for (let r = 0; r < d; r++) out[o + r] *= inv;
+      // Language follows the generator cluster 85 % of the time: a real attribute that
+      // agrees with the vector, like the language of a paragraph.
+      langOut[i] = rng.uniform() < 0.85 ? genLang[g] : Math.floor(rng.uniform() * SYNTHETIC_LANGS.length);
+    }
+  };
+  const base = new Float32Array(n * d);
+  const lang = new Int32Array(n);
+  draw(n, base, lang);
+  const queries = new Float32Array(nq * d);
+  const qlang = new Int32Array(nq);
+  draw(nq, queries, qlang);
+
+  const cent = kmeans(base, n, d, clusters, 'ip', seed + 1);
+  const rowsC = assignClusters(base, n, d, cent, clusters, 'ip');
+  const qC = assignClusters(queries, nq, d, cent, clusters, 'ip');
+  return {
+    n,
+    d,
+    nq,
+    metric: 'ip',
+    base,
+    queries,
+    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang },
+    queryAttrs: { cluster: qC.nearest, far_cluster: qC.farthest, lang: qlang, other_lang: otherLanguages(qlang, SYNTHETIC_LANGS.length) },
+    clusters,
+    langs: SYNTHETIC_LANGS,
+    source: { generator: 'synthetic', seed, d, latent: L, generators: G },
+  };
+}

@@ -1,0 +1,37 @@
+// The terminal table: one block per dataset, a row per (group, target recall), a column per
+// participant. Not-asked groups are folded into one line so the table stays readable.
+import type { DerivedCell } from './cells.ts';
+import { cellText } from './cells.ts';
+
+export function renderTable(cells: DerivedCell[]): string {
+  const out: string[] = [];
+  const datasets = [...new Set(cells.map((c) => c.dataset))];
+  for (const ds of datasets) {
+    const dc = cells.filter((c) => c.dataset === ds);
+    const participants = [...new Set(dc.map((c) => c.participant))].sort();
+    const names = participants.map((p) => (dc.find((c) => c.participant === p)?.origin === 'imported' ? `${p} (imported)` : p));
+    const groups = [...new Set(dc.map((c) => c.group))];
+    const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
+    const rows: string[][] = [];
+    for (const g of groups) {
+      if (notAsked.includes(g)) continue;
+      const targets = [...new Set(dc.filter((c) => c.group === g).map((c) => c.target))];
+      for (const t of targets) {
+        rows.push([g, t.toFixed(2), ...participants.map((p) => {
+          const c = dc.find((x) => x.participant === p && x.group === g && x.target === t);
+          return c ? cellText(c) : '-';
+        })]);
+      }
+    }
+    const header = ['group', 'recall', ...names];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
+    out.push(`${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; x = lead vs the row's best; ^ = read above the target`);
+    out.push(line(header));
+    out.push(widths.map((w) => '-'.repeat(w)).join('  '));
+    for (const r of rows) out.push(line(r));
+    if (notAsked.length > 0) out.push(`not asked (filter keeps fewer than 10 x k rows): ${notAsked.join(', ')}`);
+    out.push('');
+  }
+  return out.join('\n');
+}

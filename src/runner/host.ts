@@ -1,0 +1,131 @@
+// The participant host: a child process that loads one participant's adapter, ingests the
+// dataset and runs each point's queries, timing them beside the engine. Running engines in
+// a child of their own lets the runner time out a hung engine, survive a crash and measure
+// the engine's memory like a server's.
+import type { EngineSession, RowAttributes } from '../contracts.ts';
+import { ATTRIBUTES } from '../contracts.ts';
+import { loadDataset, type Dataset } from '../datasets/layout.ts';
+import { UserError } from '../util/errors.ts';
+import { loadParticipant } from './participants.ts';
+import type { HostMessage, HostReply, HostRequest, PointReply } from './protocol.ts';
+
+let session: EngineSession | null = null;
+let dataset: Dataset | null = null;
+let concurrent = false;
+
+function send(m: HostMessage): void {
+  process.send?.(m);
+}
+
+function rowsOf(ds: Dataset, from: number, to: number) {
+  const ids = new Int32Array(to - from);
+  for (let i = 0; i < ids.length; i++) ids[i] = from + i;
+  const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, ds.attrs[a].slice(from, to)])) as RowAttributes;
+  return { ids, vectors: ds.base.slice(from * ds.d, to * ds.d), attrs, text: ds.text?.slice(from, to) };
+}
+
+async function runPoint(req: Extract<HostRequest, { type: 'point' }>): Promise<PointReply> {
+  const s = session!;
+  const ds = dataset!;
+  await s.setKnobs(req.knobs);
+  const n = req.queries.length;
+  const results: ArrayLike<number>[] = new Array(n);
+  const latenciesMs = new Float64Array(n);
+  const errors: (string | null)[] = new Array(n).fill(null);
+  const vectors = req.queries.map((q) => ds.queries.slice(q * ds.d, (q + 1) * ds.d));
+  const clients = concurrent ? Math.max(1, Math.min(req.clients, n)) : 1;
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      const t0 = performance.now();
+      try {
+        results[i] = await s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] });
+      } catch (e) {
+        results[i] = [];
+        errors[i] = (e as Error).message ?? String(e);
+      }
+      latenciesMs[i] = performance.now() - t0;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: clients }, worker));
+  const wallS = (performance.now() - start) / 1000;
+  const offsets = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + results[i].length;
+  const ids = new Int32Array(offsets[n]);
+  for (let i = 0; i < n; i++) {
+    const r = results[i];
+    // Non-integers become -2, an id no dataset has, so the harness counts them as unknown.
+    for (let j = 0; j < r.length; j++) ids[offsets[i] + j] = Number.isInteger(r[j]) ? r[j] : -2;
+  }
+  return { ids, offsets, latenciesMs, wallS, errors };
+}
+
+async function handle(req: HostRequest): Promise<HostReply> {
+  switch (req.type) {
+    case 'open': {
+      const p = await loadParticipant(req.participant, req.settingsPath);
+      dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
+      concurrent = p.adapter.concurrentSearch;
+      session = await p.adapter.open({
+        dataset: { name: dataset.name, n: dataset.n, d: dataset.d, metric: dataset.metric, hasText: dataset.text !== undefined },
+        settings: p.index,
+        workDir: req.workDir,
+        maxConcurrency: req.maxConcurrency,
+        log: (m) => process.stderr.write(`[${req.participant}] ${m}\n`),
+      });
+      return { type: 'opened', engineVersion: await p.adapter.engineVersion() };
+    }
+    case 'load': {
+      const ds = dataset!;
+      const t0 = performance.now();
+      for (let from = 0; from < ds.n; from += req.batchSize) {
+        const to = Math.min(ds.n, from + req.batchSize);
+        await session!.ingest(rowsOf(ds, from, to));
+        send({ id: -1, progress: { what: 'ingest', done: to, total: ds.n } });
+      }
+      const t1 = performance.now();
+      await session!.buildIndex();
+      const t2 = performance.now();
+      return { type: 'loaded', ingestS: (t1 - t0) / 1000, indexS: (t2 - t1) / 1000, rows: ds.n };
+    }
+    case 'point':
+      return { type: 'point', reply: await runPoint(req) };
+    case 'explain': {
+      const s = session!;
+      if (!s.explain) return { type: 'explained', plan: null, planError: null };
+      await s.setKnobs(req.knobs);
+      const ds = dataset!;
+      const request = { vector: ds.queries.slice(req.query * ds.d, (req.query + 1) * ds.d), k: req.k, filter: req.filter };
+      const plan = await s.explain(request);
+      let planError: string | null = null;
+      try {
+        s.checkPlan?.(plan, request);
+      } catch (e) {
+        planError = (e as Error).message;
+      }
+      return { type: 'explained', plan, planError };
+    }
+    case 'disk':
+      return { type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null };
+    case 'close':
+      await session?.close();
+      session = null;
+      return { type: 'closed' };
+  }
+}
+
+process.on('message', (raw) => {
+  const { id, req } = raw as { id: number; req: HostRequest };
+  handle(req).then(
+    (reply) => {
+      send({ id, ok: true, reply });
+      if (reply.type === 'closed') setImmediate(() => process.exit(0));
+    },
+    (e: unknown) => send({ id, ok: false, error: e instanceof Error ? e.message : String(e), userError: e instanceof UserError }),
+  );
+});
+// The host never outlives the runner: when the IPC channel closes, it exits.
+process.on('disconnect', () => process.exit(0));

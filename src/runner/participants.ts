@@ -1,0 +1,118 @@
+// Finding and validating participants: participants/<name>/settings.json + adapter.ts.
+// Adding a participant is adding a directory; nothing here names an engine.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import type { Knobs, Participant } from '../contracts.ts';
+import { UserError } from '../util/errors.ts';
+import { KS, filterKind } from '../datasets/groups.ts';
+
+export const PARTICIPANTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../participants');
+
+const knobValues = z.array(z.union([z.number(), z.string()])).min(1, 'a ladder knob needs at least one value');
+
+const ladderRule = z
+  .object({
+    k: z.array(z.number().int().positive()).optional(),
+    filters: z.array(z.string()).optional(),
+    knobs: z.record(z.string(), knobValues),
+  })
+  .strict();
+
+export const settingsFileSchema = z
+  .object({
+    /** Engine index parameters, validated by the adapter's own schema. */
+    index: z.unknown(),
+    /** Search-knob ladders; the first rule matching a group (k, filter) applies. */
+    ladders: z.array(ladderRule).min(1, 'at least one ladder rule is needed'),
+    /** Rows per ingest batch. */
+    batch_size: z.number().int().positive().default(10_000),
+    /** Optional notes recorded in results: facts that are not in the code. */
+    notes: z.string().optional(),
+  })
+  .strict();
+export type SettingsFile = z.infer<typeof settingsFileSchema>;
+export type LadderRule = z.infer<typeof ladderRule>;
+
+export interface LoadedParticipant {
+  name: string;
+  dir: string;
+  adapter: Participant<unknown>;
+  settings: SettingsFile;
+  /** settings.index after the adapter's schema (defaults applied). */
+  index: unknown;
+}
+
+export function listParticipants(): string[] {
+  if (!existsSync(PARTICIPANTS_DIR)) return [];
+  return readdirSync(PARTICIPANTS_DIR, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(PARTICIPANTS_DIR, e.name, 'adapter.ts')))
+    .map((e) => e.name)
+    .sort();
+}
+
+function zodPath(e: z.ZodError, prefix: string): string {
+  const issue = e.issues[0];
+  const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
+  return `${path}: ${issue.message}`;
+}
+
+/** Checks the ladders: every knob list sorted ascending (numbers) and filters known. */
+export function checkLadders(name: string, rules: LadderRule[]): void {
+  rules.forEach((rule, i) => {
+    for (const f of rule.filters ?? []) {
+      try {
+        filterKind(f);
+      } catch (e) {
+        throw new UserError(`participant ${name}: settings.json ladders.${i}.filters: ${(e as Error).message}`);
+      }
+    }
+    for (const k of rule.k ?? []) {
+      if (!(KS as readonly number[]).includes(k)) throw new UserError(`participant ${name}: settings.json ladders.${i}.k: ${k} is not one of ${KS.join(', ')}`);
+    }
+    for (const [knob, values] of Object.entries(rule.knobs)) {
+      for (let j = 1; j < values.length; j++) {
+        const a = values[j - 1];
+        const b = values[j];
+        if (typeof a === 'number' && typeof b === 'number' && !(b > a)) {
+          throw new UserError(`participant ${name}: settings.json ladders.${i}.knobs.${knob} is not sorted ascending (${a} then ${b}); sort the ladder so curves read left to right`);
+        }
+      }
+    }
+  });
+}
+
+export async function loadParticipant(name: string, settingsPath?: string): Promise<LoadedParticipant> {
+  const dir = join(PARTICIPANTS_DIR, name);
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || !existsSync(join(dir, 'adapter.ts'))) {
+    throw new UserError(`unknown participant "${name}"; known participants: ${listParticipants().join(', ')}`);
+  }
+  const mod = (await import(pathToFileURL(join(dir, 'adapter.ts')).href)) as { default: Participant<unknown> };
+  const adapter = mod.default;
+  const path = settingsPath ?? join(dir, 'settings.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new UserError(`participant ${name}: cannot read ${path} (${(e as Error).message.split('\n')[0]}); fix the JSON`);
+  }
+  const parsed = settingsFileSchema.safeParse(raw);
+  if (!parsed.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(parsed.error, '')}`);
+  checkLadders(name, parsed.data.ladders);
+  const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
+  if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(index.error, 'index')}`);
+  return { name, dir, adapter, settings: parsed.data, index: index.data };
+}
+
+/** The ladder points of a group: the first matching rule's knobs expanded as a product, in
+ * order (the last knob varies fastest). Empty when no rule matches. */
+export function ladderFor(settings: SettingsFile, filter: string, k: number): Knobs[] {
+  const rule = settings.ladders.find((r) => (r.k === undefined || r.k.includes(k)) && (r.filters === undefined || r.filters.includes(filter)));
+  if (!rule) return [];
+  let points: Knobs[] = [{}];
+  for (const [knob, values] of Object.entries(rule.knobs)) {
+    points = points.flatMap((p) => values.map((v) => ({ ...p, [knob]: v })));
+  }
+  return points;
+}

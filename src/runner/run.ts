@@ -1,0 +1,304 @@
+// `vecbench run`: load each participant, sweep its ladder over every asked query group and
+// store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
+// never taken from the engine.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpus, totalmem, type as osType, release } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { FilterExpr, Knobs } from '../contracts.ts';
+import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, type GroupKey } from '../datasets/groups.ts';
+import type { Dataset } from '../datasets/layout.ts';
+import { prepareDataset } from '../datasets/registry.ts';
+import { groundTruthFor, type GroundTruth } from '../groundtruth/cache.ts';
+import { exactDistance } from '../groundtruth/exact.ts';
+import { scoreQuery, summarize, type QueryScore } from '../metrics/recall.ts';
+import { mean, percentile } from '../metrics/stats.ts';
+import { RESULT_FORMAT, type ResultFile, type ResultGroup, type ResultPoint } from '../results/schema.ts';
+import { writeResult } from '../results/store.ts';
+import { UserError } from '../util/errors.ts';
+import { makeRng } from '../util/hash.ts';
+import { Progress, fmtSeconds, log } from '../util/progress.ts';
+import { HostClient, HostError } from './client.ts';
+import { ladderFor, loadParticipant, type LoadedParticipant } from './participants.ts';
+import type { PointReply } from './protocol.ts';
+
+export const VECBENCH_VERSION = '0.1.0';
+export const QUERY_SEED = 20251129;
+/** Queries per point at each k (METHOD 5). */
+export const SLICE_CAP: Record<number, number> = { 10: 1000, 100: 500, 1000: 200 };
+/** A group is asked only when its filter keeps at least this many times k rows. */
+export const ASK_FACTOR = 10;
+
+export interface RunOptions {
+  dataset: string;
+  participants: string[];
+  outDir: string;
+  dataDir: string;
+  /** In-flight requests of the throughput view. */
+  clients: number;
+  /** Restrict to these groups (FILTER/K keys). */
+  groups?: GroupKey[];
+  pointTimeoutS: number;
+  loadTimeoutS: number;
+}
+
+export interface AskedGroup extends GroupKey {
+  key: string;
+  asked: boolean;
+  medianMatches: number;
+  gt: GroundTruth;
+  filters: (FilterExpr | null)[];
+}
+
+/** The shuffled query order every participant and group uses (fixed seed). */
+export function queryOrder(nq: number, seed = QUERY_SEED): Int32Array {
+  const order = new Int32Array(nq);
+  for (let i = 0; i < nq; i++) order[i] = i;
+  const rng = makeRng(seed);
+  for (let i = nq - 1; i > 0; i--) {
+    const j = Math.floor(rng.uniform() * (i + 1));
+    const t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  return order;
+}
+
+/** Slices for a group: one query of its own for the first-query timing, then the next
+ * slice for each (ladder point, view). No query runs twice within a group while the query
+ * set lasts; all participants get the same slices for the same ladder length. */
+export function planSlices(nq: number, k: number, slots: number): { first: number; slices: [number, number][] } {
+  const per = Math.max(1, Math.min(SLICE_CAP[k] ?? 200, Math.floor((nq - 1) / Math.max(1, slots))));
+  const slices: [number, number][] = [];
+  for (let s = 0; s < slots; s++) {
+    const from = (1 + s * per) % nq;
+    slices.push([from, from + per]);
+  }
+  return { first: 0, slices };
+}
+
+export function hardware(): ResultFile['hardware'] {
+  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_bytes: totalmem(), os: `${osType()} ${release()}`, node: process.version };
+}
+
+export function prepareGroups(ds: Dataset, only?: GroupKey[]): AskedGroup[] {
+  const wanted = only ?? allGroups();
+  const gts = new Map<string, GroundTruth>();
+  const out: AskedGroup[] = [];
+  for (const g of wanted) {
+    const kind = filterKind(g.filter);
+    let gt = gts.get(g.filter);
+    if (!gt) gts.set(g.filter, (gt = groundTruthFor(ds, g.filter)));
+    const sorted = Array.from(gt.matches).sort((a, b) => a - b);
+    const medianMatches = sorted[Math.floor(sorted.length / 2)];
+    const filters = Array.from({ length: ds.nq }, (_, q) => kind.forQuery(q, ds.queryAttrs));
+    out.push({ ...g, key: groupKey(g), asked: medianMatches >= ASK_FACTOR * g.k, medianMatches, gt, filters });
+  }
+  return out;
+}
+
+function supportReason(p: LoadedParticipant, g: AskedGroup): string | null {
+  const sample = g.filters.find((f) => f !== null) ?? null;
+  if (sample !== null) {
+    const f = p.adapter.filters;
+    if (!f) return `${p.adapter.engine} has no filter support in this participant`;
+    const missingField = filterFields(sample).find((x) => !f.fields.includes(x));
+    if (missingField) return `filter field ${missingField} is not supported`;
+    const missingOp = filterOps(sample).find((x) => !f.ops.includes(x));
+    if (missingOp) return `filter operator ${missingOp} is not supported`;
+  }
+  if (ladderFor(p.settings, g.filter, g.k).length === 0) return `settings.json has no ladder rule for ${g.key}`;
+  return null;
+}
+
+/** Scores one point's answers against the ground truth. */
+export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply: PointReply): QueryScore[] {
+  const { d, metric } = ds;
+  const depth = g.gt.depth;
+  return queries.map((q, i) => {
+    const returned = reply.ids.subarray(reply.offsets[i], reply.offsets[i + 1]);
+    const filter = g.filters[q];
+    return scoreQuery({
+      returned,
+      k: g.k,
+      trueIds: g.gt.ids.subarray(q * depth, (q + 1) * depth),
+      trueDists: g.gt.dists.subarray(q * depth, (q + 1) * depth),
+      matches: g.gt.matches[q],
+      isKnownId: (id) => id >= 0 && id < ds.n,
+      passes: (id) => passes(filter, ds.attrs, id),
+      distanceOf: (id) => exactDistance(metric, ds.queries, q * d, ds.base, id * d, d),
+    });
+  });
+}
+
+export function latencySummary(ms: Float64Array): ResultPoint['latency_ms'] {
+  const sorted = Float64Array.from(ms).sort();
+  return {
+    mean: mean(sorted),
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    p999: percentile(sorted, 99.9),
+    max: sorted[sorted.length - 1],
+  };
+}
+
+async function measureGroup(
+  host: HostClient,
+  p: LoadedParticipant,
+  ds: Dataset,
+  g: AskedGroup,
+  order: Int32Array,
+  opts: RunOptions,
+  onPoint: () => void,
+): Promise<ResultGroup> {
+  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], skipped: [] };
+  const ladder = ladderFor(p.settings, g.filter, g.k);
+  const views = ['latency', 'throughput'] as const;
+  const plan = planSlices(ds.nq, g.k, ladder.length * views.length);
+  const firstQ = order[plan.first];
+  const explained = await host.request<'explained'>({ type: 'explain', knobs: ladder[0], query: firstQ, k: g.k, filter: g.filters[firstQ] }, opts.pointTimeoutS);
+  if (explained.plan !== null) group.plan = explained.plan;
+  if (explained.planError) {
+    group.status = 'failed';
+    group.reason = `plan check: ${explained.planError}`;
+    return group;
+  }
+  const first = await host.request<'point'>({ type: 'point', knobs: ladder[0], k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, opts.pointTimeoutS);
+  group.first_query_ms = first.reply.latenciesMs[0];
+  let slot = 0;
+  for (let li = 0; li < ladder.length; li++) {
+    const knobs: Knobs = ladder[li];
+    for (const view of views) {
+      const [from, to] = plan.slices[slot++];
+      const queries = Array.from({ length: to - from }, (_, i) => order[(from + i) % ds.nq]);
+      const clients = view === 'latency' ? 1 : p.adapter.concurrentSearch ? opts.clients : 1;
+      let reply: PointReply;
+      try {
+        reply = (await host.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients }, opts.pointTimeoutS)).reply;
+      } catch (e) {
+        if (e instanceof HostError && /took longer than/.test(e.message)) {
+          group.skipped.push({ ladder_index: li, knobs, reason: e.message });
+          throw e;
+        }
+        throw e;
+      }
+      const failed = reply.errors.filter((x) => x !== null);
+      if (failed.length > 0) {
+        group.skipped.push({ ladder_index: li, knobs, reason: `${failed.length} of ${queries.length} queries failed: ${failed[0]}` });
+        onPoint();
+        continue;
+      }
+      const s = summarize(scorePoint(ds, g, queries, reply));
+      group.points.push({
+        ladder_index: li,
+        knobs,
+        view,
+        clients: view === 'latency' ? 1 : clients,
+        queries: queries.length,
+        query_slice: [from % ds.nq, (to - 1) % ds.nq],
+        recall: s.recall,
+        recall_strict: s.recallStrict,
+        recall_threshold: s.recallThreshold,
+        short_results: s.shortResults,
+        low_recall_share: s.lowRecallShare,
+        unknown_ids: s.unknownIds,
+        duplicate_ids: s.duplicateIds,
+        filter_violations: s.filterViolations,
+        qps: queries.length / reply.wallS,
+        duration_s: reply.wallS,
+        latency_ms: latencySummary(reply.latenciesMs),
+        flags: s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : [],
+      });
+      onPoint();
+    }
+  }
+  return group;
+}
+
+export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGroup[], opts: RunOptions): Promise<ResultFile> {
+  const started = new Date().toISOString();
+  const result: ResultFile = {
+    format: RESULT_FORMAT,
+    participant: p.name,
+    engine: p.adapter.engine,
+    engine_version: 'unknown',
+    origin: 'measured',
+    dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
+    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes },
+    filter_strategy: p.adapter.filterStrategy,
+    hardware: hardware(),
+    run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false },
+    load: null,
+    groups: [],
+    extra: {},
+  };
+  const save = () => {
+    result.run.updated = new Date().toISOString();
+    writeResult(opts.outDir, result);
+  };
+  const workRoot = join(opts.outDir, '.work');
+  mkdirSync(workRoot, { recursive: true });
+  const workDir = mkdtempSync(join(workRoot, `${p.name}-`));
+  const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
+  const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
+  try {
+    const opened = await host.request<'opened'>({ type: 'open', participant: p.name, dataDir: opts.dataDir, dataset: ds.name, workDir, maxConcurrency: opts.clients }, opts.loadTimeoutS);
+    result.engine_version = opened.engineVersion;
+    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, opts.loadTimeoutS);
+    const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
+    result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes };
+    log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
+    save();
+    const order = queryOrder(ds.nq);
+    const measurable = groups.filter((g) => g.asked && supportReason(p, g) === null);
+    const totalPoints = measurable.reduce((a, g) => a + ladderFor(p.settings, g.filter, g.k).length * 2, 0);
+    const progress = new Progress(`${p.name}: measuring`, totalPoints);
+    let done = 0;
+    for (const g of groups) {
+      const reason = g.asked ? supportReason(p, g) : `the filter keeps ${g.medianMatches} rows (median), fewer than ${ASK_FACTOR} x k = ${ASK_FACTOR * g.k}`;
+      if (!g.asked || reason !== null) {
+        result.groups.push({ key: g.key, filter: g.filter, k: g.k, status: g.asked ? 'unsupported' : 'not_asked', reason: reason ?? undefined, median_matches: g.medianMatches, points: [], skipped: [] });
+        continue;
+      }
+      try {
+        result.groups.push(await measureGroup(host, p, ds, g, order, opts, () => progress.update(++done, g.key)));
+      } catch (e) {
+        if (!(e instanceof HostError)) throw e;
+        result.groups.push({ key: g.key, filter: g.filter, k: g.k, status: 'failed', reason: e.message, median_matches: g.medianMatches, points: [], skipped: [] });
+        log(`${p.name}: group ${g.key} failed: ${e.message}`);
+        save();
+        // A dead or stopped engine cannot answer the remaining groups.
+        throw e;
+      }
+      save();
+    }
+    progress.done();
+    result.run.complete = true;
+    save();
+  } finally {
+    await host.close();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  return result;
+}
+
+export async function run(opts: RunOptions): Promise<ResultFile[]> {
+  const participants: LoadedParticipant[] = [];
+  for (const name of opts.participants) participants.push(await loadParticipant(name));
+  const ds = await prepareDataset(opts.dataDir, opts.dataset);
+  const groups = prepareGroups(ds, opts.groups);
+  const out: ResultFile[] = [];
+  const failures: string[] = [];
+  for (const p of participants) {
+    try {
+      out.push(await runParticipant(p, ds, groups, opts));
+    } catch (e) {
+      if (e instanceof HostError && e.userError) throw new UserError(e.message);
+      if (!(e instanceof HostError)) throw e;
+      failures.push(`${p.name}: ${e.message}`);
+      log(`${p.name}: stopped: ${e.message} (finished groups are kept in ${resolve(opts.outDir)})`);
+    }
+  }
+  if (failures.length > 0) process.exitCode = 1;
+  return out;
+}

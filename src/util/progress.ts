@@ -1,0 +1,44 @@
+/** Progress lines for long steps: what, how far, and an ETA. Writes to stderr so stdout stays
+ * for tables and JSON; on a TTY it redraws one line, elsewhere it prints at most every few s. */
+export class Progress {
+  private readonly start = performance.now();
+  private lastPrint = 0;
+  private readonly tty = process.stderr.isTTY === true;
+  constructor(
+    private readonly what: string,
+    private readonly total: number,
+    private readonly quiet = process.env.VECBENCH_QUIET === '1',
+  ) {}
+
+  update(done: number, detail = ''): void {
+    if (this.quiet) return;
+    const now = performance.now();
+    const interval = this.tty ? 200 : 5000;
+    if (done < this.total && now - this.lastPrint < interval) return;
+    this.lastPrint = now;
+    const elapsed = (now - this.start) / 1000;
+    const frac = this.total > 0 ? done / this.total : 1;
+    const eta = frac > 0 && done < this.total ? elapsed / frac - elapsed : 0;
+    const pct = (100 * frac).toFixed(0).padStart(3);
+    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ' ' + detail : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total ? `, ETA ${fmtSeconds(eta)}` : ''}`;
+    if (this.tty) process.stderr.write(`\r\x1b[K${line}${done >= this.total ? '\n' : ''}`);
+    else process.stderr.write(line + '\n');
+  }
+
+  done(detail = ''): void {
+    this.lastPrint = 0;
+    this.update(this.total, detail);
+  }
+}
+
+export function fmtSeconds(s: number): string {
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${Math.round(s - m * 60).toString().padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${(m % 60).toString().padStart(2, '0')}m`;
+}
+
+export function log(message: string): void {
+  if (process.env.VECBENCH_QUIET === '1') return;
+  process.stderr.write(message + '\n');
+}
