@@ -82,6 +82,8 @@ export interface EngineSession {
 
   // Keyword search, for hybrid (METHOD 8).
   keywordSearch?(text: string, k: number, filter: FilterExpr | null): Promise<ArrayLike<number>>;
+  /** Dense and keyword arms fused inside the engine in one call (e.g. its RRF), best first. */
+  hybridSearch?(request: SearchRequest, text: string): Promise<ArrayLike<number>>;
 
   close(): Promise<void>;
 }
@@ -100,5 +102,10 @@ export interface Participant<S = unknown> {
   filterStrategy: string;
   /** Whether searches can overlap: false means the runner issues one at a time. */
   concurrentSearch: boolean;
+  /** With keywordSearch: how it ranks, said plainly (e.g. "BM25 (Tantivy)", "ts_rank: not
+   * BM25, no IDF"). Shown beside the keyword arm's figures. */
+  keywordScoring?: string;
+  /** With hybridSearch: how the engine fuses (e.g. "RRF, k = 60"). */
+  fusionMethod?: string;
   open(ctx: OpenContext<S>): Promise<EngineSession>;
 }

@@ -29,6 +29,8 @@ export const manifestSchema = z.object({
   clusters: z.number().int().positive(),
   langs: z.array(z.string()).min(1),
   has_text: z.boolean(),
+  /** Relevance labels for answer quality (queries.text.jsonl, qrels.tsv, base.ids.jsonl, queries.ids.jsonl). */
+  has_labels: z.boolean().optional(),
   files: z.record(z.string(), fileEntry),
   created: z.string(),
 });
@@ -44,9 +46,24 @@ export interface PreparedData {
   attrs: RowAttributes;
   queryAttrs: Record<QueryAttrName, Int32Array>;
   text?: string[];
+  /** Relevance labels, for answer quality (hybrid search, METHOD 8). */
+  labels?: Labels;
   clusters: number;
   langs: string[];
   source: Record<string, unknown>;
+}
+
+/** Human or known-item relevance labels of a text dataset. Judgements are kept by the
+ * corpus' own document ids, including documents the corpus lacks, so that nDCG's ideal
+ * ranking is the one trec_eval would build from the same qrels. */
+export interface Labels {
+  /** The corpus id of each base row. */
+  docIds: string[];
+  /** The id and text of each query (same order as queries.f32). */
+  queryIds: string[];
+  queryText: string[];
+  /** Per query index: judged document id -> graded relevance. */
+  qrels: Map<number, Map<string, number>>;
 }
 
 export interface Dataset extends PreparedData {
@@ -63,7 +80,50 @@ const fileNames = {
   attr: (a: AttrName) => `base.${a}.i32`,
   queryAttr: (a: QueryAttrName) => `queries.${a}.i32`,
   text: 'base.text.jsonl',
+  docIds: 'base.ids.jsonl',
+  queryIds: 'queries.ids.jsonl',
+  queryText: 'queries.text.jsonl',
+  qrels: 'qrels.tsv',
 };
+
+const jsonLines = (xs: string[]) => Buffer.from(xs.map((t) => JSON.stringify(t)).join('\n') + '\n');
+
+function readJsonLines(dir: string, manifest: Manifest, file: string, expected: number): string[] {
+  const path = join(dir, file);
+  if (!existsSync(path)) throw new UserError(`dataset ${manifest.name}: ${path} is missing; re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+  if (lines.length !== expected) throw new UserError(`dataset ${manifest.name}: ${file} has ${lines.length} lines, expected ${expected} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  return lines.map((l) => JSON.parse(l) as string);
+}
+
+/** qrels.tsv: the BEIR layout, a header then query-id, corpus-id, score per line. */
+function qrelsTsv(labels: Labels): Buffer {
+  const lines = ['query-id\tcorpus-id\tscore'];
+  for (const [q, judged] of [...labels.qrels.entries()].sort((a, b) => a[0] - b[0])) {
+    for (const [doc, rel] of judged) lines.push(`${labels.queryIds[q]}\t${doc}\t${rel}`);
+  }
+  return Buffer.from(lines.join('\n') + '\n');
+}
+
+function readLabels(dir: string, manifest: Manifest): Labels {
+  const docIds = readJsonLines(dir, manifest, fileNames.docIds, manifest.n);
+  const queryIds = readJsonLines(dir, manifest, fileNames.queryIds, manifest.nq);
+  const queryText = readJsonLines(dir, manifest, fileNames.queryText, manifest.nq);
+  const byId = new Map(queryIds.map((id, i) => [id, i]));
+  const qrels = new Map<number, Map<string, number>>();
+  const lines = readFileSync(join(dir, fileNames.qrels), 'utf8').split('\n').slice(1).filter((l) => l.length > 0);
+  for (const line of lines) {
+    const [qid, doc, rel] = line.split('\t');
+    const q = byId.get(qid);
+    if (q === undefined || doc === undefined || !Number.isInteger(Number(rel))) {
+      throw new UserError(`dataset ${manifest.name}: ${fileNames.qrels} line "${line}" is not query-id, corpus-id, integer score of a known query; re-prepare it (vecbench prepare ${manifest.name} --force)`);
+    }
+    let m = qrels.get(q);
+    if (!m) qrels.set(q, (m = new Map()));
+    m.set(doc, Number(rel));
+  }
+  return { docIds, queryIds, queryText, qrels };
+}
 
 export function datasetDir(dataDir: string, name: string): string {
   return join(dataDir, name);
@@ -120,6 +180,16 @@ export async function writePrepared(dataDir: string, name: string, data: Prepare
   }
   for (const a of QUERY_ATTRIBUTES) put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
   if (data.text) put(fileNames.text, Buffer.from(data.text.map((t) => JSON.stringify(t)).join('\n') + '\n'));
+  if (data.labels) {
+    const l = data.labels;
+    if (l.docIds.length !== n || l.queryIds.length !== nq || l.queryText.length !== nq) {
+      throw new Error(`labels: ${l.docIds.length} doc ids for ${n} rows, ${l.queryIds.length} query ids and ${l.queryText.length} query texts for ${nq} queries`);
+    }
+    put(fileNames.docIds, jsonLines(l.docIds));
+    put(fileNames.queryIds, jsonLines(l.queryIds));
+    put(fileNames.queryText, jsonLines(l.queryText));
+    put(fileNames.qrels, qrelsTsv(l));
+  }
   const manifest: Manifest = {
     format: DATASET_FORMAT,
     name,
@@ -131,6 +201,7 @@ export async function writePrepared(dataDir: string, name: string, data: Prepare
     clusters: data.clusters,
     langs: data.langs,
     has_text: data.text !== undefined,
+    ...(data.labels ? { has_labels: true } : {}),
     files,
     created: new Date().toISOString(),
   };
@@ -205,6 +276,7 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
   if (manifest.has_text) {
     text = readFileSync(join(dir, fileNames.text), 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as string);
   }
+  const labels = manifest.has_labels ? readLabels(dir, manifest) : undefined;
   validateVectors(name, 'base', base, n, d, manifest.metric);
   validateVectors(name, 'queries', queries, nq, d, manifest.metric);
   const hash = sha256(JSON.stringify(Object.entries(manifest.files).sort().map(([f, e]) => [f, e.sha256])));
@@ -222,6 +294,7 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
     attrs,
     queryAttrs,
     text,
+    labels,
     clusters: manifest.clusters,
     langs: manifest.langs,
     source: manifest.source,

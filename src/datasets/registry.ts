@@ -4,6 +4,8 @@ import { UserError } from '../util/errors.ts';
 import { log } from '../util/progress.ts';
 import { isPrepared, loadDataset, writePrepared, type Dataset, type PreparedData } from './layout.ts';
 import { generateSynthetic, parseSyntheticName } from './synthetic.ts';
+import { beirSource } from './beir.ts';
+import { debianPackagesSource } from './sources/debian-packages.ts';
 
 export interface DatasetSource {
   /** Shown by `vecbench datasets`. */
@@ -25,6 +27,8 @@ export const SOURCES: DatasetSource[] = [
       return generateSynthetic(n, nq);
     },
   },
+  debianPackagesSource,
+  beirSource,
 ];
 
 export function sourceFor(name: string): DatasetSource {

@@ -81,7 +81,7 @@ export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math
         matches[q] = rows ? rows.length : ds.n;
       });
       done += part.length;
-      progress.update(done);
+      if (done < nq) progress.update(done);
     }
   }
   progress.done(`(${backend})`);

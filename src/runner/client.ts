@@ -51,6 +51,10 @@ export class HostClient {
     });
   }
 
+  get alive(): boolean {
+    return this.exited === null;
+  }
+
   get pid(): number | undefined {
     return this.child.pid;
   }

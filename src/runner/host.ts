@@ -7,6 +7,7 @@ import { ATTRIBUTES } from '../contracts.ts';
 import { loadDataset, type Dataset } from '../datasets/layout.ts';
 import { UserError } from '../util/errors.ts';
 import { loadParticipant } from './participants.ts';
+import { handleQuality } from '../hybrid/host-side.ts';
 import type { HostMessage, HostReply, HostRequest, PointReply } from './protocol.ts';
 
 let session: EngineSession | null = null;
@@ -108,6 +109,9 @@ async function handle(req: HostRequest): Promise<HostReply> {
       }
       return { type: 'explained', plan, planError };
     }
+    case 'quality-setup':
+    case 'quality-arm':
+      return handleQuality(session!, dataset!, concurrent, req);
     case 'disk':
       return { type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null };
     case 'close':

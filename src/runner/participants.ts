@@ -42,6 +42,7 @@ export interface LoadedParticipant {
   settings: SettingsFile;
   /** settings.index after the adapter's schema (defaults applied). */
   index: unknown;
+  settingsPath: string;
 }
 
 export function listParticipants(): string[] {
@@ -102,7 +103,7 @@ export async function loadParticipant(name: string, settingsPath?: string): Prom
   checkLadders(name, parsed.data.ladders);
   const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
   if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(index.error, 'index')}`);
-  return { name, dir, adapter, settings: parsed.data, index: index.data };
+  return { name, dir, adapter, settings: parsed.data, index: index.data, settingsPath: resolve(path) };
 }
 
 /** The ladder points of a group: the first matching rule's knobs expanded as a product, in

@@ -1,6 +1,7 @@
 // Messages between the runner and the participant host (a child process per participant).
 // The host times every query next to the engine, so IPC costs never enter a latency.
 import type { FilterExpr, Knobs } from '../contracts.ts';
+import type { QualityHostReply, QualityHostRequest } from '../hybrid/protocol.ts';
 
 export type HostRequest =
   | { type: 'open'; participant: string; settingsPath?: string; dataDir: string; dataset: string; workDir: string; maxConcurrency: number }
@@ -8,6 +9,7 @@ export type HostRequest =
   | { type: 'point'; knobs: Knobs; k: number; queries: number[]; filters: (FilterExpr | null)[]; clients: number }
   | { type: 'explain'; knobs: Knobs; query: number; k: number; filter: FilterExpr | null }
   | { type: 'disk' }
+  | QualityHostRequest
   | { type: 'close' };
 
 export interface PointReply {
@@ -26,6 +28,7 @@ export type HostReply =
   | { type: 'point'; reply: PointReply }
   | { type: 'explained'; plan: string | null; planError: string | null }
   | { type: 'disk'; bytes: number | null }
+  | QualityHostReply
   | { type: 'closed' };
 
 export type HostMessage =

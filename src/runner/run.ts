@@ -1,7 +1,7 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FilterExpr, Knobs } from '../contracts.ts';
@@ -13,7 +13,7 @@ import { exactDistance } from '../groundtruth/exact.ts';
 import { scoreQuery, summarize, type QueryScore } from '../metrics/recall.ts';
 import { mean, percentile } from '../metrics/stats.ts';
 import { RESULT_FORMAT, type ResultFile, type ResultGroup, type ResultPoint } from '../results/schema.ts';
-import { writeResult } from '../results/store.ts';
+import { readResult, resultPath, writeResult } from '../results/store.ts';
 import { UserError } from '../util/errors.ts';
 import { makeRng } from '../util/hash.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
@@ -39,6 +39,10 @@ export interface RunOptions {
   groups?: GroupKey[];
   pointTimeoutS: number;
   loadTimeoutS: number;
+  /** Per participant: a settings file to use instead of participants/<name>/settings.json. */
+  settingsFiles?: Record<string, string>;
+  /** Measure again even where a complete result exists (default: resume / skip). */
+  fresh?: boolean;
 }
 
 export interface AskedGroup extends GroupKey {
@@ -142,49 +146,99 @@ export function latencySummary(ms: Float64Array): ResultPoint['latency_ms'] {
   };
 }
 
-async function measureGroup(
-  host: HostClient,
-  p: LoadedParticipant,
-  ds: Dataset,
-  g: AskedGroup,
-  order: Int32Array,
-  opts: RunOptions,
-  onPoint: () => void,
-): Promise<ResultGroup> {
-  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], skipped: [] };
-  const ladder = ladderFor(p.settings, g.filter, g.k);
-  const views = ['latency', 'throughput'] as const;
-  const plan = planSlices(ds.nq, g.k, ladder.length * views.length);
-  const firstQ = order[plan.first];
-  const explained = await host.request<'explained'>({ type: 'explain', knobs: ladder[0], query: firstQ, k: g.k, filter: g.filters[firstQ] }, opts.pointTimeoutS);
-  if (explained.plan !== null) group.plan = explained.plan;
-  if (explained.planError) {
-    group.status = 'failed';
-    group.reason = `plan check: ${explained.planError}`;
-    return group;
+const VIEWS = ['latency', 'throughput'] as const;
+
+/** The participant's engine process, (re)started and loaded on demand: after a crash or a
+ * time-out the next group gets a fresh engine, and the reload is recorded. */
+class EngineHandle {
+  host: HostClient | null = null;
+  private workDir: string | null = null;
+  constructor(
+    private readonly p: LoadedParticipant,
+    private readonly ds: Dataset,
+    private readonly opts: RunOptions,
+    private readonly result: ResultFile,
+    private readonly save: () => void,
+  ) {}
+
+  async ready(reason: string): Promise<HostClient> {
+    if (this.host && this.host.alive) return this.host;
+    await this.stop();
+    const { p, ds, opts, result } = this;
+    const workRoot = join(opts.outDir, '.work');
+    mkdirSync(workRoot, { recursive: true });
+    this.workDir = mkdtempSync(join(workRoot, `${p.name}-`));
+    const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
+    const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
+    this.host = host;
+    const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients }, opts.loadTimeoutS);
+    result.engine_version = opened.engineVersion;
+    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, opts.loadTimeoutS);
+    const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
+    if (result.load === null) {
+      result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [] };
+    } else {
+      result.load.reloads.push({ reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
+    }
+    log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
+    this.save();
+    return host;
   }
-  const first = await host.request<'point'>({ type: 'point', knobs: ladder[0], k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, opts.pointTimeoutS);
-  group.first_query_ms = first.reply.latenciesMs[0];
+
+  async stop(): Promise<void> {
+    await this.host?.close();
+    this.host = null;
+    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
+    this.workDir = null;
+  }
+}
+
+/** Measures the missing points of one group, saving the result file after every point. */
+async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Dataset, g: AskedGroup, group: ResultGroup, order: Int32Array, opts: RunOptions, onPoint: () => void, save: () => void): Promise<void> {
+  const ladder = ladderFor(p.settings, g.filter, g.k);
+  const plan = planSlices(ds.nq, g.k, ladder.length * VIEWS.length);
+  const firstQ = order[plan.first];
+  const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
+  for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
+  if (group.first_query_ms === undefined) {
+    const host = await engine.ready('engine restarted');
+    const explained = await host.request<'explained'>({ type: 'explain', knobs: ladder[0], query: firstQ, k: g.k, filter: g.filters[firstQ] }, opts.pointTimeoutS);
+    if (explained.plan !== null) group.plan = explained.plan;
+    if (explained.planError) {
+      group.status = 'failed';
+      group.reason = `plan check: ${explained.planError}`;
+      group.complete = true;
+      return;
+    }
+    const first = await host.request<'point'>({ type: 'point', knobs: ladder[0], k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, opts.pointTimeoutS);
+    group.first_query_ms = first.reply.latenciesMs[0];
+    save();
+  }
   let slot = 0;
   for (let li = 0; li < ladder.length; li++) {
     const knobs: Knobs = ladder[li];
-    for (const view of views) {
+    for (const view of VIEWS) {
       const [from, to] = plan.slices[slot++];
+      if (have.has(`${li}/${view}`)) continue;
       const queries = Array.from({ length: to - from }, (_, i) => order[(from + i) % ds.nq]);
       const clients = view === 'latency' ? 1 : p.adapter.concurrentSearch ? opts.clients : 1;
+      const host = await engine.ready('engine restarted');
       let reply: PointReply;
       try {
         reply = (await host.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients }, opts.pointTimeoutS)).reply;
       } catch (e) {
-        if (e instanceof HostError && /took longer than/.test(e.message)) {
-          group.skipped.push({ ladder_index: li, knobs, reason: e.message });
-          throw e;
-        }
-        throw e;
+        if (!(e instanceof HostError)) throw e;
+        // A point over the time limit, or an engine that died on it, is left out and listed;
+        // higher ladder points would only take longer, so the group ends here.
+        group.skipped.push({ ladder_index: li, knobs, reason: e.message });
+        group.complete = true;
+        save();
+        return;
       }
       const failed = reply.errors.filter((x) => x !== null);
       if (failed.length > 0) {
         group.skipped.push({ ladder_index: li, knobs, reason: `${failed.length} of ${queries.length} queries failed: ${failed[0]}` });
+        save();
         onPoint();
         continue;
       }
@@ -193,7 +247,7 @@ async function measureGroup(
         ladder_index: li,
         knobs,
         view,
-        clients: view === 'latency' ? 1 : clients,
+        clients,
         queries: queries.length,
         query_slice: [from % ds.nq, (to - 1) % ds.nq],
         recall: s.recall,
@@ -209,15 +263,27 @@ async function measureGroup(
         latency_ms: latencySummary(reply.latenciesMs),
         flags: s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : [],
       });
+      save();
       onPoint();
     }
   }
-  return group;
+  group.complete = true;
+}
+
+/** A stored result can be resumed when it measured the same dataset with the same settings
+ * and protocol; anything else starts afresh. */
+function resumable(prev: ResultFile, next: ResultFile): boolean {
+  return (
+    prev.dataset.hash === next.dataset.hash &&
+    prev.run.query_seed === next.run.query_seed &&
+    prev.run.clients === next.run.clients &&
+    JSON.stringify(prev.settings) === JSON.stringify(next.settings)
+  );
 }
 
 export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGroup[], opts: RunOptions): Promise<ResultFile> {
   const started = new Date().toISOString();
-  const result: ResultFile = {
+  let result: ResultFile = {
     format: RESULT_FORMAT,
     participant: p.name,
     engine: p.adapter.engine,
@@ -227,48 +293,62 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes },
     filter_strategy: p.adapter.filterStrategy,
     hardware: hardware(),
-    run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false },
+    run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false, resumed: 0 },
     load: null,
     groups: [],
     extra: {},
   };
+  const path = resultPath(opts.outDir, ds.name, p.name);
+  if (!opts.fresh && existsSync(path)) {
+    const prev = readResult(path);
+    // Settings go through JSON in the file: compare like with like.
+    const normalized = JSON.parse(JSON.stringify(result)) as ResultFile;
+    if (resumable(prev, normalized)) {
+      if (prev.run.complete) {
+        log(`${p.name}: ${ds.name} already measured (${path}); pass --fresh to measure again`);
+        return prev;
+      }
+      result = prev;
+      result.run.resumed += 1;
+      log(`${p.name}: resuming ${path}`);
+    } else {
+      log(`${p.name}: ${path} was measured with other settings or data; measuring afresh`);
+    }
+  }
   const save = () => {
     result.run.updated = new Date().toISOString();
     writeResult(opts.outDir, result);
   };
-  const workRoot = join(opts.outDir, '.work');
-  mkdirSync(workRoot, { recursive: true });
-  const workDir = mkdtempSync(join(workRoot, `${p.name}-`));
-  const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
-  const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
+  const engine = new EngineHandle(p, ds, opts, result, save);
+  const order = queryOrder(ds.nq);
   try {
-    const opened = await host.request<'opened'>({ type: 'open', participant: p.name, dataDir: opts.dataDir, dataset: ds.name, workDir, maxConcurrency: opts.clients }, opts.loadTimeoutS);
-    result.engine_version = opened.engineVersion;
-    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, opts.loadTimeoutS);
-    const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
-    result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes };
-    log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
-    save();
-    const order = queryOrder(ds.nq);
+    await engine.ready(result.load === null ? 'first load' : 'resumed run');
     const measurable = groups.filter((g) => g.asked && supportReason(p, g) === null);
-    const totalPoints = measurable.reduce((a, g) => a + ladderFor(p.settings, g.filter, g.k).length * 2, 0);
+    const totalPoints = measurable.reduce((a, g) => a + ladderFor(p.settings, g.filter, g.k).length * VIEWS.length, 0);
     const progress = new Progress(`${p.name}: measuring`, totalPoints);
-    let done = 0;
+    let done = result.groups.reduce((a, g) => a + g.points.length, 0);
     for (const g of groups) {
+      let group = result.groups.find((x) => x.key === g.key);
+      if (group?.complete) continue;
       const reason = g.asked ? supportReason(p, g) : `the filter keeps ${g.medianMatches} rows (median), fewer than ${ASK_FACTOR} x k = ${ASK_FACTOR * g.k}`;
       if (!g.asked || reason !== null) {
-        result.groups.push({ key: g.key, filter: g.filter, k: g.k, status: g.asked ? 'unsupported' : 'not_asked', reason: reason ?? undefined, median_matches: g.medianMatches, points: [], skipped: [] });
+        result.groups.push({ key: g.key, filter: g.filter, k: g.k, status: g.asked ? 'unsupported' : 'not_asked', reason: reason ?? undefined, median_matches: g.medianMatches, points: [], complete: true, skipped: [] });
         continue;
       }
+      if (!group) {
+        group = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
+        result.groups.push(group);
+      }
       try {
-        result.groups.push(await measureGroup(host, p, ds, g, order, opts, () => progress.update(++done, g.key)));
+        await measureGroup(engine, p, ds, g, group, order, opts, () => progress.update(++done, g.key), save);
       } catch (e) {
-        if (!(e instanceof HostError)) throw e;
-        result.groups.push({ key: g.key, filter: g.filter, k: g.k, status: 'failed', reason: e.message, median_matches: g.medianMatches, points: [], skipped: [] });
+        if (!(e instanceof HostError) || e.userError) throw e;
+        // The engine crashed or hung outside a point (explain, first query, reload): this
+        // group is lost with the reason; the next group gets a fresh engine.
+        group.status = 'failed';
+        group.reason = e.message;
+        group.complete = true;
         log(`${p.name}: group ${g.key} failed: ${e.message}`);
-        save();
-        // A dead or stopped engine cannot answer the remaining groups.
-        throw e;
       }
       save();
     }
@@ -276,15 +356,14 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     result.run.complete = true;
     save();
   } finally {
-    await host.close();
-    rmSync(workDir, { recursive: true, force: true });
+    await engine.stop();
   }
   return result;
 }
 
 export async function run(opts: RunOptions): Promise<ResultFile[]> {
   const participants: LoadedParticipant[] = [];
-  for (const name of opts.participants) participants.push(await loadParticipant(name));
+  for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name]));
   const ds = await prepareDataset(opts.dataDir, opts.dataset);
   const groups = prepareGroups(ds, opts.groups);
   const out: ResultFile[] = [];

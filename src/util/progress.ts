@@ -13,8 +13,9 @@ export class Progress {
   update(done: number, detail = ''): void {
     if (this.quiet) return;
     const now = performance.now();
-    const interval = this.tty ? 200 : 5000;
-    if (done < this.total && now - this.lastPrint < interval) return;
+    // Off a terminal (logs, CI) print sparsely: nothing for short steps, then every 10 s.
+    if (!this.tty && done < this.total && (now - this.start < 3000 || now - this.lastPrint < 10_000)) return;
+    if (this.tty && done < this.total && now - this.lastPrint < 200) return;
     this.lastPrint = now;
     const elapsed = (now - this.start) / 1000;
     const frac = this.total > 0 ? done / this.total : 1;

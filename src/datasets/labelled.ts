@@ -1,0 +1,71 @@
+// Turns a labelled text corpus (documents, queries, graded judgements) into a prepared
+// dataset: embeds both sides with the chosen provider and derives the filter attributes as
+// for every other dataset. Shared by the BEIR reader and the built-in Debian corpus.
+import { assignClusters, hashedAttributes, kmeans } from './attributes.ts';
+import type { Labels, PreparedData } from './layout.ts';
+import type { TextEmbedder } from '../embed/provider.ts';
+import { UserError } from '../util/errors.ts';
+import { log } from '../util/progress.ts';
+
+export interface LabelledCorpus {
+  /** For messages: where the corpus came from. */
+  origin: string;
+  docs: { id: string; title: string; text: string }[];
+  queries: { id: string; text: string }[];
+  /** query id -> (document id -> graded relevance). */
+  qrels: Map<string, Map<string, number>>;
+  source: Record<string, unknown>;
+}
+
+export const LABELLED_CLUSTERS = 50;
+
+/** The text an engine indexes and the embedder reads: the title, then the body. */
+export function documentText(doc: { title: string; text: string }): string {
+  const title = doc.title.trim();
+  const text = doc.text.trim();
+  return title && text ? `${title}\n${text}` : title || text;
+}
+
+export async function assembleLabelled(corpus: LabelledCorpus, embedder: TextEmbedder): Promise<PreparedData> {
+  const { docs } = corpus;
+  if (docs.length < 3) throw new UserError(`${corpus.origin}: ${docs.length} documents; a labelled corpus needs at least 3`);
+  // Only judged queries are kept: the others could not be scored.
+  const queries = corpus.queries.filter((q) => corpus.qrels.has(q.id));
+  if (queries.length === 0) throw new UserError(`${corpus.origin}: no query has judgements; check that the qrels use the query ids of the queries file`);
+  const docIndex = new Set(docs.map((d) => d.id));
+  let missing = 0;
+  for (const q of queries) for (const doc of corpus.qrels.get(q.id)!.keys()) if (!docIndex.has(doc)) missing++;
+  if (missing > 0) log(`${corpus.origin}: ${missing} judgements name documents the corpus lacks; they still count in nDCG's ideal ranking, as in trec_eval`);
+
+  const text = docs.map(documentText);
+  const base = await embedder.embed({ ids: docs.map((d) => d.id), texts: text }, 'corpus');
+  const q = await embedder.embed({ ids: queries.map((x) => x.id), texts: queries.map((x) => x.text) }, 'queries');
+  if (base.d !== q.d) throw new UserError(`${corpus.origin}: document vectors have ${base.d} dimensions, query vectors ${q.d}; both must come from the same model`);
+  const n = docs.length;
+  const nq = queries.length;
+  const d = base.d;
+  const clusters = Math.min(LABELLED_CLUSTERS, n);
+  const cent = kmeans(base.vectors, n, d, clusters, 'cosine', 4242);
+  const rowsC = assignClusters(base.vectors, n, d, cent, clusters, 'cosine');
+  const qC = assignClusters(q.vectors, nq, d, cent, clusters, 'cosine');
+  const qrels = new Map<number, Map<string, number>>();
+  queries.forEach((x, i) => qrels.set(i, new Map(corpus.qrels.get(x.id))));
+  const labels: Labels = { docIds: docs.map((x) => x.id), queryIds: queries.map((x) => x.id), queryText: queries.map((x) => x.text), qrels };
+  return {
+    n,
+    d,
+    nq,
+    metric: 'cosine',
+    base: base.vectors,
+    queries: q.vectors,
+    // One language: `lang` keeps every row, and `other_lang` is -1, a language no row has, so
+    // the otherlang group keeps nothing and is not asked.
+    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang: new Int32Array(n) },
+    queryAttrs: { cluster: qC.nearest, far_cluster: qC.farthest, lang: new Int32Array(nq), other_lang: new Int32Array(nq).fill(-1) },
+    text,
+    labels,
+    clusters,
+    langs: ['en'],
+    source: { ...corpus.source, embedding: embedder.describe },
+  };
+}

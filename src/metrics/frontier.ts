@@ -1,0 +1,179 @@
+// The Pareto frontier of an engine's measured points and the rule that reads one table
+// cell from it (METHOD 4). This is the ONLY implementation: the terminal table, the JSON
+// output and the HTML page all call it, so table and graph cannot disagree. Pure and
+// browser-safe (no Node imports).
+//
+// The rule, for a target recall and a direction (QPS: higher is better; latency: lower):
+// - Usable points: finite recall in [0, 1] and finite value > 0. Anything else is ignored
+//   everywhere below. No usable point → 'none', value null, maxRecall null.
+// - Frontier: the usable points that no other usable point beats on both. q dominates p
+//   when q.recall >= p.recall and q.value is at least as good (>= for higher, <= for
+//   lower), with at least one of the two strictly better. Of equal duplicates one is kept
+//   (the lowest ladderIndex). The frontier is sorted by recall ascending.
+// - maxRecall: the highest usable recall; set for every status except 'none' (and the
+//   caller-made 'not_asked' / 'unsupported').
+// - A frontier point whose recall equals the target (|diff| <= 1e-12) → 'point', its value.
+// - No frontier point reaches the target (maxRecall < target) → 'not_reached', value null.
+// - Every frontier point is above the target → 'above', the value of the lowest-recall
+//   frontier point.
+// - Otherwise the target lies between two adjacent frontier points lo < target < hi, and
+//   the value is log(value) interpolated linearly in recall between them → 'interpolated'.
+//   BUT first look at ALL usable points (not only the frontier): the nearest one below
+//   the target (highest recall < target) and the nearest one above (lowest recall >
+//   target). If their recalls are more than 0.02 apart (plus 1e-12, so that e.g. 0.93 and
+//   0.95 count as exactly 0.02 apart despite floating point) the cell is
+//   'bracket_too_wide', value null — unless those two points' knobs differ in exactly one
+//   knob, both values integers differing by exactly 1, with all other knobs equal
+//   (adjacent knob values: nothing could be measured between them); then it is
+//   interpolated as usual. (When several points share the nearest recall on a side, the
+//   exception holds if any point on one side is adjacent to any point on the other.)
+// - leads: for each value, value / best, where best is the max (higher) or min (lower) of
+//   the values present; null stays null, so the best has lead 1. A value that is not a
+//   finite number > 0 cannot come out of readCell and is treated like null.
+import type { Knobs } from '../contracts.ts';
+
+export type Better = 'higher' | 'lower';
+
+export interface CurvePoint {
+  recall: number;
+  value: number;
+  knobs: Knobs;
+  ladderIndex: number;
+}
+
+export type CellStatus =
+  | 'point'
+  | 'interpolated'
+  | 'above'
+  | 'not_reached'
+  | 'bracket_too_wide'
+  | 'none'
+  | 'not_asked'
+  | 'unsupported';
+
+export interface Cell {
+  status: CellStatus;
+  value: number | null;
+  maxRecall: number | null;
+  /** the frontier point(s) the value was read from */
+  from?: CurvePoint[];
+}
+
+/** Widest recall gap between the measured points around the target that may be interpolated. */
+export const MAX_BRACKET = 0.02;
+/** Recalls this close count as equal. */
+export const RECALL_EPS = 1e-12;
+
+export function isUsable(p: CurvePoint): boolean {
+  return (
+    Number.isFinite(p.recall) &&
+    p.recall >= 0 &&
+    p.recall <= 1 &&
+    Number.isFinite(p.value) &&
+    p.value > 0
+  );
+}
+
+/** a is strictly better than b in the given direction */
+function betterThan(a: number, b: number, better: Better): boolean {
+  return better === 'higher' ? a > b : a < b;
+}
+
+export function paretoFrontier(points: CurvePoint[], better: Better): CurvePoint[] {
+  // Highest recall first; within equal recall the best value first, then the lowest
+  // ladderIndex. Sweeping in that order, a point is on the frontier exactly when its
+  // value is strictly better than every value seen so far (all of which have recall >=
+  // its own): otherwise some earlier point dominates it or is its equal duplicate.
+  const usable = points.filter(isUsable).sort((a, b) => {
+    if (a.recall !== b.recall) return b.recall - a.recall;
+    if (a.value !== b.value) return betterThan(a.value, b.value, better) ? -1 : 1;
+    return a.ladderIndex - b.ladderIndex;
+  });
+  const frontier: CurvePoint[] = [];
+  let bestSoFar: number | null = null;
+  for (const p of usable) {
+    if (bestSoFar === null || betterThan(p.value, bestSoFar, better)) {
+      frontier.push(p);
+      bestSoFar = p.value;
+    }
+  }
+  return frontier.reverse();
+}
+
+/** Knobs of two points differ in exactly one knob, by exactly 1 between integers. */
+export function adjacentKnobs(a: Knobs, b: Knobs): boolean {
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  let differing = 0;
+  for (const key of keysA) {
+    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
+    const va = a[key];
+    const vb = b[key];
+    if (va === vb) continue;
+    differing++;
+    if (differing > 1) return false;
+    if (typeof va !== 'number' || typeof vb !== 'number') return false;
+    if (!Number.isInteger(va) || !Number.isInteger(vb)) return false;
+    if (Math.abs(va - vb) !== 1) return false;
+  }
+  return differing === 1;
+}
+
+function logInterpolate(lo: CurvePoint, hi: CurvePoint, target: number): number {
+  const t = (target - lo.recall) / (hi.recall - lo.recall);
+  return Math.exp(Math.log(lo.value) + t * (Math.log(hi.value) - Math.log(lo.value)));
+}
+
+export function readCell(points: CurvePoint[], target: number, better: Better): Cell {
+  if (!Number.isFinite(target)) throw new RangeError(`readCell: target recall must be finite, got ${target}`);
+  const usable = points.filter(isUsable);
+  if (usable.length === 0) return { status: 'none', value: null, maxRecall: null };
+
+  let maxRecall = -Infinity;
+  for (const p of usable) if (p.recall > maxRecall) maxRecall = p.recall;
+
+  const frontier = paretoFrontier(usable, better);
+
+  const exact = frontier.find((p) => Math.abs(p.recall - target) <= RECALL_EPS);
+  if (exact) return { status: 'point', value: exact.value, maxRecall, from: [exact] };
+
+  if (maxRecall < target) return { status: 'not_reached', value: null, maxRecall };
+
+  const lowest = frontier[0];
+  if (lowest.recall > target) return { status: 'above', value: lowest.value, maxRecall, from: [lowest] };
+
+  // lo < target < hi, adjacent on the frontier. hi exists because maxRecall > target here
+  // and the highest-recall usable point with the best value there is on the frontier.
+  let hiIndex = frontier.findIndex((p) => p.recall > target);
+  if (hiIndex <= 0) hiIndex = frontier.length - 1; // unreachable; keeps the types honest
+  const lo = frontier[hiIndex - 1];
+  const hi = frontier[hiIndex];
+
+  // The bracket: nearest measured recalls on either side, from all usable points.
+  let belowRecall = -Infinity;
+  let aboveRecall = Infinity;
+  for (const p of usable) {
+    if (p.recall < target && p.recall > belowRecall) belowRecall = p.recall;
+    if (p.recall > target && p.recall < aboveRecall) aboveRecall = p.recall;
+  }
+  if (aboveRecall - belowRecall > MAX_BRACKET + RECALL_EPS) {
+    // Several points may share the nearest recall; the exception holds when any point at
+    // the nearest-below recall and any at the nearest-above recall are adjacent.
+    const belowPts = usable.filter((p) => p.recall === belowRecall);
+    const abovePts = usable.filter((p) => p.recall === aboveRecall);
+    const adjacent = belowPts.some((b) => abovePts.some((a) => adjacentKnobs(b.knobs, a.knobs)));
+    if (!adjacent) return { status: 'bracket_too_wide', value: null, maxRecall };
+  }
+
+  return { status: 'interpolated', value: logInterpolate(lo, hi, target), maxRecall, from: [lo, hi] };
+}
+
+export function leads(values: (number | null)[], better: Better): (number | null)[] {
+  const present = (v: number | null): v is number => v !== null && Number.isFinite(v) && v > 0;
+  let best: number | null = null;
+  for (const v of values) {
+    if (present(v) && (best === null || betterThan(v, best, better))) best = v;
+  }
+  return values.map((v) => (present(v) && best !== null ? v / best : null));
+}

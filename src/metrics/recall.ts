@@ -1,0 +1,179 @@
+// Recall of one query's answer, and the summary over a group of queries (METHOD 3).
+// Pure: no I/O, no engine code. Everything is computed by the harness from the ids the
+// engine returned; nothing the engine says about its own quality is used.
+//
+// Definitions (scoreQuery):
+// - kt = min(k, matches), where matches is the number of rows that pass the query's
+//   filter (all rows when unfiltered). When kt = 0 there is nothing to find, and all
+//   three recalls are 1.
+// - Only the first k returned ids are considered; anything after them is ignored.
+// - Each considered id is classified, in this order:
+//     unknown    — not an integer, or not a known (live) id. Every such occurrence counts,
+//                  repeats included.
+//     duplicate  — a known id already returned earlier in the list.
+//     violation  — a known, first-seen id that fails the query's filter.
+//     valid      — everything else.
+//   Unknown, duplicate and violating ids never add to any recall.
+// - strict    = |valid returned ids ∩ first kt true ids| / kt.
+// - tieAware  = min(kt, #valid returned ids with distanceOf(id) <= trueDists[kt-1] + 1e-6) / kt
+//               (the big-ann rule: an id at the same distance as the kt-th true neighbour
+//               counts even when it is a different id).
+// - threshold = the same with epsilon 1e-3 (the ann-benchmarks distance-threshold rule).
+// - returned  = returned.length (all ids, before dropping anything).
+// - short     = returned.length < kt (the engine gave fewer ids than it could have).
+// Distances are "lower is closer"; a NaN distance never counts.
+//
+// summarize: means of the three recalls over the queries (recall = mean tie-aware),
+// shortResults = number of short queries, lowRecallShare = share of queries whose
+// tie-aware recall is < 0.5, and the totals of unknown / duplicate / violating ids.
+// With no queries the means and the share are NaN (there is nothing to average).
+
+export const TIE_EPSILON = 1e-6;
+export const THRESHOLD_EPSILON = 1e-3;
+export const LOW_RECALL = 0.5;
+
+export interface QueryScore {
+  strict: number;
+  tieAware: number;
+  threshold: number;
+  returned: number;
+  short: boolean;
+  unknown: number;
+  duplicates: number;
+  violations: number;
+}
+
+export interface ScoreQueryArgs {
+  /** ids the engine returned, best first */
+  returned: ArrayLike<number>;
+  k: number;
+  /** exact top ids for this query (best first); at least min(k, matches) valid entries; -1 = padding */
+  trueIds: Int32Array;
+  /** their distances (lower is closer), aligned with trueIds */
+  trueDists: Float32Array;
+  /** rows that pass the query's filter (all rows when unfiltered) */
+  matches: number;
+  /** id exists (in the live set) */
+  isKnownId: (id: number) => boolean;
+  /** id satisfies the filter */
+  passes: (id: number) => boolean;
+  /** harness-recomputed distance of a returned id to the query */
+  distanceOf: (id: number) => number;
+}
+
+export function scoreQuery(args: ScoreQueryArgs): QueryScore {
+  const { returned, k, trueIds, trueDists, matches, isKnownId, passes, distanceOf } = args;
+  if (!Number.isInteger(k) || k < 0) throw new RangeError(`scoreQuery: k must be a non-negative integer, got ${k}`);
+  if (!(matches >= 0)) throw new RangeError(`scoreQuery: matches must be >= 0, got ${matches}`);
+  const kt = Math.min(k, Math.floor(matches));
+
+  // Classify the first k returned ids.
+  const considered = Math.min(returned.length, k);
+  const seen = new Set<number>();
+  const valid: number[] = [];
+  let unknown = 0;
+  let duplicates = 0;
+  let violations = 0;
+  for (let i = 0; i < considered; i++) {
+    const id = returned[i];
+    if (typeof id !== 'number' || !Number.isInteger(id) || !isKnownId(id)) {
+      unknown++;
+      continue;
+    }
+    if (seen.has(id)) {
+      duplicates++;
+      continue;
+    }
+    seen.add(id);
+    if (!passes(id)) {
+      violations++;
+      continue;
+    }
+    valid.push(id);
+  }
+
+  const base = {
+    returned: returned.length,
+    short: returned.length < kt,
+    unknown,
+    duplicates,
+    violations,
+  };
+  if (kt === 0) return { strict: 1, tieAware: 1, threshold: 1, ...base };
+
+  if (trueIds.length < kt || trueDists.length < kt) {
+    throw new RangeError(`scoreQuery: ground truth has ${Math.min(trueIds.length, trueDists.length)} entries, need ${kt}`);
+  }
+  const truth = new Set<number>();
+  for (let i = 0; i < kt; i++) {
+    const id = trueIds[i];
+    if (id < 0) throw new RangeError(`scoreQuery: ground truth entry ${i} is padding but ${kt} valid entries are needed`);
+    truth.add(id);
+  }
+  const kthDist = trueDists[kt - 1];
+  if (!Number.isFinite(kthDist)) throw new RangeError(`scoreQuery: ground-truth distance ${kt - 1} is not finite`);
+
+  let hits = 0;
+  let withinTie = 0;
+  let withinThreshold = 0;
+  for (const id of valid) {
+    if (truth.has(id)) hits++;
+    const d = distanceOf(id);
+    if (d <= kthDist + TIE_EPSILON) withinTie++;
+    if (d <= kthDist + THRESHOLD_EPSILON) withinThreshold++;
+  }
+  return {
+    strict: hits / kt,
+    tieAware: Math.min(kt, withinTie) / kt,
+    threshold: Math.min(kt, withinThreshold) / kt,
+    ...base,
+  };
+}
+
+export interface RecallSummary {
+  queries: number;
+  /** mean tie-aware recall */
+  recall: number;
+  recallStrict: number;
+  recallThreshold: number;
+  /** number of queries that returned fewer than min(k, matches) ids */
+  shortResults: number;
+  /** share of queries whose tie-aware recall is < 0.5 */
+  lowRecallShare: number;
+  unknownIds: number;
+  duplicateIds: number;
+  filterViolations: number;
+}
+
+export function summarize(scores: QueryScore[]): RecallSummary {
+  const n = scores.length;
+  let tie = 0;
+  let strict = 0;
+  let threshold = 0;
+  let shortResults = 0;
+  let low = 0;
+  let unknownIds = 0;
+  let duplicateIds = 0;
+  let filterViolations = 0;
+  for (const s of scores) {
+    tie += s.tieAware;
+    strict += s.strict;
+    threshold += s.threshold;
+    if (s.short) shortResults++;
+    if (s.tieAware < LOW_RECALL) low++;
+    unknownIds += s.unknown;
+    duplicateIds += s.duplicates;
+    filterViolations += s.violations;
+  }
+  return {
+    queries: n,
+    recall: n === 0 ? NaN : tie / n,
+    recallStrict: n === 0 ? NaN : strict / n,
+    recallThreshold: n === 0 ? NaN : threshold / n,
+    shortResults,
+    lowRecallShare: n === 0 ? NaN : low / n,
+    unknownIds,
+    duplicateIds,
+    filterViolations,
+  };
+}

@@ -1,0 +1,574 @@
+// The results page (`vecbench report --html DIR`, and the end of `vecbench run`): one
+// self-contained HTML file written from the stored result files.
+//
+// - The tables are static HTML written here from deriveCells (src/report/cells.ts), the one
+//   implementation of the cell rule; the page never re-reads a cell. Every cell carries its
+//   exact value in data attributes so the browser test can hold it against `report --json`.
+// - The curves are drawn in the browser by a small script (src/report/page/app.ts) that is
+//   bundled with Observable Plot and src/metrics/frontier.ts by esbuild into one IIFE and
+//   inlined, with the stored points as JSON, so viewing the page needs no network (a
+//   Content-Security-Policy forbids any fetch).
+// - Everything that came from a result file or a participant's README is escaped here, or
+//   set as text by the script.
+import { build } from 'esbuild';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { deriveCells, fmtQps, groupOrder, TARGETS, type DerivedCell } from './cells.ts';
+import type { ExtraCurve, PageData, PageSeries } from './page/types.ts';
+import { PAGE_CSS } from './page/style.ts';
+import type { ResultFile } from '../results/schema.ts';
+import { readAllResults } from '../results/store.ts';
+import { writeFileAtomic } from '../util/atomic.ts';
+import { UserError } from '../util/errors.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const APP_ENTRY = join(HERE, 'page', 'app.ts');
+const DEFAULT_PARTICIPANTS_DIR = resolve(HERE, '../../participants');
+
+export interface PageOptions {
+  /** Prepared datasets directory: the page shows each dataset's manifest when it is there. */
+  dataDir?: string;
+  /** Where participants/<name>/README.md live (default: the repository's participants/). */
+  participantsDir?: string;
+  /** Time printed in the header (default now). */
+  generated?: Date;
+}
+
+// ---------- escaping ----------
+
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** Text or attribute value made inert: no tag, no entity, no quote survives. */
+export function esc(v: unknown): string {
+  return String(v).replace(/[&<>"']/g, (c) => ESC[c]);
+}
+
+/** JSON safe inside <script type="application/json">: no "</script", no "<!--". */
+export function jsonForScript(v: unknown): string {
+  return JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+// ---------- formatting ----------
+
+const nm = '<span class="nm">not measured</span>';
+
+export function fmtBytes(b: number): string {
+  if (!Number.isFinite(b)) return 'n/a';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = b;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${u === 0 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
+}
+
+export function fmtSecondsShort(s: number): string {
+  if (!Number.isFinite(s)) return 'n/a';
+  if (s >= 100) return `${s.toFixed(0)} s`;
+  if (s >= 1) return `${s.toPrecision(3)} s`;
+  return `${(s * 1000).toPrecision(3)} ms`;
+}
+
+function fmtNum(v: number): string {
+  if (!Number.isFinite(v)) return 'n/a';
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
+  return v.toPrecision(4).replace(/\.?0+$/, '');
+}
+
+/** A leaf value of an extra section, formatted from its key's unit suffix. */
+function fmtLeaf(key: string, v: unknown): string {
+  if (v === null || v === undefined) return nm;
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'number') {
+    if (/(^|_)bytes$/.test(key)) return esc(fmtBytes(v));
+    if (/_s$/.test(key)) return esc(fmtSecondsShort(v));
+    if (/_ms$/.test(key)) return esc(`${fmtNum(v)} ms`);
+    return esc(fmtNum(v));
+  }
+  return esc(typeof v === 'string' ? v : JSON.stringify(v));
+}
+
+const STATUS_TEXT: Record<string, string> = {
+  point: 'a measured frontier point at the target recall',
+  interpolated: 'read on the frontier between the two points around the target (log QPS, linear recall)',
+  above: 'every frontier point is above the target: the value of the lowest-recall frontier point (marked ↑)',
+  not_reached: 'the target recall was never reached: the best recall reached',
+  bracket_too_wide: 'the measured points around the target are more than 0.02 recall apart (and not adjacent knob values)',
+  none: 'no usable measured point',
+  not_asked: 'the filter keeps fewer than 10 x k rows: the group is not asked',
+  unsupported: 'the participant cannot run this group',
+};
+
+/** One table cell from a derived cell; the exact numbers ride along in data attributes. */
+export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number): string {
+  const key = `data-participant="${esc(participant)}" data-group="${esc(group)}" data-target="${target}"`;
+  if (!c) return `<td class="cell st-missing" ${key} data-status="missing" title="no result for this group">—</td>`;
+  const data = `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"`;
+  const reason = c.reason ? ` — ${c.reason}` : '';
+  const title = esc(`${STATUS_TEXT[c.status] ?? c.status}${reason}`);
+  switch (c.status) {
+    case 'point':
+    case 'interpolated':
+    case 'above': {
+      const best = c.lead === 1 ? ' best' : '';
+      const mark = c.status === 'above' ? '<span class="mark">↑</span>' : '';
+      return `<td class="cell st-${c.status}${best}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}<span class="lead">×${c.lead!.toFixed(2)}</span></td>`;
+    }
+    case 'not_reached':
+      return `<td class="cell st-not_reached" ${data} title="${title}">max ${c.max_recall!.toFixed(2)}</td>`;
+    case 'bracket_too_wide':
+      return `<td class="cell st-bracket_too_wide" ${data} title="${title}">bracket too wide</td>`;
+    case 'not_asked':
+      return `<td class="cell st-not_asked" ${data} title="${title}">not asked</td>`;
+    case 'unsupported':
+      return `<td class="cell st-unsupported" ${data} title="${title}">unsupported</td>`;
+    case 'none':
+      return `<td class="cell st-none" ${data} title="${title}">${c.reason ? 'failed' : 'no points'}</td>`;
+  }
+}
+
+// ---------- ordering ----------
+
+function participantOrder(results: ResultFile[], dataset: string): { name: string; origin: 'measured' | 'imported' }[] {
+  const seen = new Map<string, 'measured' | 'imported'>();
+  for (const r of results) if (r.dataset.name === dataset) seen.set(r.participant, r.origin);
+  return [...seen.entries()]
+    .map(([name, origin]) => ({ name, origin }))
+    .sort((a, b) => (a.origin === b.origin ? a.name.localeCompare(b.name) : a.origin === 'measured' ? -1 : 1));
+}
+
+function sortGroups(keys: Iterable<string>): string[] {
+  return [...new Set(keys)].sort((a, b) => {
+    const [ka, fa] = groupOrder(a);
+    const [kb, fb] = groupOrder(b);
+    return ka - kb || fa - fb || a.localeCompare(b);
+  });
+}
+
+// ---------- sections ----------
+
+function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: string[]): string {
+  const out: string[] = [];
+  out.push(`<section class="part" id="tables"><h2>Throughput at target recall</h2>`);
+  out.push(
+    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it, and ×lead = value / the best value in the row. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
+  );
+  out.push(
+    `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points</span></div>`,
+  );
+  for (const ds of datasets) {
+    const parts = participantOrder(results, ds);
+    const dc = cells.filter((c) => c.dataset === ds);
+    const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.group}\u0000${c.target}`, c]));
+    const groups = sortGroups(dc.map((c) => c.group));
+    const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
+    out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
+    out.push(
+      `<p class="note">${esc(ds)}: ${parts.length} participant(s). <label><input type="checkbox" class="toggle-not-asked"> show the ${notAsked.length} group(s) nobody was asked</label></p>`,
+    );
+    out.push(`<div class="scroll"><table class="cells" data-dataset="${esc(ds)}"><thead><tr><th>group</th><th>recall</th>`);
+    for (const p of parts) out.push(`<th scope="col">${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}</th>`);
+    out.push(`</tr></thead><tbody>`);
+    for (const g of groups) {
+      const [filter, k] = g.split('/');
+      const cls = notAsked.includes(g) ? ' all-not-asked' : '';
+      TARGETS.forEach((t, i) => {
+        out.push(`<tr class="${i === 0 ? 'first-of-group' : ''}${cls}" data-k="${esc(k)}" data-filter="${esc(filter)}">`);
+        out.push(`<td class="grp">${i === 0 ? esc(g) : ''}</td><td class="tgt">${t.toFixed(2)}</td>`);
+        for (const p of parts) out.push(cellHtml(byKey.get(`${p.name}\u0000${g}\u0000${t}`), p.name, g, t));
+        out.push(`</tr>`);
+      });
+    }
+    out.push(`</tbody></table></div></div>`);
+  }
+  out.push(`</section>`);
+  return out.join('\n');
+}
+
+/** Scalars and arrays of records found in an extra section, by dotted path. */
+interface Flat {
+  leaves: Map<string, unknown>;
+  arrays: Map<string, Record<string, unknown>[]>;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function flatten(v: unknown, path: string, into: Flat, depth = 0): void {
+  if (Array.isArray(v)) {
+    if (v.length > 0 && v.every(isRecord)) into.arrays.set(path, v as Record<string, unknown>[]);
+    else into.leaves.set(path, v.every((x) => typeof x !== 'object') ? v.join(', ') : JSON.stringify(v));
+    return;
+  }
+  if (isRecord(v) && depth < 4) {
+    for (const [k, x] of Object.entries(v)) flatten(x, path ? `${path}.${k}` : k, into, depth + 1);
+    return;
+  }
+  into.leaves.set(path, isRecord(v) ? JSON.stringify(v) : v);
+}
+
+const X_KEYS = ['concurrency', 'clients', 'in_flight', 'inflight', 'threads', 'target_rate', 'rate', 'arrival_rate', 'target_qps', 'offered_qps', 'writes_per_s', 'k'];
+
+const KNOWN_SECTIONS: [string, string][] = [
+  ['resources', 'Memory (anon / file, build / serving) and cold start'],
+  ['concurrency', 'Concurrency sweep'],
+  ['open_loop', 'Open-loop latency'],
+  ['churn', 'Live churn'],
+  ['quality', 'Answer quality'],
+];
+/** Extra sections shown elsewhere on the page (the import facts go with each participant). */
+const NOT_GENERAL = new Set(['import']);
+
+function generalSection(results: ResultFile[], datasets: string[], curves: ExtraCurve[]): string {
+  const out: string[] = [`<section class="part" id="general"><h2>Load, size, resources</h2>`];
+  for (const ds of datasets) {
+    const parts = participantOrder(results, ds);
+    const rs = parts.map((p) => results.find((r) => r.dataset.name === ds && r.participant === p.name)!);
+    out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
+    out.push(`<h3>Load and size</h3><div class="scroll"><table><thead><tr><th></th>`);
+    for (const p of parts) out.push(`<th>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}</th>`);
+    out.push(`</tr></thead><tbody>`);
+    const row = (label: string, f: (r: ResultFile) => string) => out.push(`<tr><td>${esc(label)}</td>${rs.map((r) => `<td>${f(r)}</td>`).join('')}</tr>`);
+    row('rows loaded', (r) => (r.load ? esc(r.load.rows.toLocaleString('en-US')) : nm));
+    row('ingest', (r) => (r.load ? esc(fmtSecondsShort(r.load.ingest_s)) : nm));
+    row('index build', (r) => (r.load ? esc(fmtSecondsShort(r.load.index_s)) : nm));
+    row('ingest + index', (r) => (r.load ? esc(fmtSecondsShort(r.load.ingest_s + r.load.index_s)) : nm));
+    row('disk size', (r) => (r.load && r.load.disk_bytes !== null ? esc(fmtBytes(r.load.disk_bytes)) : nm));
+    row('first query of a group, median', (r) => {
+      const xs = r.groups.map((g) => g.first_query_ms).filter((x): x is number => typeof x === 'number').sort((a, b) => a - b);
+      return xs.length ? esc(`${fmtNum(xs[Math.floor(xs.length / 2)])} ms`) : nm;
+    });
+    row('groups measured', (r) => esc(`${r.groups.filter((g) => g.status === 'measured').length} of ${r.groups.length}`));
+    row('throughput clients', (r) => esc(String(r.run.clients)));
+    out.push(`</tbody></table></div>`);
+
+    const present = new Set(rs.flatMap((r) => Object.keys(r.extra ?? {})).filter((k) => !NOT_GENERAL.has(k)));
+    const sections: [string, string][] = [...KNOWN_SECTIONS, ...[...present].filter((k) => !KNOWN_SECTIONS.some(([s]) => s === k)).sort().map((k): [string, string] => [k, k])];
+    const absent: string[] = [];
+    for (const [key, label] of sections) {
+      if (!present.has(key)) {
+        absent.push(label);
+        continue;
+      }
+      out.push(`<h3>${esc(label)}</h3>`);
+      const flats = rs.map((r) => {
+        const f: Flat = { leaves: new Map(), arrays: new Map() };
+        if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
+        return f;
+      });
+      const leafPaths = [...new Set(flats.flatMap((f) => [...f.leaves.keys()]))];
+      if (leafPaths.length > 0) {
+        out.push(`<div class="scroll"><table><thead><tr><th></th>${parts.map((p) => `<th>${esc(p.name)}</th>`).join('')}</tr></thead><tbody>`);
+        for (const path of leafPaths) {
+          const last = path.split('.').pop() ?? path;
+          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f) => `<td>${f.leaves.has(path) ? fmtLeaf(last, f.leaves.get(path)) : nm}</td>`).join('')}</tr>`);
+        }
+        out.push(`</tbody></table></div>`);
+      }
+      const arrayPaths = [...new Set(flats.flatMap((f) => [...f.arrays.keys()]))];
+      for (const path of arrayPaths) {
+        const rowsOf = flats.map((f) => f.arrays.get(path) ?? []);
+        const cols = [...new Set(rowsOf.flat().flatMap((r) => Object.keys(r)))];
+        const xKey = X_KEYS.find((x) => cols.includes(x) && rowsOf.flat().every((r) => typeof r[x] === 'number'));
+        if (xKey) {
+          const yKeys = cols.filter((c) => c !== xKey && rowsOf.flat().some((r) => typeof r[c] === 'number')).slice(0, 6);
+          const xs = rowsOf.flat().map((r) => r[xKey] as number).filter((x) => x > 0);
+          const logX = xs.length > 0 && Math.max(...xs) / Math.min(...xs) >= 16;
+          out.push(`<div class="chart-grid">`);
+          for (const y of yKeys) {
+            const id = `x${curves.length}`;
+            curves.push({
+              id,
+              dataset: ds,
+              x: xKey,
+              y,
+              logX,
+              series: parts.map((p, i) => ({
+                participant: p.name,
+                origin: p.origin,
+                points: rowsOf[i].filter((r) => typeof r[y] === 'number' && Number.isFinite(r[y])).map((r) => ({ x: r[xKey] as number, y: r[y] as number })),
+              })),
+            });
+            out.push(`<figure class="chart-card"><figcaption>${esc(`${path ? `${path}: ` : ''}${y} by ${xKey}`)}</figcaption><div class="extra-chart" data-extra-chart="${id}"></div></figure>`);
+          }
+          out.push(`</div>`);
+        }
+        out.push(`<details><summary>${esc(path || key)}: the stored rows</summary><div class="scroll"><table><thead><tr><th>participant</th>${cols.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>`);
+        parts.forEach((p, i) => {
+          if (rowsOf[i].length === 0) out.push(`<tr><td>${esc(p.name)}</td><td colspan="${Math.max(1, cols.length)}">${nm}</td></tr>`);
+          for (const r of rowsOf[i]) out.push(`<tr><td>${esc(p.name)}</td>${cols.map((c) => `<td>${c in r ? fmtLeaf(c, r[c]) : nm}</td>`).join('')}</tr>`);
+        });
+        out.push(`</tbody></table></div></details>`);
+      }
+    }
+    if (absent.length > 0) out.push(`<p class="note">Not measured in these results: ${absent.map(esc).join('; ')}.</p>`);
+    out.push(`</div>`);
+  }
+  out.push(`</section>`);
+  return out.join('\n');
+}
+
+/** A small, safe subset of Markdown for participant READMEs: escaped first, then headings,
+ * bullet lists, paragraphs, `code` and **bold**. Links keep their text and show the address. */
+export function miniMarkdown(md: string): string {
+  const inline = (s: string) =>
+    esc(s)
+      .replace(/`([^`]+)`/g, '<code>$1</code>')
+      .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '$1 ($2)');
+  const out: string[] = [];
+  let para: string[] = [];
+  let list: string[] = [];
+  const flush = () => {
+    if (para.length) out.push(`<p>${inline(para.join(' '))}</p>`);
+    if (list.length) out.push(`<ul>${list.map((li) => `<li>${inline(li)}</li>`).join('')}</ul>`);
+    para = [];
+    list = [];
+  };
+  for (const raw of md.split('\n')) {
+    const line = raw.trimEnd();
+    const h = /^(#{1,6})\s+(.*)$/.exec(line);
+    const li = /^\s*[-*]\s+(.*)$/.exec(line);
+    if (h) {
+      flush();
+      out.push(`<h4>${inline(h[2])}</h4>`);
+    } else if (li) {
+      if (para.length) {
+        out.push(`<p>${inline(para.join(' '))}</p>`);
+        para = [];
+      }
+      list.push(li[1]);
+    } else if (line.trim() === '') {
+      flush();
+    } else if (list.length && /^\s+/.test(raw)) {
+      list[list.length - 1] += ` ${line.trim()}`;
+    } else {
+      if (list.length) {
+        out.push(`<ul>${list.map((x) => `<li>${inline(x)}</li>`).join('')}</ul>`);
+        list = [];
+      }
+      para.push(line.trim());
+    }
+  }
+  flush();
+  return out.join('\n');
+}
+
+function pretty(v: unknown): string {
+  return esc(JSON.stringify(v, null, 2) ?? 'null');
+}
+
+function participantsSection(results: ResultFile[], datasets: string[], participantsDir: string): string {
+  const out: string[] = [`<section class="part" id="participants"><h2>Participants</h2>`];
+  for (const ds of datasets) {
+    out.push(`<div class="ds-block cards" data-ds="${esc(ds)}">`);
+    for (const p of participantOrder(results, ds)) {
+      const r = results.find((x) => x.dataset.name === ds && x.participant === p.name)!;
+      const imp = isRecord(r.extra?.import) ? r.extra.import : null;
+      out.push(`<article class="card"><h3>${esc(r.participant)}<span class="badge ${r.origin}">${r.origin}</span></h3><dl class="facts">`);
+      const fact = (k: string, v: string) => out.push(`<dt>${esc(k)}</dt><dd>${v}</dd>`);
+      fact('engine', esc(r.engine));
+      fact('engine version', esc(r.engine_version));
+      fact('filters', esc(r.filter_strategy));
+      if (r.settings.notes) fact('notes', esc(r.settings.notes));
+      if (r.settings.batch_size !== undefined) fact('batch size', esc(r.settings.batch_size));
+      fact('hardware', esc(`${r.hardware.cpu}, ${r.hardware.cores} cores, ${fmtBytes(r.hardware.memory_bytes)} memory, ${r.hardware.os}, node ${r.hardware.node}`));
+      fact('run', esc(`vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, ${r.run.clients} clients, query seed ${r.run.query_seed}`));
+      out.push(`</dl>`);
+      out.push(`<h4>Index settings</h4><pre>${pretty(r.settings.index)}</pre>`);
+      if (r.settings.ladders.length) out.push(`<details><summary>knob ladders</summary><pre>${pretty(r.settings.ladders)}</pre></details>`);
+      const failed = r.groups.filter((g) => g.status === 'failed');
+      if (failed.length) out.push(`<h4>Failed groups</h4><ul>${failed.map((g) => `<li>${esc(g.key)}: ${esc(g.reason ?? 'no reason recorded')}</li>`).join('')}</ul>`);
+      const skipped = r.groups.flatMap((g) => g.skipped.map((s) => `${g.key} ${JSON.stringify(s.knobs)}: ${s.reason}`));
+      if (skipped.length) out.push(`<h4>Points left out</h4><ul>${skipped.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
+      if (imp) out.push(`<h4>Imported from</h4><pre>${pretty(imp)}</pre>`);
+      const readme = join(participantsDir, r.participant, 'README.md');
+      if (r.origin === 'measured' && existsSync(readme)) {
+        out.push(`<details open><summary>facts from its README</summary><div class="readme">${miniMarkdown(readFileSync(readme, 'utf8'))}</div></details>`);
+      } else if (r.origin === 'measured') {
+        out.push(`<p class="note">No README.md in participants/${esc(r.participant)}.</p>`);
+      }
+      out.push(`</article>`);
+    }
+    out.push(`</div>`);
+  }
+  out.push(`</section>`);
+  return out.join('\n');
+}
+
+function datasetSection(results: ResultFile[], datasets: string[], dataDir: string | undefined): string {
+  const out: string[] = [`<section class="part" id="dataset"><h2>Dataset and hardware</h2>`];
+  for (const ds of datasets) {
+    const rs = results.filter((r) => r.dataset.name === ds);
+    const shapes = [...new Set(rs.map((r) => JSON.stringify(r.dataset)))].map((s) => JSON.parse(s) as ResultFile['dataset']);
+    out.push(`<div class="ds-block" data-ds="${esc(ds)}"><div class="cards"><article class="card"><h3>${esc(ds)}</h3><dl class="facts">`);
+    const d0 = shapes[0];
+    out.push(`<dt>rows x dim</dt><dd>${esc(`${d0.n.toLocaleString('en-US')} x ${d0.d}`)}</dd><dt>queries</dt><dd>${esc(d0.nq.toLocaleString('en-US'))}</dd><dt>metric</dt><dd>${esc(d0.metric)}</dd><dt>data hash</dt><dd><code>${esc(d0.hash)}</code></dd>`);
+    out.push(`</dl>`);
+    if (shapes.length > 1) {
+      out.push(`<p class="note" style="color:var(--bad)">The result files disagree about this dataset (different sizes or data hash): compare with care.</p><ul>`);
+      for (const s of shapes) out.push(`<li>${esc(rs.filter((r) => JSON.stringify(r.dataset) === JSON.stringify(s)).map((r) => r.participant).join(', '))}: ${esc(`${s.n} x ${s.d}, ${s.nq} queries, ${s.metric}, hash ${s.hash}`)}</li>`);
+      out.push(`</ul>`);
+    }
+    const mpath = dataDir ? join(dataDir, ds, 'manifest.json') : null;
+    if (mpath && existsSync(mpath)) {
+      try {
+        const m = JSON.parse(readFileSync(mpath, 'utf8')) as Record<string, unknown>;
+        out.push(`<h4>Manifest</h4><dl class="facts">`);
+        for (const key of ['format', 'created', 'clusters', 'has_text']) if (key in m) out.push(`<dt>${esc(key)}</dt><dd>${esc(String(m[key]))}</dd>`);
+        if (Array.isArray(m.langs)) out.push(`<dt>langs</dt><dd>${esc(m.langs.join(', '))}</dd>`);
+        out.push(`</dl><h4>Source</h4><pre>${pretty(m.source)}</pre>`);
+        if (isRecord(m.files)) {
+          out.push(`<details><summary>files (${Object.keys(m.files).length})</summary><div class="scroll"><table><thead><tr><th>file</th><th>size</th><th>sha256</th></tr></thead><tbody>`);
+          for (const [f, e] of Object.entries(m.files)) {
+            const entry = isRecord(e) ? e : {};
+            out.push(`<tr><td>${esc(f)}</td><td>${esc(fmtBytes(Number(entry.bytes)))}</td><td><code>${esc(String(entry.sha256 ?? '').slice(0, 16))}…</code></td></tr>`);
+          }
+          out.push(`</tbody></table></div></details>`);
+        }
+      } catch {
+        out.push(`<p class="note">${esc(mpath)} is not readable JSON.</p>`);
+      }
+    } else {
+      out.push(`<p class="note">The prepared dataset's manifest is not on this machine${dataDir ? ` (looked in ${esc(dataDir)})` : ''}; the figures above come from the result files.</p>`);
+    }
+    out.push(`</article>`);
+    const hw = [...new Set(rs.map((r) => JSON.stringify(r.hardware)))].map((s) => JSON.parse(s) as ResultFile['hardware']);
+    out.push(`<article class="card"><h3>Hardware</h3>`);
+    for (const h of hw) {
+      const who = rs.filter((r) => JSON.stringify(r.hardware) === JSON.stringify(h)).map((r) => r.participant);
+      out.push(`<dl class="facts"><dt>CPU</dt><dd>${esc(h.cpu)}</dd><dt>cores</dt><dd>${esc(h.cores)}</dd><dt>memory</dt><dd>${esc(fmtBytes(h.memory_bytes))}</dd><dt>OS</dt><dd>${esc(h.os)}</dd><dt>node</dt><dd>${esc(h.node)}</dd><dt>results</dt><dd>${esc(who.join(', '))}</dd></dl>`);
+    }
+    out.push(`</article></div></div>`);
+  }
+  out.push(`</section>`);
+  return out.join('\n');
+}
+
+// ---------- the script ----------
+
+let scriptCache: Promise<string> | null = null;
+
+/** The page script: app.ts with Observable Plot and frontier.ts, bundled into one IIFE. */
+export function pageScript(): Promise<string> {
+  scriptCache ??= build({
+    entryPoints: [APP_ENTRY],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    minify: true,
+    write: false,
+    legalComments: 'eof',
+    logLevel: 'silent',
+  }).then((r) => {
+    const js = r.outputFiles[0].text;
+    // Inline in <script>: make sure nothing in the bundle can close or comment out the tag.
+    return js.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+  });
+  return scriptCache;
+}
+
+// ---------- the page ----------
+
+export async function renderPage(results: ResultFile[], opts: PageOptions = {}): Promise<string> {
+  const cells = deriveCells(results);
+  const datasets = [...new Set(results.map((r) => r.dataset.name))].sort();
+  const participants: PageData['participants'] = {};
+  const groups: PageData['groups'] = {};
+  for (const ds of datasets) {
+    participants[ds] = participantOrder(results, ds);
+    groups[ds] = sortGroups(results.filter((r) => r.dataset.name === ds).flatMap((r) => r.groups.map((g) => g.key)));
+  }
+  const series: PageSeries[] = results.flatMap((r) =>
+    r.groups.map((g) => ({
+      dataset: r.dataset.name,
+      participant: r.participant,
+      origin: r.origin,
+      group: g.key,
+      filter: g.filter,
+      k: g.k,
+      status: g.status,
+      reason: g.reason,
+      points: g.points.map((p) => ({
+        ladder_index: p.ladder_index,
+        knobs: p.knobs,
+        view: p.view,
+        clients: p.clients,
+        queries: p.queries,
+        recall: p.recall,
+        recall_strict: p.recall_strict,
+        recall_threshold: p.recall_threshold,
+        short_results: p.short_results,
+        low_recall_share: p.low_recall_share,
+        qps: p.qps,
+        latency_ms: p.latency_ms,
+        flags: p.flags,
+      })),
+    })),
+  );
+  const notRecorded: PageData['notRecorded'] = {};
+  for (const r of results) {
+    const imp = r.extra?.import;
+    if (isRecord(imp) && Array.isArray(imp.not_recorded)) notRecorded[`${r.dataset.name}|${r.participant}`] = imp.not_recorded.map(String);
+  }
+  const extraCurves: ExtraCurve[] = [];
+  const general = generalSection(results, datasets, extraCurves);
+  const data: PageData = { datasets, participants, groups, series, cells, notRecorded, extraCurves };
+
+  const ks = [...new Set(results.flatMap((r) => r.groups.map((g) => g.k)))].sort((a, b) => a - b);
+  const filters = [...new Set(sortGroups(results.flatMap((r) => r.groups.map((g) => g.key))).map((g) => g.split('/')[0]))];
+  const option = (v: string, label: string, selected = false) => `<option value="${esc(v)}"${selected ? ' selected' : ''}>${esc(label)}</option>`;
+  const generated = (opts.generated ?? new Date()).toISOString();
+  const imported = results.filter((r) => r.origin === 'imported').length;
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>vecbench results</title>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<header class="top"><h1>vecbench results</h1><p>${esc(`${results.length} result file(s)${imported ? ` (${imported} imported from other harnesses)` : ''}, ${datasets.length} dataset(s); page written ${generated}. Every number here is derived from the stored measured points.`)}</p></header>
+<nav class="controls" aria-label="selectors">
+<label>dataset <select id="sel-dataset">${datasets.map((d, i) => option(d, d, i === 0)).join('')}</select></label>
+<label>k <select id="sel-k">${option('all', 'all')}${ks.map((k, i) => option(String(k), String(k), i === 0)).join('')}</select></label>
+<label>filter <select id="sel-filter">${option('all', 'all')}${filters.map((f) => option(f, f)).join('')}</select></label>
+<label>curve <select id="sel-curve">${option('qps', 'throughput: QPS', true)}${option('p50', 'latency: p50')}${option('p99', 'latency: p99')}</select></label>
+<a href="#curves">curves</a><a href="#tables">tables</a><a href="#general">load &amp; resources</a><a href="#participants">participants</a><a href="#dataset">dataset</a>
+</nav>
+<main>
+<section class="part" id="curves"><h2>Recall vs throughput</h2>
+<p class="note">One chart per group (filter, k). Dots are measured points (hollow: imported from another harness); the line is each participant's Pareto frontier; × marks the table's readings. QPS is on a log axis. Hover a point for its knobs, recall readings, latency and flags.</p>
+<div id="charts"><p class="empty">The charts need JavaScript.</p></div>
+</section>
+${tablesSection(results, cells, datasets)}
+${general}
+${participantsSection(results, datasets, opts.participantsDir ?? DEFAULT_PARTICIPANTS_DIR)}
+${datasetSection(results, datasets, opts.dataDir)}
+</main>
+<footer>vecbench — charts drawn with Observable Plot, bundled into this page.</footer>
+<script type="application/json" id="vb-data">${jsonForScript(data)}</script>
+<script>${await pageScript()}</script>
+</body>
+</html>
+`;
+}
+
+/** Reads every result file under outDir and writes pageDir/index.html; returns its path. */
+export async function writePage(outDir: string, pageDir: string, opts: PageOptions = {}): Promise<string> {
+  const results = readAllResults(outDir);
+  if (results.length === 0) throw new UserError(`no result files in ${outDir}; run vecbench run first (or pass --out DIR)`);
+  const html = await renderPage(results, opts);
+  mkdirSync(pageDir, { recursive: true });
+  const path = join(resolve(pageDir), 'index.html');
+  writeFileAtomic(path, html);
+  return path;
+}

@@ -1,0 +1,245 @@
+/// <reference lib="dom" />
+// The results page's script, bundled by esbuild into one IIFE at report time (html.ts) and
+// inlined in the page, so the page needs no network when it is viewed. It draws the
+// recall-vs-QPS curves with Observable Plot and applies the dataset / k / filter selectors.
+// The frontier it draws comes from src/metrics/frontier.ts, the same code the table's
+// cells were read with; the table itself is static HTML written from deriveCells and is
+// only shown or hidden here, never recomputed.
+import * as Plot from '@observablehq/plot';
+import { paretoFrontier, type Better, type CurvePoint } from '../../metrics/frontier.ts';
+import type { PageData, PagePoint, PageSeries } from './types.ts';
+
+type Curve = 'qps' | 'p50' | 'p99';
+
+interface Datum extends PagePoint {
+  participant: string;
+  origin: 'measured' | 'imported';
+  y: number;
+  knobText: string;
+}
+
+const PALETTE = ['#4e79a7', '#f28e2c', '#e15759', '#76b7b2', '#59a14f', '#edc949', '#af7aa1', '#ff9da7', '#9c755f', '#7f7f7f', '#1f3b73', '#b35806'];
+
+const data: PageData = JSON.parse(document.getElementById('vb-data')!.textContent ?? '{}') as PageData;
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T | null;
+const selDataset = $<HTMLSelectElement>('sel-dataset');
+const selK = $<HTMLSelectElement>('sel-k');
+const selFilter = $<HTMLSelectElement>('sel-filter');
+const selCurve = $<HTMLSelectElement>('sel-curve');
+const chartsEl = $<HTMLDivElement>('charts');
+
+function state() {
+  return {
+    dataset: selDataset?.value ?? data.datasets[0],
+    k: selK?.value ?? 'all',
+    filter: selFilter?.value ?? 'all',
+    curve: (selCurve?.value ?? 'qps') as Curve,
+  };
+}
+
+function knobText(knobs: Record<string, number | string>): string {
+  const entries = Object.entries(knobs);
+  return entries.length === 0 ? '(none)' : entries.map(([k, v]) => `${k}=${v}`).join(', ');
+}
+
+const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toPrecision(digits)) : 'n/a');
+
+function el(tag: string, cls?: string, text?: string): HTMLElement {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function colorOf(dataset: string): (p: string) => string {
+  const names = (data.participants[dataset] ?? []).map((p) => p.name);
+  return (p) => PALETTE[Math.max(0, names.indexOf(p)) % PALETTE.length];
+}
+
+/** Shows or hides every element tagged with data-ds / data-k / data-filter. */
+function applyVisibility(s: ReturnType<typeof state>): void {
+  for (const node of Array.from(document.querySelectorAll<HTMLElement>('[data-ds],[data-k],[data-filter]'))) {
+    const ds = node.dataset.ds;
+    const k = node.dataset.k;
+    const f = node.dataset.filter;
+    const show = (ds === undefined || ds === s.dataset) && (k === undefined || s.k === 'all' || k === s.k) && (f === undefined || s.filter === 'all' || f === s.filter);
+    node.hidden = !show;
+  }
+}
+
+function curveSpec(curve: Curve): { view: 'throughput' | 'latency'; better: Better; label: string; value: (p: PagePoint) => number } {
+  if (curve === 'qps') return { view: 'throughput', better: 'higher', label: '↑ QPS (throughput view, log)', value: (p) => p.qps };
+  if (curve === 'p50') return { view: 'latency', better: 'lower', label: '↓ p50 latency, ms (1 client, log)', value: (p) => p.latency_ms.p50 };
+  return { view: 'latency', better: 'lower', label: '↓ p99 latency, ms (1 client, log)', value: (p) => p.latency_ms.p99 };
+}
+
+function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve, width: number): HTMLElement {
+  const spec = curveSpec(curve);
+  const color = colorOf(ds);
+  const all: Datum[] = [];
+  const frontiers: Datum[][] = [];
+  for (const s of series) {
+    const pts: Datum[] = s.points
+      .filter((p) => p.view === spec.view)
+      .map((p) => ({ ...p, participant: s.participant, origin: s.origin, y: spec.value(p), knobText: knobText(p.knobs) }));
+    const usable = pts.filter((p) => Number.isFinite(p.y) && p.y > 0 && Number.isFinite(p.recall));
+    all.push(...usable);
+    const curvePts: (CurvePoint & { d: Datum })[] = usable.map((d) => ({ recall: d.recall, value: d.y, knobs: d.knobs, ladderIndex: d.ladder_index, d }));
+    const front = paretoFrontier(curvePts, spec.better) as (CurvePoint & { d: Datum })[];
+    if (front.length > 0) frontiers.push(front.map((f) => f.d));
+  }
+  if (all.length === 0) {
+    const why = series.map((s) => `${s.participant}: ${s.status === 'measured' ? 'no usable points in this view' : s.status.replace('_', ' ')}`).join('; ');
+    return el('p', 'empty', `No measured points${why ? ` (${why})` : ''}.`);
+  }
+  const readings =
+    curve === 'qps'
+      ? data.cells.filter((c) => c.dataset === ds && c.group === group && c.value !== null).map((c) => ({ recall: c.target, y: c.value as number, participant: c.participant, status: c.status }))
+      : [];
+  const marks: Plot.Markish[] = [
+    Plot.ruleX([0.9, 0.95, 0.99], { stroke: '#c9ced6', strokeDasharray: '3,3' }),
+    ...frontiers.map((f) =>
+      Plot.line(f, { x: 'recall', y: 'y', stroke: color(f[0].participant), strokeWidth: 2, strokeDasharray: f[0].origin === 'imported' ? '5,4' : undefined, curve: 'linear' }),
+    ),
+    Plot.dot(readings, { x: 'recall', y: 'y', symbol: 'times', r: 5, stroke: '#222', strokeWidth: 1.5 }),
+    Plot.dot(all, {
+      x: 'recall',
+      y: 'y',
+      r: 3.5,
+      stroke: (d: Datum) => color(d.participant),
+      fill: (d: Datum) => (d.origin === 'imported' ? '#ffffff' : color(d.participant)),
+      strokeWidth: 1.5,
+      channels: {
+        participant: (d: Datum) => d.participant + (d.origin === 'imported' ? ' (imported)' : ''),
+        knobs: (d: Datum) => d.knobText,
+        'recall (tie-aware)': (d: Datum) => d.recall.toFixed(4),
+        'recall strict': (d: Datum) => (notRecorded(ds, d.participant, 'recall_strict') ? 'not recorded' : d.recall_strict.toFixed(4)),
+        'recall threshold': (d: Datum) => (notRecorded(ds, d.participant, 'recall_threshold') ? 'not recorded' : d.recall_threshold.toFixed(4)),
+        QPS: (d: Datum) => fmt(d.qps),
+        'latency p50/p95/p99 ms': (d: Datum) => `${fmt(d.latency_ms.p50)} / ${fmt(d.latency_ms.p95)} / ${fmt(d.latency_ms.p99)}`,
+        clients: (d: Datum) => String(d.clients),
+        queries: (d: Datum) => String(d.queries),
+        'short results': (d: Datum) => (notRecorded(ds, d.participant, 'short_results') ? 'not recorded' : String(d.short_results)),
+        flags: (d: Datum) => (d.flags.length ? d.flags.join(', ') : 'none'),
+      },
+      tip: { format: { x: false, y: false, stroke: false, fill: false, r: false }, fontSize: 11 },
+    }),
+  ];
+  const recalls = all.map((d) => d.recall);
+  const lo = Math.min(0.85, ...recalls);
+  const svg = Plot.plot({
+    width,
+    height: Math.max(220, Math.min(320, Math.round(width * 0.62))),
+    marginLeft: 56,
+    marginRight: 16,
+    style: { fontSize: '11px', fontFamily: 'inherit', overflow: 'visible' },
+    x: { label: 'recall@k (tie-aware) →', domain: [Math.max(0, lo - 0.01), 1.005], grid: true },
+    y: { type: 'log', label: spec.label, grid: true, nice: true },
+    marks,
+  });
+  const wrap = el('div', 'plot');
+  wrap.append(svg);
+  return wrap;
+}
+
+function notRecorded(ds: string, participant: string, field: string): boolean {
+  return (data.notRecorded[`${ds}|${participant}`] ?? []).includes(field);
+}
+
+function legend(ds: string): HTMLElement {
+  const color = colorOf(ds);
+  const box = el('div', 'legend');
+  for (const p of data.participants[ds] ?? []) {
+    const item = el('span', `legend-item${p.origin === 'imported' ? ' imported' : ''}`);
+    const sw = el('span', 'swatch');
+    sw.style.borderColor = color(p.name);
+    sw.style.background = p.origin === 'imported' ? '#fff' : color(p.name);
+    item.append(sw, document.createTextNode(p.name + (p.origin === 'imported' ? ' (imported)' : '')));
+    box.append(item);
+  }
+  const x = el('span', 'legend-item');
+  x.append(el('span', 'cross', '×'), document.createTextNode('table reading'));
+  box.append(x);
+  return box;
+}
+
+let lastWidth = 0;
+function drawCharts(): void {
+  if (!chartsEl) return;
+  const s = state();
+  chartsEl.replaceChildren();
+  chartsEl.append(legend(s.dataset));
+  const grid = el('div', 'chart-grid');
+  chartsEl.append(grid);
+  const groups = (data.groups[s.dataset] ?? []).filter((g) => {
+    const [f, k] = g.split('/');
+    return (s.k === 'all' || k === s.k) && (s.filter === 'all' || f === s.filter);
+  });
+  let drawn = 0;
+  for (const g of groups) {
+    const series = data.series.filter((x) => x.dataset === s.dataset && x.group === g);
+    if (series.every((x) => x.status === 'not_asked')) continue;
+    const card = el('figure', 'chart-card');
+    card.dataset.group = g;
+    const cap = el('figcaption', undefined, `${g.replace('/', ' · k=')}`);
+    card.append(cap);
+    grid.append(card);
+    const width = Math.max(260, Math.floor(card.clientWidth || grid.clientWidth || 360) - 2);
+    card.append(drawGroup(s.dataset, g, series, s.curve, width));
+    drawn++;
+  }
+  if (drawn === 0) grid.append(el('p', 'empty', 'No group with measured points matches the selection (groups whose filter keeps fewer than 10 x k rows are not asked).'));
+  lastWidth = chartsEl.clientWidth;
+  document.body.dataset.charts = String(drawn);
+}
+
+/** Charts of curves found in the result files' extra sections (e.g. a concurrency sweep). */
+function drawExtraCharts(): void {
+  const s = state();
+  for (const c of data.extraCurves) {
+    const host = document.querySelector<HTMLElement>(`[data-extra-chart="${c.id}"]`);
+    if (!host || c.dataset !== s.dataset) continue;
+    const color = colorOf(c.dataset);
+    const width = Math.max(260, Math.floor(host.clientWidth || 360));
+    const marks: Plot.Markish[] = [];
+    for (const sr of c.series) {
+      const pts = sr.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x);
+      if (pts.length === 0) continue;
+      marks.push(Plot.line(pts, { x: 'x', y: 'y', stroke: color(sr.participant), strokeWidth: 2, strokeDasharray: sr.origin === 'imported' ? '5,4' : undefined }));
+      marks.push(Plot.dot(pts, { x: 'x', y: 'y', r: 3, fill: color(sr.participant), tip: true, title: (p: { x: number; y: number }) => `${sr.participant}\n${c.x} = ${p.x}\n${c.y} = ${fmt(p.y)}` }));
+    }
+    host.replaceChildren(
+      Plot.plot({
+        width,
+        height: 220,
+        marginLeft: 56,
+        style: { fontSize: '11px', fontFamily: 'inherit' },
+        x: { type: c.logX ? 'log' : 'linear', label: `${c.x} →`, grid: true },
+        y: { label: c.y, grid: true },
+        marks,
+      }),
+    );
+  }
+}
+
+function update(): void {
+  applyVisibility(state());
+  drawCharts();
+  drawExtraCharts();
+}
+
+for (const box of Array.from(document.querySelectorAll<HTMLInputElement>('input.toggle-not-asked'))) {
+  box.addEventListener('change', () => box.closest('.ds-block')?.querySelector('table.cells')?.classList.toggle('show-not-asked', box.checked));
+}
+
+for (const sel of [selDataset, selK, selFilter, selCurve]) sel?.addEventListener('change', update);
+let timer: ReturnType<typeof setTimeout> | undefined;
+window.addEventListener('resize', () => {
+  clearTimeout(timer);
+  timer = setTimeout(() => {
+    if (chartsEl && Math.abs(chartsEl.clientWidth - lastWidth) > 8) drawCharts();
+  }, 150);
+});
+update();
+document.body.dataset.ready = '1';

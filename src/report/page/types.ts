@@ -1,0 +1,59 @@
+// The data the results page carries for its curves: the stored points, as they are in the
+// result files, grouped per (dataset, participant, group). Shared by src/report/html.ts
+// (which writes it into the page) and src/report/page/app.ts (which draws it). Type-only:
+// nothing here runs in either place.
+import type { DerivedCell } from '../cells.ts';
+
+export interface PagePoint {
+  ladder_index: number;
+  knobs: Record<string, number | string>;
+  view: 'latency' | 'throughput';
+  clients: number;
+  queries: number;
+  recall: number;
+  recall_strict: number;
+  recall_threshold: number;
+  short_results: number;
+  low_recall_share: number;
+  qps: number;
+  latency_ms: { mean: number; p50: number; p95: number; p99: number; p999: number; max: number };
+  flags: string[];
+}
+
+export interface PageSeries {
+  dataset: string;
+  participant: string;
+  origin: 'measured' | 'imported';
+  group: string;
+  filter: string;
+  k: number;
+  status: string;
+  reason?: string;
+  points: PagePoint[];
+}
+
+export interface PageData {
+  /** Datasets in display order; the first is selected when the page opens. */
+  datasets: string[];
+  /** Per dataset, its participants in display order (fixes each one's colour). */
+  participants: Record<string, { name: string; origin: 'measured' | 'imported' }[]>;
+  /** Per dataset, its group keys in display order. */
+  groups: Record<string, string[]>;
+  series: PageSeries[];
+  /** The derived cells (src/report/cells.ts deriveCells), drawn as the table's readings. */
+  cells: DerivedCell[];
+  /** Per "dataset|participant": point fields the source did not record (imported files). */
+  notRecorded: Record<string, string[]>;
+  /** Curves found in result files' extra sections (e.g. a concurrency sweep), one chart each. */
+  extraCurves: ExtraCurve[];
+}
+
+export interface ExtraCurve {
+  /** Matches the data-extra-chart attribute of the element the chart goes into. */
+  id: string;
+  dataset: string;
+  x: string;
+  y: string;
+  logX: boolean;
+  series: { participant: string; origin: 'measured' | 'imported'; points: { x: number; y: number }[] }[];
+}

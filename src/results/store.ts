@@ -1,0 +1,53 @@
+// Reading and writing result files: validated on write and on read, written atomically.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../util/atomic.ts';
+import { UserError } from '../util/errors.ts';
+import { RESULT_FORMAT, resultSchema, type ResultFile } from './schema.ts';
+
+export function resultPath(outDir: string, dataset: string, participant: string): string {
+  return join(outDir, dataset, `${participant}.json`);
+}
+
+export function writeResult(outDir: string, result: ResultFile): string {
+  const parsed = resultSchema.safeParse(result);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`internal: result for ${result.participant} does not match the schema at ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const path = resultPath(outDir, result.dataset.name, result.participant);
+  writeJsonAtomic(path, parsed.data);
+  return path;
+}
+
+export function readResult(path: string): ResultFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new UserError(`result file ${path} is not valid JSON (${(e as Error).message.split('\n')[0]}); delete it and run again`);
+  }
+  const format = (raw as { format?: unknown })?.format;
+  if (format !== RESULT_FORMAT) {
+    throw new UserError(`result file ${path} has format ${JSON.stringify(format)}, this vecbench reads ${RESULT_FORMAT}; use a fresh --out directory or the vecbench version that wrote it`);
+  }
+  const parsed = resultSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UserError(`result file ${path} does not validate at ${issue.path.join('.')}: ${issue.message}; delete it and run again`);
+  }
+  return parsed.data;
+}
+
+/** Every result file under outDir (outDir/<dataset>/<participant>.json). */
+export function readAllResults(outDir: string): ResultFile[] {
+  if (!existsSync(outDir)) return [];
+  const out: ResultFile[] = [];
+  for (const ds of readdirSync(outDir, { withFileTypes: true })) {
+    if (!ds.isDirectory()) continue;
+    for (const f of readdirSync(join(outDir, ds.name))) {
+      if (f.endsWith('.json') && !f.startsWith('.')) out.push(readResult(join(outDir, ds.name, f)));
+    }
+  }
+  return out;
+}
