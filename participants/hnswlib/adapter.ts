@@ -1,0 +1,291 @@
+// hnswlib (through the hnswlib-node N-API binding) as a vecbench participant. An in-process,
+// in-memory HNSW graph. hnswlib builds the graph while points are added, so ingest includes
+// the build and buildIndex has nothing left to do. Filters run during the graph walk: the
+// binding calls a JS predicate for every candidate label, and only labels that pass enter the
+// result set (rejected nodes are still traversed). Searches are synchronous native calls.
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { AttrName, EngineSession, FilterExpr, Knobs, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
+import { ATTRIBUTES } from '../../src/contracts.ts';
+import { filterKey } from '../../src/datasets/groups.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+const require = createRequire(import.meta.url);
+// A CommonJS package whose exports Node's ESM loader cannot list statically.
+const hnswlib = require('hnswlib-node') as typeof import('hnswlib-node');
+type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
+
+function packageVersion(name: string): string {
+  let dir = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      const pkg = require(join(dir, 'package.json')) as { name?: string; version?: string };
+      if (pkg.name === name && pkg.version) return pkg.version;
+    } catch {
+      // no package.json in this directory
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`cannot find the package.json of ${name}`);
+    dir = up;
+  }
+}
+
+export const settingsSchema = z
+  .object({
+    /** Links per node (layer 0 keeps 2 x M). */
+    M: z.number().int().min(2).max(256).default(16),
+    /** Candidate list size while inserting. */
+    efConstruction: z.number().int().min(1).max(10_000).default(200),
+    /** Seed of the level generator (hnswlib's randomSeed). */
+    seed: z.number().int().min(0).max(2 ** 32 - 1).default(100),
+    /** Let new labels reuse the slots of deleted ones (hnswlib's allowReplaceDeleted). */
+    replaceDeleted: z.boolean().default(true),
+  })
+  .strict();
+export type HnswSettings = z.infer<typeof settingsSchema>;
+
+const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;
+type Predicate = (label: number) => boolean;
+type Columns = Record<AttrName, Int32Array>;
+
+/** FilterExpr -> a closure over the attribute columns (called once per visited label). */
+export function compileFilter(f: FilterExpr, cols: Columns): Predicate {
+  switch (f.op) {
+    case 'eq': {
+      const col = cols[f.field];
+      const v = f.value;
+      return (l) => col[l] === v;
+    }
+    case 'range': {
+      const col = cols[f.field];
+      const lo = f.gte;
+      const hi = f.lt;
+      return (l) => {
+        const x = col[l];
+        return x >= lo && x < hi;
+      };
+    }
+    case 'and': {
+      const parts = f.args.map((a) => compileFilter(a, cols));
+      if (parts.length === 0) return () => true;
+      if (parts.length === 1) return parts[0];
+      if (parts.length === 2) {
+        const [a, b] = parts;
+        return (l) => a(l) && b(l);
+      }
+      return (l) => {
+        for (const p of parts) if (!p(l)) return false;
+        return true;
+      };
+    }
+  }
+}
+
+class HnswSession implements EngineSession {
+  private index: Hnsw;
+  private readonly d: number;
+  private cols: Columns;
+  /** 1 = the label is in the graph and not deleted. */
+  private live: Uint8Array;
+  /** 1 = the label was deleted (it may still own a tombstoned slot in the graph). */
+  private deleted: Uint8Array;
+  private capacity: number;
+  private ef = 10;
+  private readonly predicates = new Map<string, Predicate>();
+
+  constructor(
+    private readonly settings: HnswSettings,
+    n: number,
+    d: number,
+    space: 'ip' | 'l2',
+    private readonly workDir: string,
+  ) {
+    this.d = d;
+    this.capacity = Math.max(1, n);
+    this.index = new hnswlib.HierarchicalNSW(space, d);
+    this.index.initIndex({
+      maxElements: this.capacity,
+      m: settings.M,
+      efConstruction: settings.efConstruction,
+      randomSeed: settings.seed,
+      allowReplaceDeleted: settings.replaceDeleted,
+    });
+    this.index.setEf(this.ef);
+    this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(this.capacity)])) as Columns;
+    this.live = new Uint8Array(this.capacity);
+    this.deleted = new Uint8Array(this.capacity);
+  }
+
+  /** Grows the JS-side columns so that `id` fits (the cached predicates hold the old arrays). */
+  private ensureRows(id: number): void {
+    if (id < this.live.length) return;
+    const size = Math.max(id + 1, Math.ceil(this.live.length * 1.5));
+    const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const b = make(size);
+      b.set(a);
+      return b;
+    };
+    for (const a of ATTRIBUTES) this.cols[a] = grow(this.cols[a], (s) => new Int32Array(s));
+    this.live = grow(this.live, (s) => new Uint8Array(s));
+    this.deleted = grow(this.deleted, (s) => new Uint8Array(s));
+    this.predicates.clear();
+  }
+
+  /** Makes room in the graph for one more element. */
+  private ensureSlot(): void {
+    if (this.index.getCurrentCount() < this.index.getMaxElements()) return;
+    this.capacity = Math.ceil(this.index.getMaxElements() * 1.25) + 16;
+    this.index.resizeIndex(this.capacity);
+  }
+
+  private row(batch: RowBatch, i: number): number[] {
+    // The binding takes a plain JS array (it checks IsArray, so a typed array is refused).
+    return Array.from(batch.vectors.subarray(i * this.d, (i + 1) * this.d));
+  }
+
+  private setAttrs(batch: RowBatch, i: number, id: number): void {
+    for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
+  }
+
+  private check(batch: RowBatch): void {
+    if (batch.vectors.length !== batch.ids.length * this.d) {
+      throw new Error(`hnswlib: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
+    }
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    this.check(batch);
+    for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
+  }
+
+  /** Adds or replaces one row. */
+  private put(batch: RowBatch, i: number): void {
+    const id = batch.ids[i];
+    this.ensureRows(id);
+    this.setAttrs(batch, i, id);
+    const vec = this.row(batch, i);
+    if (this.live[id]) {
+      // addPoint on an existing label overwrites its vector and repairs its links.
+      this.index.addPoint(vec, id);
+    } else if (this.deleted[id]) {
+      if (this.settings.replaceDeleted) {
+        // With replacement enabled hnswlib refuses addPoint on a deleted label; bring the old
+        // slot back and overwrite it, unless another label has taken that slot over since.
+        let revived = true;
+        try {
+          this.index.unmarkDelete(id);
+        } catch {
+          revived = false;
+        }
+        if (revived) {
+          this.index.addPoint(vec, id);
+        } else {
+          this.ensureSlot();
+          this.index.addPoint(vec, id, true);
+        }
+      } else {
+        // Without replacement, addPoint on a deleted label unmarks it and overwrites it.
+        this.index.addPoint(vec, id);
+      }
+    } else {
+      this.ensureSlot();
+      this.index.addPoint(vec, id, this.settings.replaceDeleted);
+    }
+    this.live[id] = 1;
+    this.deleted[id] = 0;
+  }
+
+  async buildIndex(): Promise<void> {
+    // hnswlib links every point into the graph as it is added: nothing is left to build.
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    for (const [name, value] of Object.entries(knobs)) {
+      if (name !== 'ef') throw new UserError(`hnswlib: unknown knob "${name}"; the only search knob is ef`);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+        throw new UserError(`hnswlib: knob ef must be a positive integer, got ${JSON.stringify(value)}`);
+      }
+      this.ef = value;
+      this.index.setEf(value);
+    }
+  }
+
+  private predicate(filter: FilterExpr): Predicate {
+    const key = filterKey(filter);
+    let p = this.predicates.get(key);
+    if (!p) {
+      if (this.predicates.size >= 4096) this.predicates.clear();
+      p = compileFilter(filter, this.cols);
+      this.predicates.set(key, p);
+    }
+    return p;
+  }
+
+  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+    if (this.index.getCurrentCount() === 0) return [];
+    // searchKnn throws when k exceeds the allocated capacity; it returns fewer rows when
+    // fewer are live or reachable through the filter.
+    const k = Math.min(request.k, this.index.getMaxElements());
+    const query = Array.from(request.vector);
+    const pred = request.filter === null ? null : this.predicate(request.filter);
+    const res = pred ? this.index.searchKnn(query, k, pred) : this.index.searchKnn(query, k);
+    const out: number[] = [];
+    const live = this.live;
+    for (const id of res.neighbors) {
+      // hnswlib already applied both; re-checking k labels costs nothing and guards the contract.
+      if (live[id] && (pred === null || pred(id))) out.push(id);
+    }
+    return out;
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    const f = request.filter === null ? 'no filter' : `JS predicate ${filterKey(request.filter)} applied to every label the walk visits`;
+    return `HNSW graph walk, ef=max(${this.ef}, k=${request.k}); ${f}`;
+  }
+
+  async diskBytes(): Promise<number> {
+    // In-memory engine: the size of the saved index (graph + vectors).
+    const path = join(this.workDir, 'hnswlib.index');
+    this.index.writeIndexSync(path);
+    return statSync(path).size;
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    this.check(batch);
+    for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    await this.insert(batch);
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    for (const id of ids) {
+      if (id >= this.live.length || !this.live[id]) continue;
+      this.index.markDelete(id);
+      this.live[id] = 0;
+      this.deleted[id] = 1;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.predicates.clear();
+  }
+}
+
+const participant: Participant<HnswSettings> = {
+  engine: 'hnswlib-node',
+  engineVersion: async () => packageVersion('hnswlib-node'),
+  settingsSchema,
+  filters: { fields: FILTER_FIELDS, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'during the graph walk: a JS predicate per visited label decides which labels may enter the result set',
+  concurrentSearch: false,
+  async open(ctx) {
+    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
+    return new HnswSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, space, ctx.workDir);
+  },
+};
+
+export default participant;

@@ -1,0 +1,299 @@
+// USearch (npm usearch, prebuilt N-API binding) as a vecbench participant. An in-process,
+// in-memory HNSW index. USearch links points into the graph as they are added (in parallel over
+// the batch), so ingest includes the build and buildIndex has nothing left to do. The JS API
+// has no filtered search: filters are applied after the search, over k x `expansion`
+// candidates, so a filter that keeps few of the nearest rows returns short results.
+// expansion_search is fixed when an Index is constructed and the JS API cannot change it; a new
+// value is applied by saving the index to workDir and loading it into a new Index configured
+// with that value. Searches are synchronous native calls.
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { Index, MetricKind, ScalarKind } from 'usearch';
+import type { AttrName, EngineSession, FilterExpr, Knobs, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
+import { ATTRIBUTES } from '../../src/contracts.ts';
+import { filterKey } from '../../src/datasets/groups.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+const require = createRequire(import.meta.url);
+
+function packageVersion(name: string): string {
+  // usearch's exports map does not expose package.json: walk up from the resolved entry point.
+  let dir = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      const pkg = require(join(dir, 'package.json')) as { name?: string; version?: string };
+      if (pkg.name === name && pkg.version) return pkg.version;
+    } catch {
+      // no package.json in this directory
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`cannot find the package.json of ${name}`);
+    dir = up;
+  }
+}
+
+export const settingsSchema = z
+  .object({
+    /** Links per node (HNSW M; layer 0 keeps 2 x connectivity). */
+    connectivity: z.number().int().min(2).max(256).default(16),
+    /** Candidate list size while inserting (HNSW efConstruction). */
+    expansion_add: z.number().int().min(1).max(10_000).default(128),
+    /** Candidate list size while searching, used when a ladder point does not set it. */
+    expansion_search: z.number().int().min(1).max(100_000).default(64),
+    /** Threads for add (0: all hardware threads). Searches use one thread each. */
+    threads: z.number().int().min(0).max(1024).default(0),
+  })
+  .strict();
+export type UsearchSettings = z.infer<typeof settingsSchema>;
+
+const KNOBS = ['expansion_search', 'expansion'] as const;
+type Predicate = (row: number) => boolean;
+type Columns = Record<AttrName, Int32Array>;
+
+/** FilterExpr -> a closure over the attribute columns (applied to the candidates). */
+export function compileFilter(f: FilterExpr, cols: Columns): Predicate {
+  switch (f.op) {
+    case 'eq': {
+      const col = cols[f.field];
+      const v = f.value;
+      return (r) => col[r] === v;
+    }
+    case 'range': {
+      const col = cols[f.field];
+      const lo = f.gte;
+      const hi = f.lt;
+      return (r) => {
+        const x = col[r];
+        return x >= lo && x < hi;
+      };
+    }
+    case 'and': {
+      const parts = f.args.map((a) => compileFilter(a, cols));
+      if (parts.length === 0) return () => true;
+      if (parts.length === 1) return parts[0];
+      if (parts.length === 2) {
+        const [a, b] = parts;
+        return (r) => a(r) && b(r);
+      }
+      return (r) => {
+        for (const p of parts) if (!p(r)) return false;
+        return true;
+      };
+    }
+  }
+}
+
+class UsearchSession implements EngineSession {
+  private index: Index;
+  private readonly d: number;
+  private readonly metric: MetricKind;
+  private cols: Columns;
+  /** 1 = the key is in the index (not removed). */
+  private live: Uint8Array;
+  private expansionSearch: number;
+  private expansion = 1;
+  /** The saved file matches the in-memory index. */
+  private savedClean = false;
+  private readonly path: string;
+  private readonly predicates = new Map<string, Predicate>();
+
+  constructor(
+    private readonly settings: UsearchSettings,
+    n: number,
+    d: number,
+    metric: MetricKind,
+    workDir: string,
+  ) {
+    this.d = d;
+    this.metric = metric;
+    this.expansionSearch = settings.expansion_search;
+    this.index = this.makeIndex(this.expansionSearch);
+    const rows = Math.max(1, n);
+    this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(rows)])) as Columns;
+    this.live = new Uint8Array(rows);
+    this.path = join(workDir, 'usearch.index');
+  }
+
+  private makeIndex(expansionSearch: number): Index {
+    return new Index({
+      dimensions: this.d,
+      metric: this.metric,
+      quantization: ScalarKind.F32,
+      connectivity: this.settings.connectivity,
+      expansion_add: this.settings.expansion_add,
+      expansion_search: expansionSearch,
+      multi: false,
+    });
+  }
+
+  /** Grows the JS-side columns so that `id` fits (the cached predicates hold the old arrays). */
+  private ensureRows(id: number): void {
+    if (id < this.live.length) return;
+    const size = Math.max(id + 1, Math.ceil(this.live.length * 1.5));
+    for (const a of ATTRIBUTES) {
+      const b = new Int32Array(size);
+      b.set(this.cols[a]);
+      this.cols[a] = b;
+    }
+    const l = new Uint8Array(size);
+    l.set(this.live);
+    this.live = l;
+    this.predicates.clear();
+  }
+
+  /** Adds rows whose ids are not live. Keys are BigInt; vectors are always a fresh copy (the
+   * binding is documented to have read typed arrays from the start of their buffer). */
+  private add(batch: RowBatch): void {
+    const count = batch.ids.length;
+    if (batch.vectors.length !== count * this.d) {
+      throw new Error(`usearch: batch has ${batch.vectors.length} floats for ${count} rows of d=${this.d}`);
+    }
+    if (count === 0) return;
+    for (let i = 0; i < count; i++) {
+      const id = batch.ids[i];
+      this.ensureRows(id);
+      for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
+    }
+    const keys = BigUint64Array.from(batch.ids, (id) => BigInt(id));
+    this.savedClean = false;
+    this.index.add(keys, batch.vectors.slice(), this.settings.threads);
+    for (const id of batch.ids) this.live[id] = 1;
+  }
+
+  /** The last occurrence of each id in a batch (USearch refuses a key twice in one add). */
+  private dedupe(batch: RowBatch): RowBatch {
+    const last = new Map<number, number>();
+    batch.ids.forEach((id, i) => last.set(id, i));
+    if (last.size === batch.ids.length) return batch;
+    const keep = [...last.values()].sort((a, b) => a - b);
+    const vectors = new Float32Array(keep.length * this.d);
+    keep.forEach((i, j) => vectors.set(batch.vectors.subarray(i * this.d, (i + 1) * this.d), j * this.d));
+    const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.from(keep, (i) => batch.attrs[a][i])])) as RowBatch['attrs'];
+    return { ids: Int32Array.from(keep, (i) => batch.ids[i]), vectors, attrs };
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    await this.upsert(batch);
+  }
+
+  async buildIndex(): Promise<void> {
+    // USearch links every vector into the graph during add: nothing is left to build.
+  }
+
+  /** Applies expansion_search by reloading the saved index into an Index configured with it. */
+  private reload(expansionSearch: number): void {
+    if (expansionSearch === this.expansionSearch) return;
+    if (!this.savedClean) {
+      this.index.save(this.path);
+      this.savedClean = true;
+    }
+    const next = this.makeIndex(expansionSearch);
+    next.load(this.path);
+    if (next.size() !== this.index.size()) {
+      throw new Error(`usearch: reloaded index has ${next.size()} vectors, expected ${this.index.size()}`);
+    }
+    this.index = next;
+    this.expansionSearch = expansionSearch;
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    for (const [name, value] of Object.entries(knobs)) {
+      if (!(KNOBS as readonly string[]).includes(name)) {
+        throw new UserError(`usearch: unknown knob "${name}"; the knobs are ${KNOBS.join(', ')}`);
+      }
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+        throw new UserError(`usearch: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+      }
+    }
+    this.expansion = (knobs.expansion as number | undefined) ?? 1;
+    this.reload((knobs.expansion_search as number | undefined) ?? this.settings.expansion_search);
+  }
+
+  private predicate(filter: FilterExpr): Predicate {
+    const key = filterKey(filter);
+    let p = this.predicates.get(key);
+    if (!p) {
+      if (this.predicates.size >= 4096) this.predicates.clear();
+      p = compileFilter(filter, this.cols);
+      this.predicates.set(key, p);
+    }
+    return p;
+  }
+
+  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+    const size = this.index.size();
+    if (size === 0) return [];
+    const k = request.k;
+    const pred = request.filter === null ? null : this.predicate(request.filter);
+    // Post-filter: ask for k x expansion candidates (never more than the index holds).
+    const wanted = pred === null ? Math.min(k, size) : Math.min(k * this.expansion, size);
+    // A fresh copy: never hand the binding a view into a larger buffer.
+    const m = this.index.search(request.vector.slice(), wanted, 1);
+    const out: number[] = [];
+    const live = this.live;
+    const keys = m.keys;
+    for (let i = 0; i < keys.length && out.length < k; i++) {
+      const id = Number(keys[i]);
+      if (live[id] && (pred === null || pred(id))) out.push(id);
+    }
+    return out;
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    if (request.filter === null) return `HNSW search, expansion_search=max(${this.expansionSearch}, k=${request.k})`;
+    const wanted = request.k * this.expansion;
+    return `HNSW search of ${wanted} candidates (k=${request.k} x expansion=${this.expansion}, beam max(${this.expansionSearch}, ${wanted})), then post-filter ${filterKey(request.filter)} keeping the first ${request.k}`;
+  }
+
+  async diskBytes(): Promise<number> {
+    // In-memory engine: the size of the saved index (graph + vectors).
+    if (!this.savedClean) {
+      this.index.save(this.path);
+      this.savedClean = true;
+    }
+    return statSync(this.path).size;
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    await this.upsert(batch);
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    const b = this.dedupe(batch);
+    // USearch refuses a key that is present: remove the live ones first (a removed key can be
+    // added again).
+    const present = b.ids.filter((id) => id < this.live.length && this.live[id] === 1);
+    if (present.length > 0) await this.delete(present);
+    this.add(b);
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    const gone = ids.filter((id) => id < this.live.length && this.live[id] === 1);
+    if (gone.length === 0) return;
+    this.savedClean = false;
+    this.index.remove(BigUint64Array.from(gone, (id) => BigInt(id)));
+    for (const id of gone) this.live[id] = 0;
+  }
+
+  async close(): Promise<void> {
+    this.predicates.clear();
+  }
+}
+
+const participant: Participant<UsearchSettings> = {
+  engine: 'usearch',
+  engineVersion: async () => packageVersion('usearch'),
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'post-filter: HNSW search of k x expansion candidates, then the first k that pass (short results when too few pass)',
+  concurrentSearch: false,
+  async open(ctx) {
+    // cosine: vectors are unit length after prepare, so the index ranks by inner product.
+    const metric = ctx.dataset.metric === 'l2' ? MetricKind.L2sq : MetricKind.IP;
+    return new UsearchSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, metric, ctx.workDir);
+  },
+};
+
+export default participant;
