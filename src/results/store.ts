@@ -1,6 +1,6 @@
 // Reading and writing result files: validated on write and on read, written atomically.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile } from './schema.ts';
@@ -17,6 +17,7 @@ export function writeResult(outDir: string, result: ResultFile): string {
   }
   const path = resultPath(outDir, result.dataset.name, result.participant);
   writeJsonAtomic(path, parsed.data);
+  removeStaleTemps(path);
   return path;
 }
 
@@ -50,4 +51,12 @@ export function readAllResults(outDir: string): ResultFile[] {
     }
   }
   return out;
+}
+
+/** Temp files of writes that a killed process never renamed: never read, removed here. */
+function removeStaleTemps(path: string): void {
+  const prefix = `.${basename(path)}.`;
+  for (const f of readdirSync(dirname(path))) {
+    if (f.startsWith(prefix) && f.endsWith('.tmp')) rmSync(join(dirname(path), f), { force: true });
+  }
 }

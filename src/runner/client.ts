@@ -20,6 +20,8 @@ export class HostError extends Error {
   constructor(
     message: string,
     readonly userError = false,
+    /** The request ran past its time limit (the engine was stopped). */
+    readonly timedOut = false,
   ) {
     super(message);
   }
@@ -30,6 +32,8 @@ export class HostClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: HostReply) => void; reject: (e: Error) => void }>();
   private exited: string | null = null;
+  /** Why the runner killed it (e.g. its server died), for the pending requests' error. */
+  private killReason: string | null = null;
 
   constructor(
     readonly name: string,
@@ -45,7 +49,7 @@ export class HostClient {
     this.child.on('message', (m) => this.onMessage(m as HostMessage));
     this.child.on('exit', (code, signal) => {
       live.delete(this.child);
-      this.exited = signal ? `killed by ${signal}` : `exited with code ${code}`;
+      this.exited = this.killReason ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
       for (const p of this.pending.values()) p.reject(new HostError(`participant ${name}: engine process ${this.exited}`));
       this.pending.clear();
     });
@@ -79,7 +83,7 @@ export class HostClient {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.kill();
-        reject(new HostError(`participant ${this.name}: ${req.type} took longer than ${timeoutS}s; the engine process was stopped`));
+        reject(new HostError(`participant ${this.name}: ${req.type} took longer than ${timeoutS}s; the engine process was stopped`, false, true));
       }, timeoutS * 1000);
       this.pending.set(id, {
         resolve: (r) => {
@@ -95,8 +99,11 @@ export class HostClient {
     });
   }
 
-  kill(): void {
-    if (!this.exited) this.child.kill('SIGKILL');
+  /** Kills the host; `reason` replaces "killed by SIGKILL" in the pending requests' errors. */
+  kill(reason?: string): void {
+    if (this.exited) return;
+    if (reason) this.killReason = reason;
+    this.child.kill('SIGKILL');
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FilterExpr, Knobs } from '../contracts.ts';
@@ -18,8 +18,13 @@ import { UserError } from '../util/errors.ts';
 import { makeRng } from '../util/hash.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError } from './client.ts';
+import type { ServerHandle } from '../contracts.ts';
+import type { Resources } from '../results/schema.ts';
+import { ResourceRecorder, VMTOUCH_MISSING, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
+import { reapOrphans, startServer, type StartedServer } from './server.ts';
+import { measureQuality } from '../hybrid/quality-run.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from './participants.ts';
-import type { PointReply } from './protocol.ts';
+import type { HostReply, HostRequest, PointReply } from './protocol.ts';
 
 export const VECBENCH_VERSION = '0.1.0';
 export const QUERY_SEED = 20251129;
@@ -43,6 +48,13 @@ export interface RunOptions {
   settingsFiles?: Record<string, string>;
   /** Measure again even where a complete result exists (default: resume / skip). */
   fresh?: boolean;
+  /** Cold protocol (METHOD 5): evict the engine's data files from the page cache before every
+   * group. */
+  cold?: boolean;
+  /** On a dataset with relevance labels, measure answer quality (dense, keyword, hybrid) after the groups (default true). */
+  quality?: boolean;
+  /** Results asked of each quality arm (default 100). */
+  qualityK?: number;
 }
 
 export interface AskedGroup extends GroupKey {
@@ -148,11 +160,30 @@ export function latencySummary(ms: Float64Array): ResultPoint['latency_ms'] {
 
 const VIEWS = ['latency', 'throughput'] as const;
 
+/** Queries in the between-load probe (METHOD 6: does the engine answer before its index?). */
+export const PROBE_QUERIES = 20;
+
+/** Scores the between-load probe against the exact unfiltered top 10. */
+export function scoreProbe(ds: Dataset, probe: { knobs: Knobs; k: number; queries: number[] }, got: { reply: PointReply | null; error: string | null } | undefined): NonNullable<Resources['probe']> {
+  const base = { queries: probe.queries.length, knobs: probe.knobs };
+  if (!got || got.reply === null || got.error !== null) {
+    return { ...base, answered: false, recall: null, short_results: null, latency_ms_p50: null, error: got?.error ?? 'no probe reply' };
+  }
+  const [g] = prepareGroups(ds, [{ filter: 'none', k: probe.k }]);
+  const s = summarize(scorePoint(ds, g, probe.queries, got.reply));
+  const lat = Float64Array.from(got.reply.latenciesMs).sort();
+  return { ...base, answered: true, recall: s.recall, short_results: s.shortResults, latency_ms_p50: percentile(lat, 50), error: null };
+}
+
 /** The participant's engine process, (re)started and loaded on demand: after a crash or a
  * time-out the next group gets a fresh engine, and the reload is recorded. */
 class EngineHandle {
   host: HostClient | null = null;
   private workDir: string | null = null;
+  /** The participant's server, when it has one: started before the host, stopped after it. */
+  private server: ServerHandle | null = null;
+  private serverDir: string | null = null;
+  private recorder: ResourceRecorder | null = null;
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
@@ -161,20 +192,60 @@ class EngineHandle {
     private readonly save: () => void,
   ) {}
 
+  /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
   async ready(reason: string): Promise<HostClient> {
     if (this.host && this.host.alive) return this.host;
+    try {
+      return await this.start(reason);
+    } catch (e) {
+      if (!(e instanceof HostError) || e.userError || e.timedOut) throw e;
+      log(`${this.p.name}: ${e.message}; starting the engine again`);
+      return this.start(`${reason} (after: ${e.message})`);
+    }
+  }
+
+  /** Sends a request to a ready engine; when the engine dies under it, restarts it once and
+   * sends the request again (a crash that repeats, or a time-out, is thrown). */
+  async request<T extends HostReply['type']>(req: HostRequest, timeoutS: number, onRetry?: (e: HostError) => void): Promise<Extract<HostReply, { type: T }>> {
+    for (let attempt = 0; ; attempt++) {
+      const host = await this.ready('engine restarted');
+      try {
+        return await host.request<T>(req, timeoutS);
+      } catch (e) {
+        if (!(e instanceof HostError) || e.userError || e.timedOut || attempt > 0) throw e;
+        onRetry?.(e);
+      }
+    }
+  }
+
+  private async start(reason: string): Promise<HostClient> {
     await this.stop();
     const { p, ds, opts, result } = this;
     const workRoot = join(opts.outDir, '.work');
     mkdirSync(workRoot, { recursive: true });
     this.workDir = mkdtempSync(join(workRoot, `${p.name}-`));
+    // Resources are measured on the first load of a result; reloads only time their load.
+    const firstLoad = result.load === null;
+    const res = firstLoad || !result.resources ? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host')) : result.resources;
+    this.recorder = new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    const server = await this.startServer(false);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
     this.host = host;
-    const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients }, opts.loadTimeoutS);
+    const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: server?.handle.connection }, opts.loadTimeoutS);
     result.engine_version = opened.engineVersion;
-    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, opts.loadTimeoutS);
+    if (firstLoad) {
+      this.recorder.baseline();
+      this.recorder.startBuild();
+    }
+    const probe = firstLoad ? this.probeRequest() : undefined;
+    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size, probe }, opts.loadTimeoutS);
     const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
+    if (firstLoad) {
+      this.recorder.endBuild(this.dataDir());
+      if (probe) res.probe = scoreProbe(ds, probe, loaded.probe);
+    }
+    this.recorder.startServing();
     if (result.load === null) {
       result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [] };
     } else {
@@ -185,9 +256,137 @@ class EngineHandle {
     return host;
   }
 
-  async stop(): Promise<void> {
+  /** The directory holding the engine's data: the server's, or the host's work directory. */
+  private dataDir(): string | null {
+    return this.serverDir ?? this.workDir;
+  }
+
+  /** A few unfiltered k=10 queries asked between ingest and index build (the last queries of
+   * the shuffled order, with the first knobs of the none/10 ladder). */
+  private probeRequest(): { knobs: Knobs; k: number; queries: number[] } {
+    const order = queryOrder(this.ds.nq);
+    const n = Math.min(PROBE_QUERIES, this.ds.nq);
+    return { knobs: ladderFor(this.p.settings, 'none', 10)[0] ?? {}, k: 10, queries: Array.from(order.subarray(order.length - n)) };
+  }
+
+  /** Starts the participant's server (null for an in-process engine). A server that dies while
+   * it is the current one kills the host with the reason, so the request under way fails with it
+   * and the engine is started again. */
+  private async startServer(existing: boolean): Promise<StartedServer | null> {
+    const { p, ds, opts } = this;
+    const life = p.adapter.server;
+    if (!life) return null;
+    this.serverDir = join(this.workDir!, 'server');
+    mkdirSync(this.serverDir, { recursive: true });
+    // mkdtemp made the work directory 0700; a server running as its own user must reach its dir.
+    chmodSync(this.workDir!, 0o755);
+    const started = await startServer(
+      life.start,
+      {
+        dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined },
+        settings: p.index,
+        dataDir: this.serverDir,
+        existing,
+        logFile: join(this.workDir!, 'server.log'),
+        log: (m) => log(`${p.name}: ${m}`),
+      },
+      opts.loadTimeoutS,
+    );
+    const server = started.handle;
+    this.server = server;
+    void server.waitExit().then(() => {
+      if (this.server !== server) return; // stopped on purpose
+      const why = `${p.name} server (pid ${server.pid}) died mid-run: ${server.exitReason}`;
+      log(why);
+      this.server = null;
+      this.host?.kill(why);
+    });
+    return started;
+  }
+
+  private async stopServer(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    await server?.stop();
+  }
+
+  /** Before a group's first query: the serving memory so far is recorded, and under the cold
+   * protocol the engine's data files are evicted from the page cache. */
+  async beforeGroup(key: string): Promise<void> {
+    this.recorder?.recordServing();
+    if (!this.opts.cold) return;
+    if (!haveVmtouch()) throw new UserError(`--cold needs ${VMTOUCH_MISSING}`);
+    await this.ready('engine restarted');
+    const dir = this.dataDir();
+    const res = this.result.resources;
+    if (!dir || !res) return;
+    const ev = evictPageCache(dir);
+    res.group_evictions.push({ group: key, resident_before_bytes: ev.resident_before_bytes, resident_after_bytes: ev.resident_after_bytes, drop_caches: ev.drop_caches });
+  }
+
+  /** After the measurements: records the serving memory, then measures a cold start. */
+  async finish(): Promise<void> {
+    const res = this.result.resources;
+    if (!res) return;
+    this.recorder?.stopServing();
+    if (res.cold_first_query_s === null && res.unmeasured.cold_first_query_s === undefined) {
+      try {
+        await this.coldStart(res);
+      } catch (e) {
+        if (e instanceof UserError || (e instanceof HostError && e.userError)) throw e;
+        const why = `cold start failed: ${(e as Error).message}`;
+        res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = why;
+        log(`${this.p.name}: ${why}`);
+      }
+    }
+    this.save();
+  }
+
+  /**
+   * Cold start (METHOD 6): stop the engine (its data stays), evict its data files from the page
+   * cache, start it again and time until it accepts a health check and until the first vector
+   * query returns, both from the start. A server is timed from its spawn (the host, with the
+   * dataset loaded, waits ready); an in-process engine from its reopen() in a fresh host.
+   */
+  private async coldStart(res: Resources): Promise<void> {
+    const { p, ds, opts } = this;
+    const why = !p.adapter.reopen ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())` : !haveVmtouch() ? VMTOUCH_MISSING : null;
+    if (why) {
+      res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = why;
+      return;
+    }
+    await this.ready('engine restarted');
+    const dir = this.dataDir()!;
     await this.host?.close();
     this.host = null;
+    await this.stopServer();
+    res.cold_eviction = evictPageCache(dir);
+    const host = new HostClient(p.name);
+    this.host = host;
+    await host.request<'dataset'>({ type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name }, opts.loadTimeoutS);
+    const order = queryOrder(ds.nq);
+    const query = order[order.length - 1];
+    const knobs = ladderFor(p.settings, 'none', 10)[0] ?? {};
+    const t0 = performance.now();
+    const started = await this.startServer(true);
+    const opened = await host.request<'opened'>({ type: 'open', reopen: true, participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir!, maxConcurrency: opts.clients, server: started?.handle.connection }, opts.loadTimeoutS);
+    const t1 = performance.now();
+    const first = await host.request<'point'>({ type: 'point', knobs, k: 10, queries: [query], filters: [null], clients: 1 }, opts.pointTimeoutS);
+    const t2 = performance.now();
+    if (first.reply.errors[0]) throw new Error(`the first query after the restart failed: ${first.reply.errors[0]}`);
+    if (first.reply.ids.length === 0) throw new Error('the first query after the restart returned no rows');
+    const openS = opened.openS ?? (t1 - t0) / 1000;
+    res.cold_accept_s = started ? started.acceptS : openS;
+    res.cold_first_query_s = started ? (t2 - t0) / 1000 : openS + (t2 - t1) / 1000;
+    log(`${p.name}: cold start: accepts after ${fmtSeconds(res.cold_accept_s)}, first query after ${fmtSeconds(res.cold_first_query_s)} (page cache: ${res.cold_eviction.resident_after_bytes} bytes of the data left resident)`);
+  }
+
+  async stop(): Promise<void> {
+    this.recorder?.dispose();
+    await this.host?.close();
+    this.host = null;
+    await this.stopServer();
+    this.serverDir = null;
     if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
     this.workDir = null;
   }
@@ -201,8 +400,8 @@ async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Data
   const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
   for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
   if (group.first_query_ms === undefined) {
-    const host = await engine.ready('engine restarted');
-    const explained = await host.request<'explained'>({ type: 'explain', knobs: ladder[0], query: firstQ, k: g.k, filter: g.filters[firstQ] }, opts.pointTimeoutS);
+    await engine.beforeGroup(g.key);
+    const explained = await engine.request<'explained'>({ type: 'explain', knobs: ladder[0], query: firstQ, k: g.k, filter: g.filters[firstQ] }, opts.pointTimeoutS);
     if (explained.plan !== null) group.plan = explained.plan;
     if (explained.planError) {
       group.status = 'failed';
@@ -210,7 +409,7 @@ async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Data
       group.complete = true;
       return;
     }
-    const first = await host.request<'point'>({ type: 'point', knobs: ladder[0], k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, opts.pointTimeoutS);
+    const first = await engine.request<'point'>({ type: 'point', knobs: ladder[0], k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, opts.pointTimeoutS);
     group.first_query_ms = first.reply.latenciesMs[0];
     save();
   }
@@ -222,14 +421,14 @@ async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Data
       if (have.has(`${li}/${view}`)) continue;
       const queries = Array.from({ length: to - from }, (_, i) => order[(from + i) % ds.nq]);
       const clients = view === 'latency' ? 1 : p.adapter.concurrentSearch ? opts.clients : 1;
-      const host = await engine.ready('engine restarted');
       let reply: PointReply;
       try {
-        reply = (await host.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients }, opts.pointTimeoutS)).reply;
+        const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
+        reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients }, opts.pointTimeoutS, retry)).reply;
       } catch (e) {
-        if (!(e instanceof HostError)) throw e;
-        // A point over the time limit, or an engine that died on it, is left out and listed;
-        // higher ladder points would only take longer, so the group ends here.
+        if (!(e instanceof HostError) || e.userError) throw e;
+        // A point over the time limit, or one whose engine crashed twice, is left out and
+        // listed; higher ladder points would not fare better, so the group ends here.
         group.skipped.push({ ladder_index: li, knobs, reason: e.message });
         group.complete = true;
         save();
@@ -277,6 +476,7 @@ function resumable(prev: ResultFile, next: ResultFile): boolean {
     prev.dataset.hash === next.dataset.hash &&
     prev.run.query_seed === next.run.query_seed &&
     prev.run.clients === next.run.clients &&
+    (prev.run.protocol ?? 'warm') === (next.run.protocol ?? 'warm') &&
     JSON.stringify(prev.settings) === JSON.stringify(next.settings)
   );
 }
@@ -293,7 +493,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes },
     filter_strategy: p.adapter.filterStrategy,
     hardware: hardware(),
-    run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false, resumed: 0 },
+    run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false, resumed: 0, protocol: opts.cold ? 'cold' : 'warm' },
     load: null,
     groups: [],
     extra: {},
@@ -319,6 +519,9 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     result.run.updated = new Date().toISOString();
     writeResult(opts.outDir, result);
   };
+  // Engine data left by a killed run of this participant is of no use to a new engine.
+  const workRoot = join(opts.outDir, '.work');
+  if (existsSync(workRoot)) for (const f of readdirSync(workRoot)) if (f.startsWith(`${p.name}-`)) rmSync(join(workRoot, f), { recursive: true, force: true });
   const engine = new EngineHandle(p, ds, opts, result, save);
   const order = queryOrder(ds.nq);
   try {
@@ -353,6 +556,17 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
       save();
     }
     progress.done();
+    if (ds.labels && opts.quality !== false && result.extra.quality === undefined) {
+      try {
+        result.extra.quality = await measureQuality(() => engine.ready('engine restarted'), p, ds, opts);
+      } catch (e) {
+        if (!(e instanceof HostError) || e.userError) throw e;
+        result.extra.quality = { format: 'vecbench-quality/1', status: 'failed', reason: e.message, k: opts.qualityK ?? 100, queries: 0, labels: '', keyword: null, fusion: null, oracle: null, points: [], unsupported: [] };
+        log(`${p.name}: answer quality failed: ${e.message}`);
+      }
+      save();
+    }
+    await engine.finish();
     result.run.complete = true;
     save();
   } finally {
@@ -362,6 +576,8 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
 }
 
 export async function run(opts: RunOptions): Promise<ResultFile[]> {
+  // Servers left by a run that was killed before it could stop them.
+  for (const r of reapOrphans()) log(`stopped ${r.name} server (pid ${r.pid}) left by a killed run`);
   const participants: LoadedParticipant[] = [];
   for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name]));
   const ds = await prepareDataset(opts.dataDir, opts.dataset);

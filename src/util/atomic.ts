@@ -19,6 +19,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     throw e;
   }
   closeSync(fd);
+  faultPoint();
   renameSync(tmp, path);
   const dfd = openSync(dir, 'r');
   try {
@@ -30,4 +31,12 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
 
 export function writeJsonAtomic(path: string, value: unknown): void {
   writeFileAtomic(path, JSON.stringify(value, null, 1) + '\n');
+}
+
+let writes = 0;
+/** Fault injection for the crash tests: VECBENCH_FAULT_WRITE=N makes the process SIGKILL
+ * itself during its Nth atomic write, after the temp file is written and before the rename. */
+function faultPoint(): void {
+  const n = Number(process.env.VECBENCH_FAULT_WRITE ?? 0);
+  if (n > 0 && ++writes === n) process.kill(process.pid, 'SIGKILL');
 }

@@ -1,0 +1,131 @@
+// Crash tests (issue 7): SIGKILL vecbench at seeded random moments during load and
+// measurement, in the middle of result writes, and kill the engine process under it; resume
+// each time; the final result files must equal an uninterrupted run's (same points, same
+// queries per point, same recall; timings aside), with nothing lost or measured twice.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { mulberry32 } from '../src/metrics/stats.ts';
+import { resultSchema } from '../src/results/schema.ts';
+
+const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'vecbench-fault-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const data = join(dir, 'data');
+const settings = join(dir, 'hnswlib.json');
+writeFileSync(
+  settings,
+  JSON.stringify({ index: { M: 12, efConstruction: 100 }, ladders: [{ k: [10], knobs: { ef: [10, 20, 40, 80] } }, { knobs: { ef: [100, 200] } }], batch_size: 500 }),
+);
+const args = (out: string) => ['run', '--dataset', 'synthetic-3000', '--participants', 'exact,hnswlib', '--settings', `hnswlib=${settings}`, '--out', out, '--clients', '4'];
+const env = (extra: Record<string, string> = {}) => ({ ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data, ...extra });
+
+function runToEnd(out: string): void {
+  const r = spawnSync(process.execPath, [BIN, ...args(out)], { env: env(), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+/** Every result file present must be whole and valid, whatever moment the kill hit. */
+function checkFilesWhole(out: string): void {
+  const ds = join(out, 'synthetic-3000');
+  if (!existsSync(ds)) return;
+  for (const f of readdirSync(ds)) {
+    if (f.startsWith('.')) continue;
+    resultSchema.parse(JSON.parse(readFileSync(join(ds, f), 'utf8')));
+  }
+}
+
+function childPids(pid: number): number[] {
+  const r = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter(Boolean).map(Number);
+}
+
+type Kill = { kind: 'runner'; afterMs: number } | { kind: 'write'; nth: number } | { kind: 'engine'; afterMs: number };
+
+/** Starts a run and applies one kill; resolves when the run process has ended. */
+function runWithKill(out: string, kill: Kill): Promise<{ code: number | null; signal: string | null; killed: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args(out)], { env: env(kill.kind === 'write' ? { VECBENCH_FAULT_WRITE: String(kill.nth) } : {}), stdio: 'ignore' });
+    let killed = kill.kind === 'write';
+    let timer: NodeJS.Timeout | undefined;
+    if (kill.kind === 'runner') {
+      timer = setTimeout(() => {
+        killed = child.kill('SIGKILL');
+      }, kill.afterMs);
+    } else if (kill.kind === 'engine') {
+      // The engine host is the runner's node child (forked with an IPC channel); from the
+      // chosen moment on, kill it as soon as one is running.
+      const tryKill = () => {
+        for (const pid of childPids(child.pid!)) {
+          try {
+            process.kill(pid, 'SIGKILL');
+            killed = true;
+          } catch {
+            // already gone
+          }
+        }
+        if (!killed) timer = setTimeout(tryKill, 50);
+      };
+      timer = setTimeout(tryKill, kill.afterMs);
+    }
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, killed });
+    });
+  });
+}
+
+const identity = (r: ReturnType<typeof resultSchema.parse>) =>
+  r.groups.map((g) => ({
+    key: g.key,
+    status: g.status,
+    skipped: g.skipped.length,
+    points: g.points.map((p) => ({ li: p.ladder_index, view: p.view, slice: p.query_slice, queries: p.queries, clients: p.clients, recall: p.recall, strict: p.recall_strict, short: p.short_results })),
+  }));
+
+test('SIGKILL at 20+ points across load, measurement and writing loses and duplicates nothing', { timeout: 1_500_000 }, async () => {
+  const clean = join(dir, 'clean');
+  runToEnd(clean);
+  const expected = Object.fromEntries(['exact', 'hnswlib'].map((p) => [p, identity(resultSchema.parse(JSON.parse(readFileSync(join(clean, 'synthetic-3000', `${p}.json`), 'utf8'))))]));
+  const rng = mulberry32(7);
+  const kinds = ['runner', 'write', 'engine'] as const;
+  const hits = { runner: 0, write: 0, engine: 0 };
+  // Crash sequences: each starts from nothing and is interrupted again and again, resuming
+  // every time, until a run gets through; then it must equal the uninterrupted run.
+  for (let seq = 0; hits.runner + hits.write + hits.engine < 21 && seq < 12; seq++) {
+    const crashed = join(dir, `crashed-${seq}`);
+    for (let i = 0; i < 8; i++) {
+      const kind = kinds[Math.floor(rng() * 3)];
+      const kill: Kill =
+        kind === 'write' ? { kind, nth: 1 + Math.floor(rng() * 40) } : { kind, afterMs: (kind === 'engine' ? 1500 : 700) + Math.floor(rng() * 5000) };
+      const r = await runWithKill(crashed, kill);
+      checkFilesWhole(crashed);
+      if (kill.kind === 'engine') {
+        // An engine killed under the runner is restarted by it: the run itself succeeds.
+        assert.equal(r.code, 0, 'the runner survives a killed engine');
+        if (r.killed) hits.engine++;
+        else break;
+      } else if (r.signal === 'SIGKILL') {
+        hits[kill.kind]++;
+      } else {
+        assert.equal(r.code, 0);
+        break;
+      }
+    }
+    runToEnd(crashed);
+    for (const p of ['exact', 'hnswlib']) {
+      const b = resultSchema.parse(JSON.parse(readFileSync(join(crashed, 'synthetic-3000', `${p}.json`), 'utf8')));
+      assert.equal(b.run.complete, true);
+      assert.deepEqual(identity(b), expected[p], `${p}: the resumed result of sequence ${seq} equals the uninterrupted one`);
+    }
+    const stale = readdirSync(join(crashed, 'synthetic-3000')).filter((f) => f.endsWith('.tmp'));
+    assert.deepEqual(stale, [], 'no temp files left behind');
+  }
+  const total = hits.runner + hits.write + hits.engine;
+  assert.ok(total >= 20 && hits.runner > 0 && hits.write > 0 && hits.engine > 0, `kills that hit: ${JSON.stringify(hits)}`);
+  process.stdout.write(`# kills survived: ${JSON.stringify(hits)}\n`);
+});
