@@ -10,6 +10,8 @@
 //   Content-Security-Policy forbids any fetch).
 // - Everything that came from a result file or a participant's README is escaped here, or
 //   set as text by the script.
+// esbuild is pinned to the version tsx depends on (0.28.2), so one copy serves both and the
+// bundled page script is built by the same compiler that runs the sources.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -211,10 +213,16 @@ function flatten(v: unknown, path: string, into: Flat, depth = 0): void {
   into.leaves.set(path, isRecord(v) ? JSON.stringify(v) : v);
 }
 
+/** METHOD 6 figures, where the result file carries them as its own top-level section. */
+function topResources(r: ResultFile): Record<string, unknown> | null {
+  const v = (r as unknown as { resources?: unknown }).resources;
+  return isRecord(v) ? v : null;
+}
+
 const X_KEYS = ['concurrency', 'clients', 'in_flight', 'inflight', 'threads', 'target_rate', 'rate', 'arrival_rate', 'target_qps', 'offered_qps', 'writes_per_s', 'k'];
 
 const KNOWN_SECTIONS: [string, string][] = [
-  ['resources', 'Memory (anon / file, build / serving) and cold start'],
+  ['resources', 'Memory (anon / file, build / serving), disk and cold start'],
   ['concurrency', 'Concurrency sweep'],
   ['open_loop', 'Open-loop latency'],
   ['churn', 'Live churn'],
@@ -247,6 +255,7 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     out.push(`</tbody></table></div>`);
 
     const present = new Set(rs.flatMap((r) => Object.keys(r.extra ?? {})).filter((k) => !NOT_GENERAL.has(k)));
+    if (rs.some((r) => topResources(r) !== null)) present.add('resources');
     const sections: [string, string][] = [...KNOWN_SECTIONS, ...[...present].filter((k) => !KNOWN_SECTIONS.some(([s]) => s === k)).sort().map((k): [string, string] => [k, k])];
     const absent: string[] = [];
     for (const [key, label] of sections) {
@@ -255,17 +264,32 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
         continue;
       }
       out.push(`<h3>${esc(label)}</h3>`);
-      const flats = rs.map((r) => {
+      // Why a figure is missing, where the section says so (resources' `unmeasured`).
+      const whyNot = rs.map((): Record<string, string> => ({}));
+      const flats = rs.map((r, i) => {
         const f: Flat = { leaves: new Map(), arrays: new Map() };
-        if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
+        const top = key === 'resources' ? topResources(r) : null;
+        if (top) {
+          const { unmeasured, ...rest } = top;
+          if (isRecord(unmeasured)) for (const [k, v] of Object.entries(unmeasured)) whyNot[i][k] = String(v);
+          flatten(rest, '', f);
+        } else if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
         return f;
       });
+      const leafCell = (f: Flat, i: number, path: string) => {
+        const last = path.split('.').pop() ?? path;
+        const v = f.leaves.get(path);
+        if (v === null || v === undefined) {
+          const why = whyNot[i][path] ?? whyNot[i][last];
+          return why ? `<span class="nm">not measured: ${esc(why)}</span>` : nm;
+        }
+        return fmtLeaf(last, v);
+      };
       const leafPaths = [...new Set(flats.flatMap((f) => [...f.leaves.keys()]))];
       if (leafPaths.length > 0) {
         out.push(`<div class="scroll"><table><thead><tr><th></th>${parts.map((p) => `<th>${esc(p.name)}</th>`).join('')}</tr></thead><tbody>`);
         for (const path of leafPaths) {
-          const last = path.split('.').pop() ?? path;
-          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f) => `<td>${f.leaves.has(path) ? fmtLeaf(last, f.leaves.get(path)) : nm}</td>`).join('')}</tr>`);
+          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f, i) => `<td>${leafCell(f, i, path)}</td>`).join('')}</tr>`);
         }
         out.push(`</tbody></table></div>`);
       }
@@ -376,8 +400,8 @@ function participantsSection(results: ResultFile[], datasets: string[], particip
       fact('filters', esc(r.filter_strategy));
       if (r.settings.notes) fact('notes', esc(r.settings.notes));
       if (r.settings.batch_size !== undefined) fact('batch size', esc(r.settings.batch_size));
-      fact('hardware', esc(`${r.hardware.cpu}, ${r.hardware.cores} cores, ${fmtBytes(r.hardware.memory_bytes)} memory, ${r.hardware.os}, node ${r.hardware.node}`));
-      fact('run', esc(`vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, ${r.run.clients} clients, query seed ${r.run.query_seed}`));
+      fact('hardware', esc(hardwareText(r.hardware)));
+      fact('run', esc(`vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, ${r.run.clients} clients, query seed ${r.run.query_seed}, ${(r.run as { protocol?: string }).protocol ?? 'warm'} protocol`));
       out.push(`</dl>`);
       out.push(`<h4>Index settings</h4><pre>${pretty(r.settings.index)}</pre>`);
       if (r.settings.ladders.length) out.push(`<details><summary>knob ladders</summary><pre>${pretty(r.settings.ladders)}</pre></details>`);
@@ -385,10 +409,16 @@ function participantsSection(results: ResultFile[], datasets: string[], particip
       if (failed.length) out.push(`<h4>Failed groups</h4><ul>${failed.map((g) => `<li>${esc(g.key)}: ${esc(g.reason ?? 'no reason recorded')}</li>`).join('')}</ul>`);
       const skipped = r.groups.flatMap((g) => g.skipped.map((s) => `${g.key} ${JSON.stringify(s.knobs)}: ${s.reason}`));
       if (skipped.length) out.push(`<h4>Points left out</h4><ul>${skipped.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
-      if (imp) out.push(`<h4>Imported from</h4><pre>${pretty(imp)}</pre>`);
+      if (imp) {
+        const runs = isRecord(imp.runs) ? Object.keys(imp.runs).length : 0;
+        const head = [imp.harness, imp.file, runs ? `${runs} run file(s)` : null, typeof imp.note === 'string' ? imp.note : null].filter((x) => typeof x === 'string' && x);
+        out.push(`<h4>Imported</h4><p class="note">${esc(head.join(' — '))}</p><details><summary>what the source file recorded</summary><pre>${pretty(imp)}</pre></details>`);
+      }
       const readme = join(participantsDir, r.participant, 'README.md');
       if (r.origin === 'measured' && existsSync(readme)) {
-        out.push(`<details open><summary>facts from its README</summary><div class="readme">${miniMarkdown(readFileSync(readme, 'utf8'))}</div></details>`);
+        // Short READMEs are shown open; long ones fold so the cards stay side by side.
+        const md = readFileSync(readme, 'utf8');
+        out.push(`<details${md.length <= 1500 ? ' open' : ''}><summary>facts from its README (participants/${esc(r.participant)}/README.md)</summary><div class="readme">${miniMarkdown(md)}</div></details>`);
       } else if (r.origin === 'measured') {
         out.push(`<p class="note">No README.md in participants/${esc(r.participant)}.</p>`);
       }
@@ -398,6 +428,19 @@ function participantsSection(results: ResultFile[], datasets: string[], particip
   }
   out.push(`</section>`);
   return out.join('\n');
+}
+
+/** Hardware in one line, saying "not recorded" for what an imported source left out. */
+function hardwareText(h: ResultFile['hardware']): string {
+  const known = (v: string) => v !== '' && !v.startsWith('not recorded');
+  const parts = [
+    known(h.cpu) ? h.cpu : 'CPU not recorded',
+    h.cores > 0 ? `${h.cores} cores` : 'cores not recorded',
+    h.memory_bytes > 0 ? `${fmtBytes(h.memory_bytes)} memory` : 'memory not recorded',
+  ];
+  if (known(h.os)) parts.push(h.os);
+  if (known(h.node)) parts.push(`node ${h.node}`);
+  return parts.join(', ');
 }
 
 function datasetSection(results: ResultFile[], datasets: string[], dataDir: string | undefined): string {
@@ -441,7 +484,7 @@ function datasetSection(results: ResultFile[], datasets: string[], dataDir: stri
     out.push(`<article class="card"><h3>Hardware</h3>`);
     for (const h of hw) {
       const who = rs.filter((r) => JSON.stringify(r.hardware) === JSON.stringify(h)).map((r) => r.participant);
-      out.push(`<dl class="facts"><dt>CPU</dt><dd>${esc(h.cpu)}</dd><dt>cores</dt><dd>${esc(h.cores)}</dd><dt>memory</dt><dd>${esc(fmtBytes(h.memory_bytes))}</dd><dt>OS</dt><dd>${esc(h.os)}</dd><dt>node</dt><dd>${esc(h.node)}</dd><dt>results</dt><dd>${esc(who.join(', '))}</dd></dl>`);
+      out.push(`<dl class="facts"><dt>machine</dt><dd>${esc(hardwareText(h))}</dd><dt>results</dt><dd>${esc(who.join(', '))}</dd></dl>`);
     }
     out.push(`</article></div></div>`);
   }

@@ -13,7 +13,7 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { groupOrder } from '../cells.ts';
-import { RESULT_FORMAT, type ResultFile, type ResultGroup, type ResultPoint } from '../../results/schema.ts';
+import { RESULT_FORMAT, resultSchema, type ResultFile, type ResultPoint } from '../../results/schema.ts';
 import { UserError } from '../../util/errors.ts';
 import { importedName, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
 
@@ -79,7 +79,7 @@ export function looksLikeVectorBench(raw: unknown): boolean {
 }
 
 /** Our status for one of VectorBench's. */
-function mapStatus(s: string | undefined, hasPoints: boolean): { status: ResultGroup['status']; reason?: string } {
+function mapStatus(s: string | undefined, hasPoints: boolean): { status: ResultFile['groups'][number]['status']; reason?: string } {
   const v = (s ?? '').toLowerCase().replace(/[\s-]+/g, '_');
   if (v === '' || ['measured', 'ok', 'done', 'complete', 'completed', 'success'].includes(v)) return { status: hasPoints || v !== '' ? 'measured' : 'failed', reason: hasPoints || v !== '' ? undefined : 'no status and no points in the imported file' };
   if (['not_asked', 'skipped_selectivity', 'too_selective'].includes(v)) return { status: 'not_asked' };
@@ -138,8 +138,15 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
 
   // Dataset: ours when known, else what the file says.
   const fileDs = typeof f.dataset === 'string' ? { name: f.dataset } : (f.dataset as Record<string, unknown> & { name: string });
-  const dsNum = (k: string) => (typeof fileDs[k as keyof typeof fileDs] === 'number' ? (fileDs[k as keyof typeof fileDs] as number) : 0);
-  const dsStr = (k: string) => (typeof fileDs[k as keyof typeof fileDs] === 'string' ? (fileDs[k as keyof typeof fileDs] as string) : NOT_RECORDED);
+  const dsField = (k: string): unknown => (fileDs as Record<string, unknown>)[k];
+  const dsNum = (k: string) => {
+    const v = dsField(k);
+    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+  };
+  const dsStr = (k: string) => {
+    const v = dsField(k);
+    return typeof v === 'string' ? v : NOT_RECORDED;
+  };
   const dataset: DatasetInfo = opts.dataset ?? { name: fileDs.name, n: Math.round(dsNum('n')), d: Math.round(dsNum('d')), nq: Math.round(dsNum('nq')), metric: dsStr('metric'), hash: dsStr('hash') };
 
   // One vecbench group per (filter, k).
@@ -154,7 +161,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
   const startup: Record<string, unknown> = {};
   const tails: { group: string; view: string; ladder_index: number; exact: boolean; tail: unknown }[] = [];
   let maxClients = 1;
-  const groups: ResultGroup[] = [];
+  const groups: z.input<typeof resultSchema>['groups'] = [];
   for (const [key, { filter, k, parts }] of byKey) {
     const points: ResultPoint[] = [];
     // Exact-search points follow the ANN ladder so ladder indices stay distinct per view.
@@ -216,7 +223,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
   const extraFields = Object.fromEntries(
     Object.entries(f).filter(([k]) => !['participant', 'name', 'system', 'version', 'dataset', 'hardware', 'index', 'groups'].includes(k)),
   );
-  return {
+  return resultSchema.parse({
     format: RESULT_FORMAT,
     participant: importedName(displayName, VECTORBENCH),
     engine: f.system,
@@ -248,5 +255,5 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
         not_recorded: [...notRecorded].sort(),
       },
     },
-  };
+  } satisfies z.input<typeof resultSchema>);
 }

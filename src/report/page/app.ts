@@ -95,7 +95,11 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
   }
   const readings =
     curve === 'qps'
-      ? data.cells.filter((c) => c.dataset === ds && c.group === group && c.value !== null).map((c) => ({ recall: c.target, y: c.value as number, participant: c.participant, status: c.status }))
+      ? // Readings at the target itself; an 'above' cell is the value of a point at a higher
+        // recall, which its own dot already shows.
+        data.cells
+          .filter((c) => c.dataset === ds && c.group === group && c.value !== null && (c.status === 'point' || c.status === 'interpolated'))
+          .map((c) => ({ recall: c.target, y: c.value as number, participant: c.participant, status: c.status }))
       : [];
   const marks: Plot.Markish[] = [
     Plot.ruleX([0.9, 0.95, 0.99], { stroke: '#c9ced6', strokeDasharray: '3,3' }),
@@ -123,7 +127,7 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
         'short results': (d: Datum) => (notRecorded(ds, d.participant, 'short_results') ? 'not recorded' : String(d.short_results)),
         flags: (d: Datum) => (d.flags.length ? d.flags.join(', ') : 'none'),
       },
-      tip: { format: { x: false, y: false, stroke: false, fill: false, r: false }, fontSize: 11 },
+      tip: { format: { x: false, y: false, stroke: false, fill: false, r: false }, fontSize: 11, lineWidth: 40 },
     }),
   ];
   const recalls = all.map((d) => d.recall);
@@ -159,7 +163,7 @@ function legend(ds: string): HTMLElement {
     box.append(item);
   }
   const x = el('span', 'legend-item');
-  x.append(el('span', 'cross', '×'), document.createTextNode('table reading'));
+  x.append(el('span', 'cross', '×'), document.createTextNode('table reading at the target'));
   box.append(x);
   return box;
 }

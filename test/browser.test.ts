@@ -1,0 +1,199 @@
+// The results page in a real browser: Debian's chromium, driven headless by playwright-core.
+// Results come from the real command line (`vecbench run`, then `vecbench import` of a
+// VectorBench JSON and ann-benchmarks HDF5 files written here), the page from
+// `vecbench report --html`. Checked: it loads with no console error, no request leaves the
+// page and no dialog opens (hostile strings sit in engine-controlled fields); every table
+// number equals `vecbench report --json`; switching a selector changes the curves; a point
+// can be hovered; it fits a phone's width. Screenshots go to test-artifacts/.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+// playwright-core is pinned (1.65.1): it drives the system chromium over CDP and never
+// downloads a browser; a newer one may expect protocol features Debian's chromium lacks.
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { loadDataset } from '../src/datasets/layout.ts';
+import { fmtQps, type DerivedCell } from '../src/report/cells.ts';
+import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
+
+/** Debian's chromium (CI installs it in .ci/run); VECBENCH_CHROMIUM points elsewhere. */
+const CHROMIUM = process.env.VECBENCH_CHROMIUM ?? '/usr/bin/chromium';
+/** As root and on a closed network: no sandbox, and no background connections to refuse. */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+const DS = 'synthetic-3000';
+
+const dir = mkdtempSync(join(tmpdir(), 'vecbench-browser-'));
+const data = join(dir, 'data');
+const out = join(dir, 'results');
+const files = join(dir, 'files');
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function vecbench(...args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 900_000 });
+  assert.equal(r.status, 0, `vecbench ${args.join(' ')} failed:\n${r.stderr}`);
+  return r.stdout;
+}
+
+interface PageCell {
+  dataset: string;
+  participant: string;
+  group: string;
+  target: number;
+  status: string;
+  value: string;
+  lead: string;
+  text: string;
+}
+
+let browser: Browser | undefined;
+let page: Page;
+let pagePath = '';
+let cells: DerivedCell[] = [];
+const consoleErrors: string[] = [];
+const dialogs: string[] = [];
+const requests: string[] = [];
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium; run: apt-get install chromium (CI's .ci/run installs it)`);
+  }
+  // Our own results, through the real command line; `run` ends by writing the page.
+  const ran = vecbench('run', '--dataset', DS, '--participants', 'exact,hnswlib', '--out', out, '--clients', '4');
+  const printed = /^page: (.+index\.html)$/m.exec(ran);
+  assert.ok(printed, `run printed no page path:\n${ran}`);
+  assert.ok(existsSync(printed[1]), printed[1]);
+  assert.equal(printed[1], join(out, 'report', 'index.html'));
+
+  // Published results of other harnesses, imported beside them.
+  mkdirSync(files, { recursive: true });
+  const ds = await loadDataset(data, DS, { verify: false });
+  const ab = await writeAnnBenchmarksFixtures(files, ds, naiveTopK(ds, 10));
+  const vb = writeJson(join(files, 'qdrant.json'), vectorBenchFixture(DS));
+  vecbench('import', vb, ...ab, '--out', out, '--dataset', DS);
+
+  const reported = vecbench('report', '--out', out, '--html', join(dir, 'page'));
+  pagePath = /^page: (.+)$/m.exec(reported)![1];
+  cells = (JSON.parse(vecbench('report', '--out', out, '--json')) as { cells: DerivedCell[] }).cells;
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(pathToFileURL(pagePath).href);
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+const captions = () => page.$$eval('#charts figure.chart-card figcaption', (els) => els.map((e) => e.textContent ?? ''));
+
+describe('the results page in chromium', () => {
+  test('loads with no console error, no dialog and no request leaving the page; curves drawn', async () => {
+    assert.deepEqual(consoleErrors, []);
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:')), []);
+    const drawn = await page.$$eval('#charts figure.chart-card svg', (els) => els.length);
+    assert.ok(drawn >= 3, `${drawn} charts`);
+    // Every participant has dots on the none/10 chart; imported ones are hollow.
+    const none10 = page.locator('#charts figure.chart-card[data-group="none/10"]');
+    assert.ok((await none10.locator('circle').count()) >= 4 + 5 + 2);
+    assert.match((await page.locator('.legend').textContent()) ?? '', /fakeann@ann-benchmarks \(imported\).*qdrant-default@vectorbench \(imported\)/);
+  });
+
+  test('engine-provided strings are shown as text, never run', async () => {
+    const scripts = await page.$$eval('script', (els) => els.map((e) => ({ type: e.getAttribute('type'), text: e.textContent ?? '' })));
+    assert.equal(scripts.length, 2);
+    assert.ok(!scripts.some((s) => s.text.trim() === 'alert(1)'));
+    const version = await page.locator('dd', { hasText: '1.12.0' }).first().textContent();
+    assert.equal(version, `1.12.0 ${HOSTILE}`);
+  });
+
+  test("every table number equals vecbench report --json", async () => {
+    const shown: PageCell[] = await page.$$eval('td.cell', (els) =>
+      els.map((e) => ({
+        dataset: e.closest('table')?.getAttribute('data-dataset') ?? '',
+        participant: e.getAttribute('data-participant') ?? '',
+        group: e.getAttribute('data-group') ?? '',
+        target: Number(e.getAttribute('data-target')),
+        status: e.getAttribute('data-status') ?? '',
+        value: e.getAttribute('data-value') ?? '',
+        lead: e.getAttribute('data-lead') ?? '',
+        text: (e.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      })),
+    );
+    const real = shown.filter((c) => c.status !== 'missing');
+    assert.equal(real.length, cells.length, 'one table cell per derived cell');
+    for (const c of cells) {
+      const s = real.find((x) => x.dataset === c.dataset && x.participant === c.participant && x.group === c.group && x.target === c.target);
+      assert.ok(s, `no table cell for ${c.participant} ${c.group} ${c.target}`);
+      assert.equal(s.status, c.status, `${c.participant} ${c.group} ${c.target}`);
+      assert.equal(s.value === '' ? null : Number(s.value), c.value, `${c.participant} ${c.group} ${c.target} value`);
+      assert.equal(s.lead === '' ? null : Number(s.lead), c.lead, `${c.participant} ${c.group} ${c.target} lead`);
+      if (c.value !== null) assert.ok(s.text.startsWith(fmtQps(c.value)) && s.text.endsWith(`×${c.lead!.toFixed(2)}`), s.text);
+      if (c.status === 'not_reached') assert.equal(s.text, `max ${c.max_recall!.toFixed(2)}`);
+    }
+    // The imported files are in the table with cells the rule derived.
+    assert.ok(cells.some((c) => c.participant === 'fakeann@ann-benchmarks' && c.status === 'interpolated'));
+    assert.ok(cells.some((c) => c.participant === 'qdrant-default@vectorbench' && c.status === 'unsupported'));
+  });
+
+  test('a point can be hovered: its knobs, recall readings, latency and flags', async () => {
+    const dot = page.locator('#charts figure.chart-card[data-group="none/10"] circle').last();
+    const box = (await dot.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const tip = page.locator('#charts [aria-label="tip"]').first();
+    await tip.waitFor({ timeout: 5000 });
+    const text = (await tip.textContent()) ?? '';
+    for (const label of ['knobs', 'recall (tie-aware)', 'recall strict', 'QPS', 'latency p50/p95/p99 ms', 'flags']) assert.ok(text.includes(label), `tip lacks ${label}: ${text}`);
+    await page.mouse.move(5, 5);
+  });
+
+  test('switching a selector changes the curves and the table rows', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
+
+    const k10 = await captions();
+    assert.ok(k10.every((c) => c.endsWith('k=10')) && k10.includes('none · k=10'), String(k10));
+    await page.selectOption('#sel-k', '100');
+    const k100 = await captions();
+    assert.deepEqual(k100, ['none · k=100']);
+    const rowsK = await page.$$eval('table.cells tbody tr', (rows) => [...new Set(rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.getAttribute('data-k')))]);
+    assert.deepEqual(rowsK, ['100']);
+
+    await page.selectOption('#sel-k', '10');
+    await page.selectOption('#sel-filter', 'cat10');
+    assert.deepEqual(await captions(), ['cat10 · k=10']);
+
+    const before = await page.locator('#charts svg').first().innerHTML();
+    await page.selectOption('#sel-curve', 'p99');
+    const after = await page.locator('#charts svg').first().innerHTML();
+    assert.notEqual(after, before);
+    assert.match((await page.locator('#charts svg').first().textContent()) ?? '', /p99 latency/);
+    await page.selectOption('#sel-curve', 'qps');
+    await page.selectOption('#sel-filter', 'all');
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  test('readable on a narrow screen: nothing wider than the viewport', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(400);
+    const { scroll, inner } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+    assert.ok(scroll <= inner + 1, `page is ${scroll}px wide in a ${inner}px viewport`);
+    await page.screenshot({ path: join(ARTIFACTS, 'report-narrow.png'), fullPage: true });
+    assert.deepEqual(consoleErrors, []);
+  });
+});
