@@ -1,9 +1,10 @@
 // npm run bench:groundtruth [-- --n 200000 --d 768 --nq 1000 --k 100]
 // Times the native exact top-k (src/groundtruth/exact.ts) against numpy's blocked sgemm on the same
 // deterministic data (metric ip, 2 threads each) and checks that they agree on the ids.
-// VECBENCH_PYTHON picks the python interpreter (default python3).
+// VECBENCH_PYTHON picks the python interpreter (default: Debian's /usr/bin/python3 with
+// python3-numpy, the reference the project compares against; else python3 on PATH).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +68,7 @@ try {
   const nativeS = (performance.now() - t0) / 1000;
 
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'groundtruth_numpy.py');
-  const python = process.env.VECBENCH_PYTHON ?? 'python3';
+  const python = process.env.VECBENCH_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
   const py = spawnSync(python, [script, dir, String(n), String(d), String(nq), String(k)], {
     encoding: 'utf8',
     env: { ...process.env, OPENBLAS_NUM_THREADS: String(THREADS), OMP_NUM_THREADS: String(THREADS) },
