@@ -5,32 +5,19 @@
 // result set (rejected nodes are still traversed). Searches are synchronous native calls.
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { AttrName, EngineSession, FilterExpr, Knobs, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { filterKey } from '../../src/datasets/groups.ts';
 import { UserError } from '../../src/util/errors.ts';
+import { compileFilter, packageVersion, type RowPredicate } from '../../src/adapters/kit.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package whose exports Node's ESM loader cannot list statically.
 const hnswlib = require('hnswlib-node') as typeof import('hnswlib-node');
 type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
 
-function packageVersion(name: string): string {
-  let dir = dirname(require.resolve(name));
-  for (;;) {
-    try {
-      const pkg = require(join(dir, 'package.json')) as { name?: string; version?: string };
-      if (pkg.name === name && pkg.version) return pkg.version;
-    } catch {
-      // no package.json in this directory
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`cannot find the package.json of ${name}`);
-    dir = up;
-  }
-}
 
 export const settingsSchema = z
   .object({
@@ -47,41 +34,9 @@ export const settingsSchema = z
 export type HnswSettings = z.infer<typeof settingsSchema>;
 
 const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;
-type Predicate = (label: number) => boolean;
+type Predicate = RowPredicate;
 type Columns = Record<AttrName, Int32Array>;
 
-/** FilterExpr -> a closure over the attribute columns (called once per visited label). */
-export function compileFilter(f: FilterExpr, cols: Columns): Predicate {
-  switch (f.op) {
-    case 'eq': {
-      const col = cols[f.field];
-      const v = f.value;
-      return (l) => col[l] === v;
-    }
-    case 'range': {
-      const col = cols[f.field];
-      const lo = f.gte;
-      const hi = f.lt;
-      return (l) => {
-        const x = col[l];
-        return x >= lo && x < hi;
-      };
-    }
-    case 'and': {
-      const parts = f.args.map((a) => compileFilter(a, cols));
-      if (parts.length === 0) return () => true;
-      if (parts.length === 1) return parts[0];
-      if (parts.length === 2) {
-        const [a, b] = parts;
-        return (l) => a(l) && b(l);
-      }
-      return (l) => {
-        for (const p of parts) if (!p(l)) return false;
-        return true;
-      };
-    }
-  }
-}
 
 class HnswSession implements EngineSession {
   private index: Hnsw;

@@ -7,32 +7,16 @@
 // value is applied by saving the index to workDir and loading it into a new Index configured
 // with that value. Searches are synchronous native calls.
 import { statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { AttrName, EngineSession, FilterExpr, Knobs, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { filterKey } from '../../src/datasets/groups.ts';
 import { UserError } from '../../src/util/errors.ts';
+import { compileFilter, packageVersion, type RowPredicate } from '../../src/adapters/kit.ts';
 
-const require = createRequire(import.meta.url);
 
-function packageVersion(name: string): string {
-  // usearch's exports map does not expose package.json: walk up from the resolved entry point.
-  let dir = dirname(require.resolve(name));
-  for (;;) {
-    try {
-      const pkg = require(join(dir, 'package.json')) as { name?: string; version?: string };
-      if (pkg.name === name && pkg.version) return pkg.version;
-    } catch {
-      // no package.json in this directory
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`cannot find the package.json of ${name}`);
-    dir = up;
-  }
-}
 
 export const settingsSchema = z
   .object({
@@ -49,41 +33,9 @@ export const settingsSchema = z
 export type UsearchSettings = z.infer<typeof settingsSchema>;
 
 const KNOBS = ['expansion_search', 'expansion'] as const;
-type Predicate = (row: number) => boolean;
+type Predicate = RowPredicate;
 type Columns = Record<AttrName, Int32Array>;
 
-/** FilterExpr -> a closure over the attribute columns (applied to the candidates). */
-export function compileFilter(f: FilterExpr, cols: Columns): Predicate {
-  switch (f.op) {
-    case 'eq': {
-      const col = cols[f.field];
-      const v = f.value;
-      return (r) => col[r] === v;
-    }
-    case 'range': {
-      const col = cols[f.field];
-      const lo = f.gte;
-      const hi = f.lt;
-      return (r) => {
-        const x = col[r];
-        return x >= lo && x < hi;
-      };
-    }
-    case 'and': {
-      const parts = f.args.map((a) => compileFilter(a, cols));
-      if (parts.length === 0) return () => true;
-      if (parts.length === 1) return parts[0];
-      if (parts.length === 2) {
-        const [a, b] = parts;
-        return (r) => a(r) && b(r);
-      }
-      return (r) => {
-        for (const p of parts) if (!p(r)) return false;
-        return true;
-      };
-    }
-  }
-}
 
 class UsearchSession implements EngineSession {
   private index: Index;

@@ -1,0 +1,319 @@
+// LanceDB (embedded, @lancedb/lancedb) as a vecbench participant. The table lives in the run's
+// workDir; rows carry an explicit Arrow schema so the attribute columns are Int32 (JS numbers
+// would otherwise become Float64 and a Bitmap index on them fails). The vector index and the
+// scalar indexes on the attribute columns are built after ingest; searches are async native
+// calls (tokio threads), so several can overlap.
+import { readdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { z } from 'zod';
+import * as lancedb from '@lancedb/lancedb';
+import type { AttrName, EngineSession, FilterExpr, Knobs, Metric, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
+import { ATTRIBUTES } from '../../src/contracts.ts';
+import { UserError } from '../../src/util/errors.ts';
+import { packageVersion } from '../../src/adapters/kit.ts';
+
+const require = createRequire(import.meta.url);
+// LanceDB's own code loads apache-arrow through require(); the ESM build of apache-arrow is a
+// different module instance whose Table fails LanceDB's `instanceof` checks, so this adapter
+// uses the CommonJS instance too.
+const arrow = require('apache-arrow') as typeof import('apache-arrow');
+
+
+const INDEX_TYPES = ['IVF_HNSW_SQ', 'IVF_HNSW_PQ', 'IVF_FLAT', 'IVF_PQ', 'IVF_RQ', 'NONE'] as const;
+const positiveInt = z.number().int().positive();
+
+export const settingsSchema = z
+  .object({
+    /** Vector index type. IVF_HNSW_* build one HNSW graph per IVF partition; NONE = flat scan. */
+    index_type: z.enum(INDEX_TYPES).default('IVF_FLAT'),
+    /** IVF partitions; absent: 1 for IVF_HNSW_* (one graph), round(sqrt(n)) (LanceDB's default) for the IVF_* types. */
+    num_partitions: positiveInt.optional(),
+    /** IVF_* types: partitions = round(n / rows_per_partition) instead (ignored when
+     * num_partitions is given). Scales the partition count with the table. */
+    rows_per_partition: positiveInt.optional(),
+    /** HNSW: neighbours per node. */
+    m: positiveInt.default(20),
+    /** HNSW: candidate list size while building. */
+    ef_construction: positiveInt.default(300),
+    /** PQ: sub-vectors (absent: LanceDB's default, d/16 or d/8). */
+    num_sub_vectors: positiveInt.optional(),
+    /** PQ / RQ: bits per code (absent: LanceDB's default, 8 for PQ, 1 for RQ). */
+    num_bits: positiveInt.optional(),
+    /** IVF k-means: training vectors per partition. */
+    sample_rate: positiveInt.default(256),
+    /** IVF k-means: iterations. */
+    max_iterations: positiveInt.default(50),
+    /** Distance type the engine uses for metric ip / cosine (vectors are unit length, so dot,
+     * cosine and l2 rank alike). auto: cosine for the SQ index types (LanceDB 0.31's SQ dot
+     * distance drops the quantizer's offset and ranks wrongly), dot otherwise. */
+    ip_distance: z.enum(['auto', 'dot', 'cosine', 'l2']).default('auto'),
+    /** Scalar indexes on the attribute columns (BITMAP for categories, BTREE for num and id). */
+    scalar_indexes: z.boolean().default(true),
+    /** Compact the ingest batches' fragments into one before the index is built. */
+    compact_before_index: z.boolean().default(true),
+  })
+  .strict();
+export type LanceSettings = z.infer<typeof settingsSchema>;
+
+/** Columns indexed with BITMAP (low cardinality) and BTREE (many distinct values). */
+const BITMAP_COLUMNS: readonly AttrName[] = ['cat10', 'cat100', 'cat1000', 'cluster', 'lang'];
+const BTREE_COLUMNS: readonly string[] = ['num', 'id'];
+const TABLE = 'vectors';
+const KNOB_NAMES = ['nprobes', 'max_nprobes', 'refine_factor', 'ef'] as const;
+type LanceKnobs = Record<(typeof KNOB_NAMES)[number], number | null>;
+const NO_KNOBS: LanceKnobs = { nprobes: null, max_nprobes: null, refine_factor: null, ef: null };
+
+type Distance = 'dot' | 'cosine' | 'l2';
+
+function distanceFor(metric: Metric, s: LanceSettings): Distance {
+  if (metric === 'l2') return 'l2';
+  // ip / cosine: vectors are unit length after prepare, so inner product is the ranking.
+  if (s.ip_distance !== 'auto') return s.ip_distance;
+  return s.index_type === 'IVF_HNSW_SQ' ? 'cosine' : 'dot';
+}
+
+/** For ip with a distance other than dot the ranking is only the same on unit vectors. */
+function checkUnitLength(batch: RowBatch, d: number): void {
+  const v = batch.vectors;
+  for (let r = 0; r < batch.ids.length; r++) {
+    let s = 0;
+    for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
+    if (Math.abs(s - 1) > 1e-3) {
+      throw new UserError(`lancedb: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`);
+    }
+  }
+}
+
+/** FilterExpr -> LanceDB SQL predicate (DataFusion dialect). */
+export function toSql(f: FilterExpr): string {
+  switch (f.op) {
+    case 'eq':
+      return `${f.field} = ${Math.trunc(f.value)}`;
+    case 'range':
+      return `${f.field} >= ${Math.trunc(f.gte)} AND ${f.field} < ${Math.trunc(f.lt)}`;
+    case 'and':
+      return f.args.map((a) => `(${toSql(a)})`).join(' AND ');
+  }
+}
+
+function makeSchema(d: number) {
+  const int = (name: string) => new arrow.Field(name, new arrow.Int32(), false);
+  return new arrow.Schema([
+    int('id'),
+    new arrow.Field('vector', new arrow.FixedSizeList(d, new arrow.Field('item', new arrow.Float32(), true)), false),
+    ...ATTRIBUTES.map(int),
+  ]);
+}
+
+function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: RowBatch) {
+  const m = batch.ids.length;
+  if (batch.vectors.length !== m * d) throw new Error(`lancedb: batch has ${batch.vectors.length} floats for ${m} rows of d=${d}`);
+  const int = (data: Int32Array) => arrow.makeData({ type: new arrow.Int32(), length: m, data, nullCount: 0 });
+  const floats = arrow.makeData({ type: new arrow.Float32(), length: m * d, data: batch.vectors, nullCount: 0 });
+  const vectors = arrow.makeData({ type: schema.fields[1].type, length: m, child: floats, nullCount: 0 });
+  const children = [int(batch.ids), vectors, ...ATTRIBUTES.map((a) => int(batch.attrs[a]))];
+  const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: m, children, nullCount: 0 });
+  return new arrow.Table(schema, [new arrow.RecordBatch(schema, struct)]);
+}
+
+function ivfPartitions(s: LanceSettings, n: number): number {
+  if (s.num_partitions !== undefined) return s.num_partitions;
+  if (s.index_type.startsWith('IVF_HNSW')) return 1;
+  return Math.max(1, Math.round(s.rows_per_partition !== undefined ? n / s.rows_per_partition : Math.sqrt(n)));
+}
+
+function vectorIndexConfig(s: LanceSettings, n: number, distanceType: Distance): lancedb.Index | null {
+  const ivf = {
+    distanceType,
+    numPartitions: ivfPartitions(s, n),
+    sampleRate: s.sample_rate,
+    maxIterations: s.max_iterations,
+  };
+  const hnsw = { ...ivf, m: s.m, efConstruction: s.ef_construction };
+  const pq = { ...(s.num_sub_vectors !== undefined ? { numSubVectors: s.num_sub_vectors } : {}), ...(s.num_bits !== undefined ? { numBits: s.num_bits } : {}) };
+  switch (s.index_type) {
+    case 'IVF_HNSW_SQ':
+      return lancedb.Index.hnswSq(hnsw);
+    case 'IVF_HNSW_PQ':
+      return lancedb.Index.hnswPq({ ...hnsw, ...(s.num_sub_vectors !== undefined ? { numSubVectors: s.num_sub_vectors } : {}) });
+    case 'IVF_FLAT':
+      return lancedb.Index.ivfFlat(ivf);
+    case 'IVF_PQ':
+      return lancedb.Index.ivfPq({ ...ivf, ...pq });
+    case 'IVF_RQ':
+      return lancedb.Index.ivfRq({ ...ivf, ...(s.num_bits !== undefined ? { numBits: s.num_bits } : {}) });
+    case 'NONE':
+      return null;
+  }
+}
+
+async function treeBytes(path: string): Promise<number> {
+  let total = 0;
+  let entries;
+  try {
+    entries = await readdir(path, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(path, e.name);
+    if (e.isDirectory()) total += await treeBytes(p);
+    else if (e.isFile()) total += (await stat(p)).size;
+  }
+  return total;
+}
+
+const participant: Participant<LanceSettings> = {
+  engine: 'LanceDB',
+  engineVersion: async () => packageVersion('@lancedb/lancedb'),
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'prefilter: the SQL predicate is evaluated first (scalar BITMAP/BTREE indexes), its row set masks the ANN search',
+  concurrentSearch: true,
+
+  async open(ctx) {
+    const s = ctx.settings;
+    const { d, metric } = ctx.dataset;
+    const distanceType = distanceFor(metric, s);
+    const mustBeUnit = metric === 'ip' && distanceType !== 'dot';
+    const schema = makeSchema(d);
+    const db = await lancedb.connect(ctx.workDir);
+    let table: lancedb.Table | null = null;
+    let vectorIndexed = false;
+    let knobs: LanceKnobs = { ...NO_KNOBS };
+
+    const need = (): lancedb.Table => {
+      if (!table) throw new Error('lancedb: no rows ingested yet');
+      return table;
+    };
+
+    const write = async (batch: RowBatch): Promise<void> => {
+      if (batch.ids.length === 0) return;
+      if (mustBeUnit) checkUnitLength(batch, d);
+      const data = toArrowTable(schema, d, batch);
+      if (!table) table = await db.createTable(TABLE, data, { mode: 'create', schema });
+      else await table.add(data);
+    };
+
+    const query = (req: SearchRequest) => {
+      let q = need().query().nearestTo(req.vector).distanceType(distanceType).limit(req.k);
+      // nprobes sets both LanceDB's minimum and maximum; max_nprobes then raises the maximum
+      // (0 = none), letting LanceDB probe further partitions when it judges the first ones
+      // did not yield enough (see the README: not used by the default ladders).
+      if (knobs.nprobes !== null) q = q.nprobes(knobs.nprobes);
+      if (knobs.max_nprobes !== null) q = q.maximumNprobes(knobs.max_nprobes);
+      if (knobs.refine_factor !== null && knobs.refine_factor > 0) q = q.refineFactor(knobs.refine_factor);
+      // LanceDB's HNSW refuses ef < k, where k is limit x refine_factor when refining; a ladder
+      // value below that is raised to it (LanceDB's own default ef is 1.5 x that k).
+      const refine = knobs.refine_factor !== null && knobs.refine_factor > 0 ? knobs.refine_factor : 1;
+      if (knobs.ef !== null) q = q.ef(Math.max(knobs.ef, req.k * refine));
+      if (req.filter) q = q.where(toSql(req.filter)); // prefilter is the default
+      // Selecting _distance explicitly avoids a warning per query on stderr.
+      return q.select(['id', '_distance']);
+    };
+
+    const session: EngineSession = {
+      async ingest(batch) {
+        await write(batch);
+      },
+
+      async buildIndex() {
+        const t = need();
+        // One fragment instead of one per ingest batch; the pre-compaction files are pruned so
+        // diskBytes counts the live table only.
+        if (s.compact_before_index) await t.optimize({ cleanupOlderThan: new Date() });
+        const n = await t.countRows();
+        const config = vectorIndexConfig(s, n, distanceType);
+        if (config) {
+          ctx.log(`vector index ${s.index_type}, ${ivfPartitions(s, n)} partition(s), distance ${distanceType}, ${n} rows`);
+          await t.createIndex('vector', { config, replace: true });
+          vectorIndexed = true;
+        }
+        if (s.scalar_indexes) {
+          for (const c of BITMAP_COLUMNS) await t.createIndex(c, { config: lancedb.Index.bitmap(), replace: true });
+          for (const c of BTREE_COLUMNS) await t.createIndex(c, { config: lancedb.Index.btree(), replace: true });
+        }
+        const pending = (await t.listIndices()).filter((i) => (i.numUnindexedRows ?? 0) > 0).map((i) => i.name);
+        if (pending.length > 0) ctx.log(`indexes with unindexed rows after build: ${pending.join(', ')}`);
+      },
+
+      async setKnobs(k: Knobs) {
+        const next: LanceKnobs = { ...NO_KNOBS };
+        for (const [name, value] of Object.entries(k)) {
+          if (!(KNOB_NAMES as readonly string[]).includes(name)) {
+            throw new UserError(`lancedb: unknown knob "${name}"; knobs are ${KNOB_NAMES.join(', ')}`);
+          }
+          if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (name !== 'refine_factor' && name !== 'max_nprobes' && value < 1)) {
+            throw new UserError(`lancedb: knob ${name} must be a positive integer (refine_factor 0 = no refine, max_nprobes 0 = no maximum), got ${JSON.stringify(value)}`);
+          }
+          next[name as keyof LanceKnobs] = value;
+        }
+        knobs = next;
+      },
+
+      async search(req) {
+        const result = await query(req).toArrow();
+        const ids = result.getChild('id');
+        if (!ids) return new Int32Array(0);
+        const out = ids.toArray() as Int32Array;
+        return out.length > req.k ? out.subarray(0, req.k) : out;
+      },
+
+      async explain(req) {
+        return query(req).explainPlan(true);
+      },
+
+      checkPlan(plan, req) {
+        // LanceDB silently falls back to a flat KNN scan when the query cannot use the vector
+        // index (e.g. a distance type other than the index's).
+        if (vectorIndexed && !/ANNIvfPartition|ANNSubIndex/.test(plan)) {
+          throw new Error('lancedb: the plan does not use the vector index (flat KNN scan)');
+        }
+        if (req.filter && s.scalar_indexes && !/ScalarIndexQuery/.test(plan)) {
+          throw new Error('lancedb: the filtered plan does not evaluate the predicate with a scalar index');
+        }
+      },
+
+      async diskBytes() {
+        return treeBytes(join(ctx.workDir, `${TABLE}.lance`));
+      },
+
+      async insert(batch) {
+        await write(batch);
+      },
+
+      async upsert(batch) {
+        if (batch.ids.length === 0) return;
+        if (!table) return write(batch);
+        if (mustBeUnit) checkUnitLength(batch, d);
+        await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, d, batch));
+      },
+
+      async delete(ids) {
+        const t = need();
+        // One delete per chunk keeps the SQL short; every chunk is a new table version.
+        const chunk = 5000;
+        for (let from = 0; from < ids.length; from += chunk) {
+          const list = Array.from(ids.subarray(from, Math.min(ids.length, from + chunk))).join(',');
+          await t.delete(`id IN (${list})`);
+        }
+      },
+
+      async compact() {
+        // optimize() = compaction of small fragments + removal of deleted rows + adding the new
+        // rows to the existing indexes (as delta segments); old versions are pruned now.
+        await need().optimize({ cleanupOlderThan: new Date() });
+      },
+
+      async close() {
+        table?.close();
+        table = null;
+        db.close();
+      },
+    };
+    return session;
+  },
+};
+
+export default participant;

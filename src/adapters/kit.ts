@@ -1,0 +1,60 @@
+// Small helpers shared by participant adapters (participants/*/adapter.ts). Nothing here names
+// an engine: it is what several adapters need, written once.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { AttrName, FilterExpr } from '../contracts.ts';
+
+const require = createRequire(import.meta.url);
+
+/** The installed version of an npm package, read from its package.json. Walks up from the
+ * resolved entry point because some packages' exports maps hide package.json. */
+export function packageVersion(name: string): string {
+  let dir = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      const pkg = require(join(dir, 'package.json')) as { name?: string; version?: string };
+      if (pkg.name === name && pkg.version) return pkg.version;
+    } catch {
+      // no package.json in this directory
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`cannot find the package.json of ${name}`);
+    dir = up;
+  }
+}
+
+export type RowPredicate = (row: number) => boolean;
+
+/** A FilterExpr as a closure over attribute columns indexed by row (or label), for engines
+ * that take a predicate or are post-filtered in the adapter. */
+export function compileFilter(f: FilterExpr, cols: Record<AttrName, Int32Array>): RowPredicate {
+  switch (f.op) {
+    case 'eq': {
+      const col = cols[f.field];
+      const v = f.value;
+      return (r) => col[r] === v;
+    }
+    case 'range': {
+      const col = cols[f.field];
+      const lo = f.gte;
+      const hi = f.lt;
+      return (r) => {
+        const x = col[r];
+        return x >= lo && x < hi;
+      };
+    }
+    case 'and': {
+      const parts = f.args.map((a) => compileFilter(a, cols));
+      if (parts.length === 0) return () => true;
+      if (parts.length === 1) return parts[0];
+      if (parts.length === 2) {
+        const [a, b] = parts;
+        return (r) => a(r) && b(r);
+      }
+      return (r) => {
+        for (const p of parts) if (!p(r)) return false;
+        return true;
+      };
+    }
+  }
+}
