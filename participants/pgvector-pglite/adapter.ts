@@ -1,0 +1,438 @@
+// pgvector in PGlite: PostgreSQL compiled to WASM, run in this process, with the pgvector
+// extension's HNSW index. Rows go in with binary COPY, the index is built after ingest, and
+// each search is one Bind/Execute/Sync round trip on a named prepared statement per
+// (k, filter shape), with the vector and the filter values bound in binary.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { z } from 'zod';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/contracts.ts';
+import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from './sql.ts';
+
+const settingsSchema = z
+  .object({
+    /** HNSW graph degree (pgvector `m`; layer 0 keeps 2 x m links). */
+    m: z.number().int().min(2).max(100).default(16),
+    /** Candidate list while building (pgvector `ef_construction`, >= 2 x m). */
+    ef_construction: z.number().int().min(4).max(1000).default(64),
+    /** Build btree indexes on the filter columns so the planner can choose an exact scan of a
+     * filter's matches instead of the HNSW walk. */
+    filter_indexes: z.boolean().default(true),
+    /** 'disk': the data directory lives in workDir (Node's file system under the WASM
+     * PostgreSQL); 'memory': Emscripten's in-memory file system. */
+    storage: z.enum(['disk', 'memory']).default('disk'),
+    /** maintenance_work_mem for the HNSW build (MB): the whole graph must fit or the build
+     * slows down (pgvector prints a notice, logged). 'auto': rows x (4 d + 600 B) x 1.25 (a
+     * 128-d row took ~1,080 B of graph at m = 16), clamped to 64..1536 (WASM32 caps PGlite's
+     * memory at 2 GB). */
+    maintenance_work_mem_mb: z.union([z.literal('auto'), z.number().int().min(16).max(1536)]).default('auto'),
+    /** Plans of filtered statements: 'custom' plans every execution with the actual filter
+     * values (the planner sees the selectivity and can pick the exact path); 'generic' plans
+     * once per statement. Unfiltered statements always use their one generic plan: nothing in
+     * them changes the plan and planning costs ~0.5 ms in WASM. */
+    filtered_plans: z.enum(['custom', 'generic']).default('custom'),
+    /** Whether the planner may answer a filtered query with a sequential scan + sort. With
+     * filter_indexes off and this off, filtered queries can only take the HNSW path (used to
+     * show the post-filter short results; not a benchmark setting). */
+    filtered_seqscan: z.boolean().default(true),
+  })
+  .strict()
+  .refine((s) => s.ef_construction >= 2 * s.m, { path: ['ef_construction'], message: 'pgvector needs ef_construction >= 2 x m' });
+
+type Settings = z.infer<typeof settingsSchema>;
+
+const ITERATIVE = ['off', 'relaxed_order', 'strict_order'] as const;
+const KNOB_DEFAULTS = { ef_search: 40, iterative_scan: 'off', max_scan_tuples: 20000, fetch_factor: 1 } as const;
+
+interface KnobState {
+  /** A number: hnsw.ef_search. 'exact': the statement bypasses the HNSW index (exact path). */
+  ef_search: number | 'exact';
+  iterative_scan: (typeof ITERATIVE)[number];
+  max_scan_tuples: number;
+  fetch_factor: number;
+}
+
+function parseKnobs(knobs: Knobs): KnobState {
+  for (const name of Object.keys(knobs)) {
+    if (!(name in KNOB_DEFAULTS)) throw new Error(`pgvector-pglite: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
+  }
+  const ef = knobs.ef_search ?? KNOB_DEFAULTS.ef_search;
+  if (ef !== 'exact' && (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > 1000)) {
+    throw new Error(`pgvector-pglite: knob ef_search must be an integer 1..1000 (pgvector's range) or "exact", got ${ef}`);
+  }
+  const it = knobs.iterative_scan ?? KNOB_DEFAULTS.iterative_scan;
+  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it)) throw new Error(`pgvector-pglite: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
+  const mst = knobs.max_scan_tuples ?? KNOB_DEFAULTS.max_scan_tuples;
+  if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1) throw new Error(`pgvector-pglite: knob max_scan_tuples must be a positive integer, got ${mst}`);
+  const ff = knobs.fetch_factor ?? KNOB_DEFAULTS.fetch_factor;
+  if (typeof ff !== 'number' || !(ff >= 1) || ff > 100) throw new Error(`pgvector-pglite: knob fetch_factor must be a number 1..100, got ${ff}`);
+  return { ef_search: ef, iterative_scan: it as KnobState['iterative_scan'], max_scan_tuples: mst, fetch_factor: ff };
+}
+
+// ---- the PostgreSQL wire protocol, for the search path ----
+// PGlite's query() sends Parse + Describe + Bind + Describe + Execute + Sync as six calls into
+// WASM and binds everything as text; a search here is one call with a named statement.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+class Wire {
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+
+  private push(b: Uint8Array): void {
+    this.chunks.push(b);
+    this.size += b.length;
+  }
+  private int16(v: number): void {
+    const b = new Uint8Array(2);
+    new DataView(b.buffer).setInt16(0, v);
+    this.push(b);
+  }
+  private int32(v: number): void {
+    const b = new Uint8Array(4);
+    new DataView(b.buffer).setInt32(0, v);
+    this.push(b);
+  }
+  private cstring(s: string): void {
+    this.push(encoder.encode(s));
+    this.push(new Uint8Array(1));
+  }
+  /** Starts a message: its length is patched in at finish. */
+  private message(type: string, body: () => void): void {
+    const head = new Uint8Array(5);
+    head[0] = type.charCodeAt(0);
+    this.push(head);
+    const before = this.size;
+    body();
+    new DataView(head.buffer).setInt32(1, 4 + this.size - before);
+  }
+
+  parse(name: string, text: string, paramTypes: number[]): this {
+    this.message('P', () => {
+      this.cstring(name);
+      this.cstring(text);
+      this.int16(paramTypes.length);
+      for (const t of paramTypes) this.int32(t);
+    });
+    return this;
+  }
+  /** Binds every parameter and the result in binary format. */
+  bind(statement: string, params: Uint8Array[]): this {
+    this.message('B', () => {
+      this.cstring('');
+      this.cstring(statement);
+      this.int16(1);
+      this.int16(1);
+      this.int16(params.length);
+      for (const p of params) {
+        this.int32(p.length);
+        this.push(p);
+      }
+      this.int16(1);
+      this.int16(1);
+    });
+    return this;
+  }
+  execute(): this {
+    this.message('E', () => {
+      this.cstring('');
+      this.int32(0);
+    });
+    return this;
+  }
+  sync(): this {
+    this.message('S', () => {});
+    return this;
+  }
+  bytes(): Uint8Array {
+    const out = new Uint8Array(this.size);
+    let o = 0;
+    for (const c of this.chunks) {
+      out.set(c, o);
+      o += c.length;
+    }
+    return out;
+  }
+}
+
+function int4Binary(v: number): Uint8Array {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setInt32(0, v);
+  return b;
+}
+
+/** Reads a backend response: the first int4 column of every DataRow; throws on ErrorResponse. */
+function readIds(resp: Uint8Array, k: number): Int32Array {
+  const dv = new DataView(resp.buffer, resp.byteOffset, resp.byteLength);
+  const ids = new Int32Array(k);
+  let n = 0;
+  let o = 0;
+  while (o + 5 <= resp.length) {
+    const type = resp[o];
+    const len = dv.getInt32(o + 1);
+    if (type === 0x44 /* D */) {
+      // int16 column count, int32 value length, then the int4 value
+      if (n < k) ids[n++] = dv.getInt32(o + 11);
+    } else if (type === 0x45 /* E */) {
+      throw new Error(`PostgreSQL: ${errorText(resp.subarray(o + 5, o + 1 + len))}`);
+    }
+    o += 1 + len;
+  }
+  return ids.subarray(0, n);
+}
+
+function errorText(body: Uint8Array): string {
+  const fields: Record<string, string> = {};
+  let o = 0;
+  while (o < body.length && body[o] !== 0) {
+    const code = String.fromCharCode(body[o]);
+    const end = body.indexOf(0, o + 1);
+    fields[code] = decoder.decode(body.subarray(o + 1, end));
+    o = end + 1;
+  }
+  return [fields.M ?? 'unknown error', fields.D, fields.H].filter(Boolean).join('; ');
+}
+
+// ---- the session ----
+
+function autoMaintenanceMb(rows: number, d: number, m: number): number {
+  const bytes = rows * (4 * d + 600 + 16 * Math.max(0, m - 16)) * 1.25;
+  return Math.min(1536, Math.max(64, Math.ceil(bytes / 2 ** 20)));
+}
+
+interface Prepared {
+  name: string;
+  text: string;
+  filterParams: number;
+}
+
+let lastOpened: PGlite | null = null;
+let versionCache: string | null = null;
+
+async function readVersion(db: PGlite): Promise<string> {
+  const v = (await db.query<{ v: string }>('SELECT version() AS v')).rows[0].v;
+  const ext = (await db.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'")).rows[0]?.v ?? 'not installed';
+  const m = /PostgreSQL (\S+) \(PGlite (\S+)\)/.exec(v);
+  return m ? `PGlite ${m[2]} (PostgreSQL ${m[1]}, pgvector ${ext})` : `${v} (pgvector ${ext})`;
+}
+
+class PgliteSession implements EngineSession {
+  private readonly statements = new Map<string, Prepared>();
+  private knobs: KnobState = { ...KNOB_DEFAULTS };
+  private planMode: 'unfiltered' | 'filtered-custom' | 'filtered-generic' | null = null;
+  private stagingReady = false;
+  /** Rows ingested, to size maintenance_work_mem. */
+  private rows = 0;
+
+  constructor(
+    private readonly db: PGlite,
+    private readonly settings: Settings,
+    private readonly d: number,
+    private readonly metric: Metric,
+    private readonly vectorOid: number,
+    private readonly log: (m: string) => void,
+  ) {}
+
+  async ingest(batch: RowBatch): Promise<void> {
+    await this.copyInto(TABLE, batch);
+    this.rows += batch.ids.length;
+  }
+
+  private async copyInto(table: string, batch: RowBatch): Promise<void> {
+    if (batch.ids.length === 0) return;
+    const blob = new Blob([copyBinary(batch, this.d)]);
+    await this.db.query(`COPY ${table} (${COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT binary)`, [], { blob });
+  }
+
+  async buildIndex(): Promise<void> {
+    const s = this.settings;
+    const notices: string[] = [];
+    const mwm = s.maintenance_work_mem_mb === 'auto' ? autoMaintenanceMb(this.rows, this.d, s.m) : s.maintenance_work_mem_mb;
+    await this.db.exec(`SET maintenance_work_mem = '${mwm}MB'`);
+    await this.db.query(`CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`, [], {
+      onNotice: (n) => notices.push(n.message ?? String(n)),
+    });
+    for (const n of notices) this.log(`HNSW build notice: ${n}`);
+    if (notices.some((n) => /maintenance_work_mem/.test(n))) {
+      this.log(`the HNSW graph did not fit in maintenance_work_mem = ${mwm}MB: the build went slow; raise index.maintenance_work_mem_mb`);
+    }
+    if (s.filter_indexes) {
+      for (const a of ATTRIBUTES) await this.db.exec(`CREATE INDEX ${TABLE}_${a}_idx ON ${TABLE} (${a})`);
+    }
+    await this.db.exec(`ANALYZE ${TABLE}`);
+    await this.db.exec('CHECKPOINT');
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    const k = parseKnobs(knobs);
+    await this.db.exec(
+      `SET hnsw.ef_search = ${k.ef_search === 'exact' ? KNOB_DEFAULTS.ef_search : k.ef_search}; SET hnsw.iterative_scan = ${k.iterative_scan}; SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`,
+    );
+    this.knobs = k;
+  }
+
+  /** The named statement for (k, filter shape, ordering), parsed once. */
+  private async statement(request: SearchRequest): Promise<{ prep: Prepared; filterValues: number[] }> {
+    const st = searchStatement(this.metric, request.k, request.filter, {
+      exact: this.knobs.ef_search === 'exact',
+      resort: this.knobs.iterative_scan === 'relaxed_order',
+      fetch: Math.ceil(request.k * this.knobs.fetch_factor),
+    });
+    let prep = this.statements.get(st.key);
+    if (!prep) {
+      prep = { name: `vb_search_${this.statements.size}`, text: st.text, filterParams: st.params.length };
+      const types = [this.vectorOid, ...st.params.map(() => 23 /* int4 */)];
+      const resp = await this.db.runExclusive(() => this.db.execProtocolRaw(new Wire().parse(prep!.name, st.text, types).sync().bytes(), { syncToFs: false }));
+      readIds(resp, 0);
+      this.statements.set(st.key, prep);
+    }
+    return { prep, filterValues: st.params };
+  }
+
+  /** Unfiltered statements: one generic plan, sequential scans off so the plan is the HNSW
+   * scan the settings promise (with a high ef_search the planner otherwise prices a seq scan +
+   * sort below the index and silently answers exactly). Filtered statements: the planner's
+   * free choice, re-planned per execution with the actual values (filtered_plans = custom). */
+  private async usePlanMode(filter: FilterExpr | null): Promise<void> {
+    const mode = filter === null ? 'unfiltered' : this.settings.filtered_plans === 'custom' ? 'filtered-custom' : 'filtered-generic';
+    if (mode === this.planMode) return;
+    const cache = mode === 'filtered-custom' ? 'force_custom_plan' : 'force_generic_plan';
+    const seqscan = mode !== 'unfiltered' && this.settings.filtered_seqscan;
+    await this.db.exec(`SET plan_cache_mode = ${cache}; SET enable_seqscan = ${seqscan ? 'on' : 'off'}`);
+    this.planMode = mode;
+  }
+
+  async search(request: SearchRequest): Promise<Int32Array> {
+    if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the table ${this.d}`);
+    await this.usePlanMode(request.filter);
+    const { prep, filterValues } = await this.statement(request);
+    const msg = new Wire()
+      .bind(prep.name, [vectorBinary(request.vector), ...filterValues.map(int4Binary)])
+      .execute()
+      .sync()
+      .bytes();
+    const resp = await this.db.runExclusive(() => this.db.execProtocolRaw(msg, { syncToFs: false }));
+    return readIds(resp, request.k);
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    await this.usePlanMode(request.filter);
+    const { prep, filterValues } = await this.statement(request);
+    const args = [`'${vectorLiteral(request.vector)}'`, ...filterValues.map(String)].join(', ');
+    const rows = (await this.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (FORMAT TEXT) EXECUTE ${prep.name}(${args})`)).rows;
+    // The query vector's literal would fill the plan; keep its length only.
+    const plan = rows.map((r) => r['QUERY PLAN'].replace(/'\[[^\]]{200,}\]'/g, `'[${request.vector.length} floats]'`)).join('\n');
+    const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} fetch_factor=${this.knobs.fetch_factor} plans=${this.planMode}`;
+    return `${describePath(plan)}\n${knobs}\nstatement: ${prep.text}\n${plan}`;
+  }
+
+  checkPlan(plan: string, request: SearchRequest): void {
+    checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes || this.knobs.ef_search === 'exact' });
+  }
+
+  async diskBytes(): Promise<number> {
+    const r = await this.db.query<{ b: string | number }>(`SELECT pg_total_relation_size('${TABLE}') AS b`);
+    return Number(r.rows[0].b);
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    await this.copyInto(TABLE, batch);
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    if (batch.ids.length === 0) return;
+    if (!this.stagingReady) {
+      await this.db.exec(`CREATE TEMP TABLE ${TABLE}_staging (LIKE ${TABLE})`);
+      this.stagingReady = true;
+    }
+    await this.copyInto(`${TABLE}_staging`, batch);
+    const set = COLUMNS.filter((c) => c !== 'id')
+      .map((c) => `${c} = EXCLUDED.${c}`)
+      .join(', ');
+    await this.db.exec(
+      `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}; TRUNCATE ${TABLE}_staging`,
+    );
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query(`DELETE FROM ${TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
+  }
+
+  async compact(): Promise<void> {
+    // PGlite runs no background workers (max_worker_processes = 0): nothing vacuums or analyzes
+    // on its own, so the statistics the planner picks paths by are refreshed here too.
+    await this.db.exec(`VACUUM (ANALYZE) ${TABLE}`);
+  }
+
+  async close(): Promise<void> {
+    if (lastOpened === this.db) {
+      versionCache ??= await readVersion(this.db);
+      lastOpened = null;
+    }
+    await this.db.close();
+  }
+}
+
+/** Starts PGlite on the run's data directory: a fresh one (open) or the one a closed session
+ * left there (reopen, for the cold start: no ingest, no index build). */
+async function connect(ctx: OpenContext<Settings>, existing: boolean): Promise<EngineSession> {
+  const s = ctx.settings;
+  const d = ctx.dataset.d;
+  // pgvector: the vector type holds up to 16,000 dimensions, its HNSW index up to 2,000.
+  if (!Number.isInteger(d) || d < 1 || d > 2000) throw new Error(`pgvector's HNSW index takes vectors of at most 2,000 dimensions; the dataset has ${d}`);
+  let dataDir: string | undefined;
+  if (s.storage === 'disk') {
+    dataDir = join(ctx.workDir, 'pgdata');
+    mkdirSync(dataDir, { recursive: true });
+  } else if (existing) {
+    throw new Error('pgvector-pglite: index.storage is "memory": a closed session leaves no data to reopen');
+  }
+  const db = await PGlite.create({ dataDir, extensions: { vector } });
+  try {
+    if (existing) {
+      const found = (await db.query<{ t: string | null }>(`SELECT to_regclass('${TABLE}')::text AS t`)).rows[0].t;
+      if (found === null) throw new Error(`pgvector-pglite: no ${TABLE} table in ${dataDir}; nothing to reopen`);
+    } else {
+      await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+      await db.exec(`CREATE TABLE ${TABLE} (id int4 PRIMARY KEY, embedding vector(${d}) NOT NULL, ${ATTRIBUTES.map((a) => `${a} int4 NOT NULL`).join(', ')})`);
+    }
+    const oid = (await db.query<{ oid: number }>("SELECT 'vector'::regtype::oid::int4 AS oid")).rows[0].oid;
+    lastOpened = db;
+    return new PgliteSession(db, s, d, ctx.dataset.metric, oid, ctx.log);
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+}
+
+const participant: Participant<Settings> = {
+  engine: 'pgvector (PGlite)',
+  async engineVersion() {
+    if (versionCache) return versionCache;
+    if (lastOpened && !lastOpened.closed) return (versionCache = await readVersion(lastOpened));
+    // No session open: start a throwaway in-memory instance to ask the engine itself.
+    const db = await PGlite.create({ extensions: { vector } });
+    try {
+      await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+      return (versionCache = await readVersion(db));
+    } finally {
+      await db.close();
+    }
+  },
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy:
+    'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass) and an exact scan of the matches through btree indexes',
+  concurrentSearch: false,
+  async open(ctx: OpenContext<Settings>): Promise<EngineSession> {
+    return connect(ctx, false);
+  },
+  async reopen(ctx: OpenContext<Settings>): Promise<EngineSession> {
+    return connect(ctx, true);
+  },
+};
+
+export default participant;
