@@ -1,0 +1,265 @@
+// `vecbench churn`: runs each runbook on a fresh engine of each participant (in its own host
+// process, a server started for it where it has one) and stores the measured steps in the
+// participant's result file under `extra.churn`, saved after every step.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { EngineSession } from '../contracts.ts';
+import type { Dataset } from '../datasets/layout.ts';
+import { prepareDataset } from '../datasets/registry.ts';
+import { RESULT_FORMAT, type ResultFile } from '../results/schema.ts';
+import { readResult, resultPath, writeResult } from '../results/store.ts';
+import { HostClient, HostError } from '../runner/client.ts';
+import { loadParticipant, type LoadedParticipant } from '../runner/participants.ts';
+import { QUERY_SEED, VECBENCH_VERSION, hardware } from '../runner/run.ts';
+import { startServer, type StartedServer } from '../runner/server.ts';
+import { UserError } from '../util/errors.ts';
+import { sha256 } from '../util/hash.ts';
+import { Progress, log } from '../util/progress.ts';
+import { RunbookExecutor, type ChurnTarget, type ExecOptions } from './executor.ts';
+import { handleChurn } from './host-side.ts';
+import type { ChurnCaps, ChurnHostReply, ChurnHostRequest } from './protocol.ts';
+import { checkRunbookRows, type Runbook } from './runbook.ts';
+import { CHURN_FORMAT, readChurnSection, type ChurnSection, type RunbookResult } from './schema.ts';
+
+export interface ChurnOptions {
+  dataset: string;
+  participants: string[];
+  runbooks: Runbook[];
+  outDir: string;
+  dataDir: string;
+  /** Run again even where a runbook's result exists for the same definition and settings. */
+  fresh?: boolean;
+  loadTimeoutS: number;
+  stepTimeoutS: number;
+  settingsFiles?: Record<string, string>;
+}
+
+/** The `clients` a skeleton result records: `vecbench run`'s default, so a later run with
+ * default options resumes the file (and keeps extra.churn) instead of measuring afresh. */
+const RUN_DEFAULT_CLIENTS = 32;
+
+/** Requests to a participant host process. */
+export class HostTarget implements ChurnTarget {
+  constructor(private readonly host: HostClient) {}
+  request<T extends ChurnHostReply['type']>(req: ChurnHostRequest, timeoutS: number): Promise<Extract<ChurnHostReply, { type: T }>> {
+    return this.host.request<T>(req, timeoutS) as Promise<Extract<ChurnHostReply, { type: T }>>;
+  }
+}
+
+/** Requests to a session in this process (tests wrap real sessions with it). */
+export class LocalTarget implements ChurnTarget {
+  constructor(
+    private readonly session: EngineSession,
+    private readonly ds: Dataset,
+    private readonly concurrent: boolean,
+  ) {}
+  async request<T extends ChurnHostReply['type']>(req: ChurnHostRequest): Promise<Extract<ChurnHostReply, { type: T }>> {
+    return (await handleChurn(this.session, this.ds, this.concurrent, req)) as Extract<ChurnHostReply, { type: T }>;
+  }
+}
+
+/** Why a participant cannot take part at all, or null. */
+export function unsupportedReason(caps: ChurnCaps, engine: string): string | null {
+  if (caps.insert || caps.upsert || caps.delete) return null;
+  return `${engine} in this participant implements no write method (EngineSession insert, upsert or delete), so it cannot take part in live churn`;
+}
+
+/** A new runbook record, before its first step. */
+export function newRunbookResult(rb: Runbook, hash: string): RunbookResult {
+  return {
+    runbook: rb.name,
+    ...(rb.description ? { description: rb.description } : {}),
+    definition: JSON.parse(JSON.stringify(rb)),
+    definition_hash: hash,
+    status: 'incomplete',
+    started: new Date().toISOString(),
+    engine_version: 'unknown',
+    caps: null,
+    steps: [],
+    leaks: { total: 0, listed: [] },
+  };
+}
+
+/** What makes a stored runbook result stale: the runbook, the participant's settings, the data. */
+function definitionHash(rb: Runbook, p: LoadedParticipant, ds: Dataset): string {
+  return sha256(JSON.stringify({ runbook: rb, index: p.index, ladders: p.settings.ladders, batch: p.settings.batch_size, dataset: ds.hash }));
+}
+
+function skeleton(p: LoadedParticipant, ds: Dataset): ResultFile {
+  const now = new Date().toISOString();
+  const result: ResultFile = {
+    format: RESULT_FORMAT,
+    participant: p.name,
+    engine: p.adapter.engine,
+    engine_version: 'unknown',
+    origin: 'measured',
+    dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
+    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes },
+    filter_strategy: p.adapter.filterStrategy,
+    hardware: hardware(),
+    run: { vecbench_version: VECBENCH_VERSION, started: now, updated: now, query_seed: QUERY_SEED, clients: RUN_DEFAULT_CLIENTS, complete: false, resumed: 0 },
+    load: null,
+    groups: [],
+    extra: {},
+  };
+  // Settings go through JSON in the file: store them as `vecbench run` will compare them.
+  return JSON.parse(JSON.stringify(result)) as ResultFile;
+}
+
+function maxReaders(rb: Runbook): number {
+  let m = 1;
+  for (const s of rb.steps) {
+    if (s.op === 'mixed') m = Math.max(m, s.readers);
+    if (s.op === 'search') m = Math.max(m, s.clients);
+  }
+  return m;
+}
+
+/** Host progress lines (ingest, writes, freshness), one Progress per kind. */
+function progressRouter(prefix: string) {
+  const bars = new Map<string, Progress>();
+  return (p: { what: string; done: number; total: number }) => {
+    const key = `${p.what}/${p.total}`;
+    let bar = bars.get(key);
+    if (!bar) bars.set(key, (bar = new Progress(`${prefix}: ${p.what}`, p.total)));
+    bar.update(p.done);
+  };
+}
+
+async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: RunbookResult, result: ResultFile, opts: ChurnOptions, save: () => void): Promise<void> {
+  const workRoot = join(opts.outDir, '.work');
+  mkdirSync(workRoot, { recursive: true });
+  const workDir = mkdtempSync(join(workRoot, `churn-${p.name}-`));
+  const engineDir = join(workDir, 'engine');
+  mkdirSync(engineDir);
+  const prefix = `${p.name} ${rb.name}`;
+  let server: StartedServer | null = null;
+  let host: HostClient | null = null;
+  let stopping = false;
+  try {
+    if (p.adapter.server) {
+      const serverDir = join(workDir, 'server');
+      mkdirSync(serverDir);
+      // mkdtemp made the work directory 0700; a server running as its own user must reach it.
+      chmodSync(workDir, 0o755);
+      const lifecycle = p.adapter.server;
+      server = await startServer(
+        (ctx) => lifecycle.start(ctx),
+        {
+          dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined },
+          settings: p.index,
+          dataDir: serverDir,
+          existing: false,
+          logFile: join(workDir, 'server.log'),
+          log: (m) => log(`${p.name}: ${m}`),
+        },
+        opts.loadTimeoutS,
+      );
+    }
+    host = new HostClient(p.name, progressRouter(prefix));
+    if (server) {
+      // A server that dies mid-runbook stops the host, so the step under way fails with why.
+      const handle = server.handle;
+      const h = host;
+      void handle.waitExit().then(() => {
+        if (!stopping) h.kill(`${p.name} server (pid ${handle.pid}) died: ${handle.exitReason}`);
+      });
+    }
+    const opened = await host.request<'opened'>(
+      { type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: engineDir, maxConcurrency: maxReaders(rb), server: server?.handle.connection },
+      opts.loadTimeoutS,
+    );
+    rr.engine_version = opened.engineVersion;
+    if (result.engine_version === 'unknown') result.engine_version = opened.engineVersion;
+    const caps = (await host.request<'churn-caps'>({ type: 'churn-caps' }, 60)).caps;
+    rr.caps = caps;
+    const unsupported = unsupportedReason(caps, p.adapter.engine);
+    if (unsupported !== null) {
+      rr.status = 'unsupported';
+      rr.reason = unsupported;
+      log(`${prefix}: unsupported: ${rr.reason}`);
+      return;
+    }
+    const steps = new Progress(`${prefix}`, rb.steps.length);
+    const execOpts: ExecOptions = {
+      loadTimeoutS: opts.loadTimeoutS,
+      stepTimeoutS: opts.stepTimeoutS,
+      onStep: (i, total, what) => (i >= total ? steps.done() : steps.update(i, `step ${i + 1}: ${what}`)),
+    };
+    const exec = new RunbookExecutor(rb, ds, { name: p.name, settings: p.settings, filters: p.adapter.filters, concurrentSearch: p.adapter.concurrentSearch }, new HostTarget(host), caps, rr, save, execOpts);
+    await exec.run();
+    if (rr.status === 'failed') log(`${prefix}: ${rr.reason}`);
+  } catch (e) {
+    // An engine or server that cannot start, or a host that died outside a step: this runbook
+    // is lost with the reason, the next one gets a fresh engine.
+    rr.status = 'failed';
+    rr.reason = e instanceof Error ? e.message : String(e);
+    log(`${prefix}: failed: ${rr.reason}`);
+    if (!(e instanceof HostError) && !(e instanceof UserError) && e instanceof Error && e.stack) log(e.stack);
+  } finally {
+    stopping = true;
+    await host?.close();
+    await server?.handle.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function churnParticipant(p: LoadedParticipant, ds: Dataset, opts: ChurnOptions): Promise<ResultFile> {
+  const path = resultPath(opts.outDir, ds.name, p.name);
+  let result: ResultFile;
+  if (existsSync(path)) {
+    result = readResult(path);
+    if (result.dataset.hash !== ds.hash) {
+      throw new UserError(`${path} was measured on another version of ${ds.name}; run "vecbench run --fresh --participants ${p.name}" first, or use another --out directory`);
+    }
+  } else result = skeleton(p, ds);
+  const section: ChurnSection = readChurnSection(result.extra, `result ${path}`) ?? { format: CHURN_FORMAT, runbooks: {} };
+  result.extra.churn = section;
+  const save = () => {
+    result.run.updated = new Date().toISOString();
+    writeResult(opts.outDir, result);
+  };
+  // Engine data left by a killed churn run of this participant is of no use to a new engine.
+  const workRoot = join(opts.outDir, '.work');
+  if (existsSync(workRoot)) for (const f of readdirSync(workRoot)) if (f.startsWith(`churn-${p.name}-`)) rmSync(join(workRoot, f), { recursive: true, force: true });
+  for (const rb of opts.runbooks) {
+    const hash = definitionHash(rb, p, ds);
+    const prev = section.runbooks[rb.name];
+    if (!opts.fresh && prev && prev.definition_hash === hash && (prev.status === 'measured' || prev.status === 'unsupported')) {
+      log(`${p.name}: runbook ${rb.name} already measured on ${ds.name}; pass --fresh to run it again`);
+      continue;
+    }
+    const rr = newRunbookResult(rb, hash);
+    rr.settings = JSON.parse(JSON.stringify({ index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size })) as RunbookResult['settings'];
+    section.runbooks[rb.name] = rr;
+    save();
+    await runOne(p, ds, rb, rr, result, opts, save);
+    rr.finished = new Date().toISOString();
+    save();
+  }
+  return result;
+}
+
+export async function runChurn(opts: ChurnOptions): Promise<ResultFile[]> {
+  const names = new Set<string>();
+  for (const rb of opts.runbooks) {
+    if (names.has(rb.name)) throw new UserError(`two runbooks are named "${rb.name}"; give each runbook its own name`);
+    names.add(rb.name);
+  }
+  const participants: LoadedParticipant[] = [];
+  for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name]));
+  const ds = await prepareDataset(opts.dataDir, opts.dataset);
+  for (const rb of opts.runbooks) checkRunbookRows(rb, ds.n, ds.name);
+  const out: ResultFile[] = [];
+  for (const p of participants) {
+    try {
+      out.push(await churnParticipant(p, ds, opts));
+    } catch (e) {
+      if (e instanceof HostError && e.userError) throw new UserError(e.message);
+      if (!(e instanceof HostError)) throw e;
+      process.exitCode = 1;
+      log(`${p.name}: stopped: ${e.message} (finished runbooks are kept in ${resolve(opts.outDir)})`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,34 @@
+// `vecbench churn`: live churn (METHOD 7) on each participant that can write: freshness,
+// reads under writes, delete + reinsert, or a runbook of the user's own.
+import type { Command } from 'commander';
+import { BUILT_IN, loadRunbook } from '../churn/runbook.ts';
+import { runChurn } from '../churn/run.ts';
+import { isPrepared } from '../datasets/layout.ts';
+import { DEFAULT_DATASET, sourceFor } from '../datasets/registry.ts';
+import { deriveChurn, renderChurn } from '../report/churn.ts';
+import { readAllResults } from '../results/store.ts';
+import { dataDir, list, outDir, positiveInt } from './common.ts';
+import { DEFAULT_PARTICIPANTS } from './core.ts';
+
+export function registerChurn(program: Command): void {
+  program
+    .command('churn')
+    .description('live churn: write-to-visible freshness, recall and latency under writes, delete + reinsert without tombstone leaks; stored in each result file as extra.churn')
+    .option('--dataset <name>', 'dataset to run on', DEFAULT_DATASET)
+    .option('--participants <list>', 'comma-separated participants (those that cannot write are listed as unsupported)', list, DEFAULT_PARTICIPANTS)
+    .option('--runbook <list>', `comma-separated runbooks: built-in (${Object.keys(BUILT_IN).join(', ')}) or JSON files`, list, Object.keys(BUILT_IN))
+    .option('--out <dir>', 'results directory (default results)')
+    .option('--data <dir>', 'prepared datasets directory')
+    .option('--fresh', 'run a runbook again even where its result exists for the same runbook, settings and data')
+    .option('--load-timeout <s>', 'time limit of one engine start and load in seconds', positiveInt('--load-timeout'), 3600)
+    .option('--step-timeout <s>', 'time limit of one write, search or compaction step in seconds (freshness and mixed get their own length on top)', positiveInt('--step-timeout'), 1800)
+    .action(async (o: { dataset: string; participants: string[]; runbook: string[]; out?: string; data?: string; fresh?: boolean; loadTimeout: number; stepTimeout: number }) => {
+      if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
+      const runbooks = o.runbook.map(loadRunbook);
+      const out = outDir(o);
+      await runChurn({ dataset: o.dataset, participants: o.participants, runbooks, outDir: out, dataDir: dataDir(o), fresh: o.fresh, loadTimeoutS: o.loadTimeout, stepTimeoutS: o.stepTimeout });
+      const results = readAllResults(out).filter((r) => r.dataset.name === o.dataset && o.participants.includes(r.participant));
+      process.stdout.write(renderChurn(deriveChurn(results), results) + '\n');
+      process.stdout.write(`results: ${out}\n`);
+    });
+}
