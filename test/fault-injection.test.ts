@@ -39,8 +39,9 @@ function checkFilesWhole(out: string): void {
   }
 }
 
+/** The runner's node children: the engine hosts (not tsx's esbuild service, also a child). */
 function childPids(pid: number): number[] {
-  const r = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
+  const r = spawnSync('pgrep', ['-P', String(pid), '-x', 'node'], { encoding: 'utf8' });
   return r.stdout.split('\n').filter(Boolean).map(Number);
 }
 

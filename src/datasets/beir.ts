@@ -10,7 +10,7 @@ import { UserError } from '../util/errors.ts';
 import { sha256File } from '../util/hash.ts';
 import { log } from '../util/progress.ts';
 import { assembleLabelled, type LabelledCorpus } from './labelled.ts';
-import { writePrepared, type Dataset } from './layout.ts';
+import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
 
 export const BEIR_PREFIX = 'beir-';
 
@@ -96,8 +96,13 @@ export async function readBeir(dirArg: string, split = 'test'): Promise<Labelled
   };
 }
 
-export async function prepareBeir(dataDir: string, opts: { name: string; dir: string; embed?: string; split?: string }): Promise<Dataset> {
+/** Prepares beir-<name> from a BEIR directory; a second prepare is a no-op unless forced. */
+export async function prepareBeir(dataDir: string, opts: { name: string; dir: string; embed?: string; split?: string; force?: boolean }): Promise<Dataset> {
   const name = beirDatasetName(opts.name);
+  if (!opts.force && isPrepared(dataDir, name)) {
+    log(`${name} is already prepared; pass --force to prepare it again from ${opts.dir}`);
+    return loadDataset(dataDir, name);
+  }
   const embedder = parseEmbedSpec(opts.embed ?? 'glove');
   const corpus = await readBeir(opts.dir, opts.split ?? 'test');
   log(`${name}: ${corpus.docs.length} documents, ${corpus.queries.length} queries, ${corpus.qrels.size} judged`);
@@ -109,6 +114,9 @@ export async function prepareBeir(dataDir: string, opts: { name: string; dir: st
 export const beirSource = {
   pattern: `${BEIR_PREFIX}<name>`,
   describe: 'a BEIR-format labelled corpus, prepared with: vecbench prepare beir --name <name> --dir DIR [--embed glove|precomputed:DIR|model:DIR]',
+  size: 'any, text, labels',
+  metric: 'cosine',
+  origin: 'local BEIR directory',
   matches: (name: string) => name.startsWith(BEIR_PREFIX),
   make: async (name: string): Promise<never> => {
     throw new UserError(`dataset ${name} is not prepared; prepare it from its files first: vecbench prepare beir --name ${name.slice(BEIR_PREFIX.length)} --dir DIR`);

@@ -122,6 +122,9 @@ export function debianCorpus(statusText: string, origin = DEBIAN_STATUS): Labell
 export const debianPackagesSource: DatasetSource = {
   pattern: DEBIAN_DATASET,
   describe: `package descriptions of this Debian machine (${DEBIAN_STATUS}) with known-item labels (synopsis -> package), GloVe-embedded; for hybrid search and answer quality`,
+  size: "this machine's packages x 100, ~1 query each, text, labels",
+  metric: 'cosine',
+  origin: `local: ${DEBIAN_STATUS}`,
   matches: (name) => name === DEBIAN_DATASET,
   make: async () => {
     const path = process.env.VECBENCH_DPKG_STATUS ?? DEBIAN_STATUS;

@@ -1,0 +1,96 @@
+// The quality run inside a participant's host process: the dense, keyword and fused arms of
+// every labelled query, timed beside the engine like any point. The keyword arm is the
+// engine's own keywordSearch where it has one, else client-side BM25 over the dataset text;
+// the fused arm is the engine's hybridSearch where it has one (one round trip), else both arms
+// issued together and fused here with reciprocal rank fusion (two round trips).
+import type { EngineSession } from '../contracts.ts';
+import type { Dataset } from '../datasets/layout.ts';
+import { rrfFuse } from '../metrics/quality.ts';
+import type { PointReply } from '../runner/protocol.ts';
+import { Bm25Index, bm25Description } from './bm25.ts';
+import type { QualityHostReply, QualityHostRequest } from './protocol.ts';
+
+let bm25: Bm25Index | null = null;
+
+type KeywordFn = (text: string, k: number) => Promise<ArrayLike<number>>;
+
+function keywordArm(session: EngineSession): KeywordFn {
+  if (session.keywordSearch) return (text, k) => session.keywordSearch!(text, k, null);
+  return async (text, k) => bm25!.search(text, k);
+}
+
+export async function handleQuality(session: EngineSession, ds: Dataset, concurrent: boolean, req: QualityHostRequest): Promise<QualityHostReply> {
+  if (!ds.labels || !ds.text) return { type: 'quality-setup', keyword: null, fusion: null, reason: `dataset ${ds.name} has no relevance labels or no text` };
+  if (req.type === 'quality-setup') {
+    let keyword;
+    if (session.keywordSearch) {
+      keyword = { where: 'native' as const, scoring: req.keywordScoring ?? 'the engine did not say how it ranks (Participant.keywordScoring)', build_s: 0 };
+    } else {
+      const t0 = performance.now();
+      bm25 ??= new Bm25Index(ds.text);
+      keyword = { where: 'client-side' as const, scoring: bm25Description(), build_s: (performance.now() - t0) / 1000 };
+    }
+    const fusion = session.hybridSearch
+      ? { where: 'native' as const, method: req.fusionMethod ?? 'the engine did not say how it fuses (Participant.fusionMethod)' }
+      : { where: 'client-side' as const, method: 'reciprocal rank fusion, k = 60, of the dense and keyword top-k' };
+    return { type: 'quality-setup', keyword, fusion, reason: null };
+  }
+  const { arm, k, queries } = req;
+  if (req.knobs) await session.setKnobs(req.knobs);
+  const texts = ds.labels.queryText;
+  const vec = (q: number) => ds.queries.slice(q * ds.d, (q + 1) * ds.d);
+  const keyword = keywordArm(session);
+  let roundTrips: number;
+  let ask: (q: number) => Promise<ArrayLike<number>>;
+  if (arm === 'dense') {
+    roundTrips = 1;
+    ask = (q) => session.search({ vector: vec(q), k, filter: null });
+  } else if (arm === 'keyword') {
+    roundTrips = 1;
+    ask = (q) => keyword(texts[q], k);
+  } else if (session.hybridSearch) {
+    roundTrips = 1;
+    ask = (q) => session.hybridSearch!({ vector: vec(q), k, filter: null }, texts[q]);
+  } else {
+    roundTrips = 2;
+    ask = async (q) => {
+      const [dense, kw] = await Promise.all([session.search({ vector: vec(q), k, filter: null }), keyword(texts[q], k)]);
+      return rrfFuse([dense, kw], k);
+    };
+  }
+  return { type: 'quality-arm', reply: await timeQueries(queries, ask, concurrent ? req.clients : 1), roundTrips };
+}
+
+/** Runs every query once with `clients` in flight, timing each beside the engine. */
+async function timeQueries(queries: number[], ask: (q: number) => Promise<ArrayLike<number>>, clients: number): Promise<PointReply> {
+  const n = queries.length;
+  const results: ArrayLike<number>[] = new Array(n);
+  const latenciesMs = new Float64Array(n);
+  const errors: (string | null)[] = new Array(n).fill(null);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      const t0 = performance.now();
+      try {
+        results[i] = await ask(queries[i]);
+      } catch (e) {
+        results[i] = [];
+        errors[i] = (e as Error).message ?? String(e);
+      }
+      latenciesMs[i] = performance.now() - t0;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(clients, n)) }, worker));
+  const wallS = (performance.now() - start) / 1000;
+  const offsets = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + results[i].length;
+  const ids = new Int32Array(offsets[n]);
+  for (let i = 0; i < n; i++) {
+    const r = results[i];
+    for (let j = 0; j < r.length; j++) ids[offsets[i] + j] = Number.isInteger(r[j]) ? r[j] : -2;
+  }
+  return { ids, offsets, latenciesMs, wallS, errors };
+}
