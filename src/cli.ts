@@ -6,6 +6,10 @@ import { killAllHosts } from './runner/client.ts';
 import { VECBENCH_VERSION } from './runner/run.ts';
 import { UserError } from './util/errors.ts';
 import { registerCore } from './commands/core.ts';
+import { registerImport } from './commands/import.ts';
+import { registerQuality } from './commands/quality.ts';
+import { registerChurn } from './commands/churn.ts';
+import { registerCeiling } from './commands/ceiling.ts';
 
 const program = new Command()
   .name('vecbench')
@@ -14,6 +18,10 @@ const program = new Command()
   .showHelpAfterError();
 
 registerCore(program);
+registerImport(program);
+registerQuality(program);
+registerChurn(program);
+registerCeiling(program);
 
 function onSignal(sig: NodeJS.Signals) {
   killAllHosts();

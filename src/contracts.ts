@@ -54,7 +54,94 @@ export interface OpenContext<S> {
   /** The most concurrent searches the runner will issue (size pools to it). */
   maxConcurrency: number;
   log: (message: string) => void;
+  /** Where the participant's server listens, for participants with a `server` lifecycle (the
+   * runner started it before open and stops it after close). */
+  server?: ServerConnection;
 }
+
+// ---- Server lifecycle (participants whose engine is a server: PostgreSQL, Redis, Chroma) ----
+
+/** How to reach a started server. Plain data: it crosses from the runner to the host process. */
+export interface ServerConnection {
+  host: string;
+  port: number;
+  /** The server's data directory (owned by the run). */
+  dataDir: string;
+  /** Anything else open() needs (a user, a database name, a socket path). */
+  params: Record<string, string | number>;
+}
+
+export interface ServerStartContext<S> {
+  dataset: DatasetInfo;
+  settings: S;
+  /** A directory owned by the run for the server's data: empty on a fresh start, holding the
+   * previous start's data when `existing` (cold start). */
+  dataDir: string;
+  /** true: start on the data a previous start left in dataDir (cold start); do not initialise. */
+  existing: boolean;
+  /** A free 127.0.0.1 port. Servers listen on 127.0.0.1 only. */
+  port: number;
+  /** The server's stdout and stderr go here. */
+  logFile: string;
+  log: (message: string) => void;
+}
+
+/** A running server, started by the runner (the parent process: a killed participant host
+ * never orphans it). src/runner/server.ts has the process helpers (spawnServer). */
+export interface ServerHandle {
+  /** PID of the server process: stop and memory sampling use it (its children included). */
+  readonly pid: number;
+  readonly connection: ServerConnection;
+  /** False once the process has exited. */
+  readonly alive: boolean;
+  /** Why it exited, for the message when it died mid-run; null while alive. */
+  readonly exitReason: string | null;
+  /** One real request (not just an open port): true when the server answers it. */
+  healthy(): Promise<boolean>;
+  /** Stops it by PID with a clean shutdown that keeps its data (a cold start reopens it). */
+  stop(): Promise<void>;
+  /** Resolves when the process has exited (asked to or not): the runner detects a death. */
+  waitExit(): Promise<void>;
+}
+
+export interface ServerLifecycle<S> {
+  /** The idempotent provisioning script, relative to the participant directory: installs the
+   * server (apt packages, source builds into a cache directory reused when present). */
+  provision: string;
+  /** Spawns the server on ctx.port with ctx.dataDir; the runner then polls healthy(). Throws a
+   * UserError naming the provisioning script when the server is not installed. */
+  start(ctx: ServerStartContext<S>): Promise<ServerHandle>;
+}
+
+// ---- Load generator clients (network engines driven from worker threads) ----
+
+/** A lightweight description of a client that each load-generator worker thread instantiates
+ * on its own. Plain data: it crosses into worker threads by structured clone. */
+export interface LoadClientSpec {
+  /** Absolute path (or file: URL) of an ES module exporting `createLoadClient` (CreateLoadClient). */
+  module: string;
+  /** Structured-cloneable options for it: where the server is, the statement or collection to
+   * use, the dimension... never a live object. */
+  options: unknown;
+}
+
+/** A client of one worker thread. Its search is timed by the load generator; it should parse only
+ * what the ids need (e.g. ids from raw bytes rather than a whole JSON body). */
+export interface LoadClient {
+  /** Applies a ladder point's knobs (e.g. SET on every pooled connection), as the session does. */
+  setKnobs(knobs: Knobs): Promise<void>;
+  /** Optional: encodes a request once, before the timed loop (e.g. its JSON body: printing 128
+   * floats costs ~100 us, more than the request itself), as a reference tool sends ready bodies.
+   * The worker prepares each distinct query of a point and hands the result to search. */
+  prepare?(request: SearchRequest): unknown;
+  /** Row ids, best first, like EngineSession.search. The vector may be a view into shared
+   * memory: copy it if the client needs it to start at offset 0. `prepared`: what prepare gave. */
+  search(request: SearchRequest, prepared?: unknown): Promise<ArrayLike<number>>;
+  close(): Promise<void>;
+}
+
+/** `maxInFlight`: the most requests this worker's client will have outstanding (size pools to it). */
+export type CreateLoadClient = (options: unknown, ctx: { maxInFlight: number }) => Promise<LoadClient>;
 
 /** One loaded engine. Optional members are capabilities: absent means unsupported. */
 export interface EngineSession {
@@ -79,6 +166,11 @@ export interface EngineSession {
   delete?(ids: Int32Array): Promise<void>;
   /** Waits for the engine's flush / compaction / optimize, where it has one. */
   compact?(): Promise<void>;
+
+  /** For the load generator (docs/contracts.md, "Load generator"): how a worker thread builds a
+   * client of its own for this engine (a network engine: the module connects to the server the
+   * session talks to). Called after setKnobs; absent: the engine is driven inside its host. */
+  loadClient?(): LoadClientSpec;
 
   // Keyword search, for hybrid (METHOD 8).
   keywordSearch?(text: string, k: number, filter: FilterExpr | null): Promise<ArrayLike<number>>;
@@ -108,4 +200,9 @@ export interface Participant<S = unknown> {
   /** With hybridSearch: how the engine fuses (e.g. "RRF, k = 60"). */
   fusionMethod?: string;
   open(ctx: OpenContext<S>): Promise<EngineSession>;
+  /** Opens the data a previous session left (in ctx.workDir, or on ctx.server) after close(),
+   * without ingest: the cold-start measurement uses it. Absent: cold start is not measured. */
+  reopen?(ctx: OpenContext<S>): Promise<EngineSession>;
+  /** Present when the engine is a server the runner must start and stop. */
+  server?: ServerLifecycle<S>;
 }

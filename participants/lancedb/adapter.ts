@@ -97,14 +97,20 @@ export function toSql(f: FilterExpr): string {
   }
 }
 
-function makeSchema(d: number) {
+function makeSchema(d: number, withText = false) {
   const int = (name: string) => new arrow.Field(name, new arrow.Int32(), false);
   return new arrow.Schema([
     int('id'),
     new arrow.Field('vector', new arrow.FixedSizeList(d, new arrow.Field('item', new arrow.Float32(), true)), false),
     ...ATTRIBUTES.map(int),
+    // Datasets with text get a text column and a full-text index (the keyword arm, METHOD 8).
+    ...(withText ? [new arrow.Field('text', new arrow.Utf8(), false)] : []),
   ]);
 }
+
+/** LanceDB's full-text index (its own inverted index, BM25-ranked): English stemming and stop
+ * words, like the client-side BM25 arm, so the two keyword arms tokenize alike. */
+const FTS_OPTIONS = { baseTokenizer: 'simple', language: 'English', lowercase: true, stem: true, removeStopWords: true } as const;
 
 function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: RowBatch) {
   const m = batch.ids.length;
@@ -113,6 +119,10 @@ function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: R
   const floats = arrow.makeData({ type: new arrow.Float32(), length: m * d, data: batch.vectors, nullCount: 0 });
   const vectors = arrow.makeData({ type: schema.fields[1].type, length: m, child: floats, nullCount: 0 });
   const children = [int(batch.ids), vectors, ...ATTRIBUTES.map((a) => int(batch.attrs[a]))];
+  if (schema.fields.some((f) => f.name === 'text')) {
+    // Write batches without text (e.g. churn rows) index as empty text rather than fail.
+    children.push(arrow.vectorFromArray(batch.text ?? new Array<string>(m).fill(''), new arrow.Utf8()).data[0]);
+  }
   const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: m, children, nullCount: 0 });
   return new arrow.Table(schema, [new arrow.RecordBatch(schema, struct)]);
 }
@@ -171,13 +181,15 @@ const participant: Participant<LanceSettings> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'prefilter: the SQL predicate is evaluated first (scalar BITMAP/BTREE indexes), its row set masks the ANN search',
   concurrentSearch: true,
+  keywordScoring: "BM25 over LanceDB's own full-text index (simple tokenizer, English stems, stop words out)",
 
   async open(ctx) {
     const s = ctx.settings;
     const { d, metric } = ctx.dataset;
     const distanceType = distanceFor(metric, s);
     const mustBeUnit = metric === 'ip' && distanceType !== 'dot';
-    const schema = makeSchema(d);
+    const withText = ctx.dataset.hasText;
+    const schema = makeSchema(d, withText);
     const db = await lancedb.connect(ctx.workDir);
     let table: lancedb.Table | null = null;
     let vectorIndexed = false;
@@ -234,6 +246,7 @@ const participant: Participant<LanceSettings> = {
           for (const c of BITMAP_COLUMNS) await t.createIndex(c, { config: lancedb.Index.bitmap(), replace: true });
           for (const c of BTREE_COLUMNS) await t.createIndex(c, { config: lancedb.Index.btree(), replace: true });
         }
+        if (withText) await t.createIndex('text', { config: lancedb.Index.fts(FTS_OPTIONS), replace: true });
         const pending = (await t.listIndices()).filter((i) => (i.numUnindexedRows ?? 0) > 0).map((i) => i.name);
         if (pending.length > 0) ctx.log(`indexes with unindexed rows after build: ${pending.join(', ')}`);
       },
@@ -312,6 +325,20 @@ const participant: Participant<LanceSettings> = {
         db.close();
       },
     };
+    if (withText) {
+      // The keyword arm: LanceDB's full-text search (prefiltered like the vector search).
+      session.keywordSearch = async (text, k, filter) => {
+        let q = need().query().fullTextSearch(text).limit(k);
+        if (filter) q = q.where(toSql(filter));
+        // Selecting _score explicitly avoids a warning per query on stderr.
+        const ids = (await q.select(['id', '_score']).toArrow()).getChild('id');
+        return ids ? (ids.toArray() as Int32Array) : new Int32Array(0);
+      };
+      // LanceDB's own hybrid query (query(req).fullTextSearch(text).rerank(RRFReranker)) works,
+      // but in 0.31 it accepts no column selection except ['id'], which logs two deprecation
+      // warnings per query on stderr (the `_distance` / `_score` auto-projection); so the
+      // harness fuses the two arms itself (client-side RRF, two calls) until that is fixed.
+    }
     return session;
   },
 };

@@ -8,7 +8,11 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { z } from 'zod';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/contracts.ts';
-import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from './sql.ts';
+import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, filterToSql, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from './sql.ts';
+
+/** Rows' text as tsvectors, for the keyword arm (METHOD 8), beside the vector table so the
+ * binary COPY of the vectors is unchanged; only datasets with text have it. */
+const TEXT_TABLE = `${TABLE}_text`;
 
 const settingsSchema = z
   .object({
@@ -237,7 +241,40 @@ class PgliteSession implements EngineSession {
 
   async ingest(batch: RowBatch): Promise<void> {
     await this.copyInto(TABLE, batch);
+    await this.addText(batch, false);
     this.rows += batch.ids.length;
+  }
+
+  /** Set on datasets with text: PostgreSQL full-text search over TEXT_TABLE. */
+  keywordSearch?: EngineSession['keywordSearch'];
+  private fullText = false;
+
+  async enableFullText(create: boolean): Promise<void> {
+    if (create) await this.db.exec(`CREATE TABLE ${TEXT_TABLE} (id int4 PRIMARY KEY, tsv tsvector NOT NULL)`);
+    this.fullText = true;
+    this.keywordSearch = (text, k, filter) => this.searchText(text, k, filter);
+  }
+
+  private async addText(batch: RowBatch, upsert: boolean): Promise<void> {
+    if (!this.fullText || batch.ids.length === 0) return;
+    const texts = batch.text ?? new Array<string>(batch.ids.length).fill('');
+    await this.db.query(
+      `INSERT INTO ${TEXT_TABLE} (id, tsv) SELECT i, to_tsvector('english', t) FROM unnest($1::int4[], $2::text[]) AS u(i, t)${upsert ? ' ON CONFLICT (id) DO UPDATE SET tsv = EXCLUDED.tsv' : ''}`,
+      [Array.from(batch.ids), texts],
+    );
+  }
+
+  /** The query's lexemes OR-ed (plainto_tsquery ANDs them, which would leave most synopsis-
+   * length queries with no match), ranked by ts_rank: not BM25, there is no IDF. */
+  private async searchText(text: string, k: number, filter: FilterExpr | null): Promise<Int32Array> {
+    const where = filterToSql(filter, 3);
+    const r = await this.db.query<{ id: number }>(
+      `SELECT id FROM ${TEXT_TABLE}${filter ? ` JOIN ${TABLE} USING (id)` : ''}, (SELECT replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery AS q) AS query ` +
+        `WHERE tsv @@ q${where.sql ? ` AND ${where.sql}` : ''} ORDER BY ts_rank(tsv, q) DESC, id LIMIT $2`,
+      [text, k, ...where.params],
+      { onNotice: () => {} }, // a query of stop words only draws a notice and matches nothing
+    );
+    return Int32Array.from(r.rows, (x) => x.id);
   }
 
   private async copyInto(table: string, batch: RowBatch): Promise<void> {
@@ -262,6 +299,7 @@ class PgliteSession implements EngineSession {
       for (const a of ATTRIBUTES) await this.db.exec(`CREATE INDEX ${TABLE}_${a}_idx ON ${TABLE} (${a})`);
     }
     await this.db.exec(`ANALYZE ${TABLE}`);
+    if (this.fullText) await this.db.exec(`CREATE INDEX ${TEXT_TABLE}_gin ON ${TEXT_TABLE} USING gin (tsv); ANALYZE ${TEXT_TABLE}`);
     await this.db.exec('CHECKPOINT');
   }
 
@@ -333,12 +371,14 @@ class PgliteSession implements EngineSession {
   }
 
   async diskBytes(): Promise<number> {
-    const r = await this.db.query<{ b: string | number }>(`SELECT pg_total_relation_size('${TABLE}') AS b`);
+    const text = this.fullText ? ` + pg_total_relation_size('${TEXT_TABLE}')` : '';
+    const r = await this.db.query<{ b: string | number }>(`SELECT pg_total_relation_size('${TABLE}')${text} AS b`);
     return Number(r.rows[0].b);
   }
 
   async insert(batch: RowBatch): Promise<void> {
     await this.copyInto(TABLE, batch);
+    await this.addText(batch, false);
   }
 
   async upsert(batch: RowBatch): Promise<void> {
@@ -354,11 +394,13 @@ class PgliteSession implements EngineSession {
     await this.db.exec(
       `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}; TRUNCATE ${TABLE}_staging`,
     );
+    await this.addText(batch, true);
   }
 
   async delete(ids: Int32Array): Promise<void> {
     if (ids.length === 0) return;
     await this.db.query(`DELETE FROM ${TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
+    if (this.fullText) await this.db.query(`DELETE FROM ${TEXT_TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
   }
 
   async compact(): Promise<void> {
@@ -401,7 +443,12 @@ async function connect(ctx: OpenContext<Settings>, existing: boolean): Promise<E
     }
     const oid = (await db.query<{ oid: number }>("SELECT 'vector'::regtype::oid::int4 AS oid")).rows[0].oid;
     lastOpened = db;
-    return new PgliteSession(db, s, d, ctx.dataset.metric, oid, ctx.log);
+    const session = new PgliteSession(db, s, d, ctx.dataset.metric, oid, ctx.log);
+    if (ctx.dataset.hasText) {
+      const hasTable = existing && (await db.query<{ t: string | null }>(`SELECT to_regclass('${TEXT_TABLE}')::text AS t`)).rows[0].t !== null;
+      if (!existing || hasTable) await session.enableFullText(!existing);
+    }
+    return session;
   } catch (e) {
     await db.close();
     throw e;
@@ -427,6 +474,7 @@ const participant: Participant<Settings> = {
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass) and an exact scan of the matches through btree indexes',
   concurrentSearch: false,
+  keywordScoring: "PostgreSQL full text (to_tsvector('english'), GIN index, the query's lexemes OR-ed) ranked by ts_rank: not BM25, no IDF (a rare term weighs no more than a common one)",
   async open(ctx: OpenContext<Settings>): Promise<EngineSession> {
     return connect(ctx, false);
   },

@@ -2,15 +2,26 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { isPrepared } from '../datasets/layout.ts';
-import { DEFAULT_DATASET, SOURCES, prepareDataset, sourceFor } from '../datasets/registry.ts';
+import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
+import { datasetListing } from '../datasets/sources/listing.ts';
+import type { Metric } from '../contracts.ts';
+import { DEFAULT_DATASET, prepareDataset, sourceFor } from '../datasets/registry.ts';
 import { parseGroupKey } from '../datasets/groups.ts';
 import { deriveCells } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
+import { deriveGeneral, renderGeneral } from '../report/general.ts';
+import { writePage } from '../report/html.ts';
+import { deriveQuality, renderQuality } from '../report/quality.ts';
+import { deriveChurn, renderChurn } from '../report/churn.ts';
+import { prepareBeir } from '../datasets/beir.ts';
+import { EMBED_HELP } from '../embed/provider.ts';
 import { readAllResults } from '../results/store.ts';
 import { listParticipants, loadParticipant } from '../runner/participants.ts';
 import { run } from '../runner/run.ts';
 import { UserError } from '../util/errors.ts';
 import { dataDir, list, outDir, positiveInt } from './common.ts';
+import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
+import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 
 /** In-process participants that need no server: the embedded default run. */
 export const DEFAULT_PARTICIPANTS = ['exact', 'hnswlib', 'usearch', 'lancedb', 'pgvector-pglite'];
@@ -19,8 +30,12 @@ export function printReport(out: string, json: boolean): void {
   const results = readAllResults(out);
   if (results.length === 0) throw new UserError(`no result files in ${out}; run vecbench run first (or pass --out DIR)`);
   const cells = deriveCells(results);
-  if (json) process.stdout.write(JSON.stringify({ cells }, null, 1) + '\n');
-  else process.stdout.write(renderTable(cells) + '\n');
+  const quality = deriveQuality(results);
+  const general = deriveGeneral(results);
+  const churn = deriveChurn(results);
+  const load = deriveLoad(results);
+  if (json) process.stdout.write(JSON.stringify({ cells, quality, general, churn, load }, null, 1) + '\n');
+  else process.stdout.write(renderTable(cells) + '\n' + (renderQuality(quality, results) ? '\n' + renderQuality(quality, results) : '') + '\n' + renderGeneral(general) + '\n' + (churn.length > 0 ? '\n' + renderChurn(churn, results) + '\n' : '') + (load.length > 0 ? '\n' + renderLoad(load) + '\n' : ''));
 }
 
 export function registerCore(program: Command): void {
@@ -30,7 +45,31 @@ export function registerCore(program: Command): void {
     .argument('<name>', 'dataset name, e.g. synthetic-20k (see vecbench datasets)')
     .option('--data <dir>', 'prepared datasets directory (default .vecbench/data or $VECBENCH_DATA)')
     .option('--force', 'prepare again even if prepared')
-    .action(async (name: string, o: { data?: string; force?: boolean }) => {
+    .option('--name <name>', 'with "prepare beir": the dataset is called beir-<name>; with "prepare custom": the dataset\'s name')
+    .option('--base <file>', 'with "prepare custom": base vectors (.fvecs .bvecs .npy .hdf5[:train] .parquet[:column] IDX)')
+    .option('--queries <file>', 'with "prepare custom": query vectors, same formats (an .hdf5 file defaults to its "test" dataset)')
+    .option('--groundtruth <file>', 'with "prepare custom": neighbour ids (.ivecs, .npy, .hdf5[:neighbors]) to check against vecbench\'s exact top-k')
+    .option('--metric <metric>', 'with "prepare custom": ip, cosine or l2 (default: the file\'s own, else l2)', (v: string) => {
+      if (v !== 'ip' && v !== 'cosine' && v !== 'l2') throw new InvalidArgumentError('--metric must be ip, cosine or l2');
+      return v as Metric;
+    })
+    .option('--dir <dir>', 'with "prepare beir": the BEIR directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)')
+    .option('--split <split>', 'with "prepare beir": the qrels split', 'test')
+    .option('--embed <provider>', `with "prepare beir": ${EMBED_HELP}`, 'glove')
+    .action(async (name: string, o: { data?: string; force?: boolean; name?: string; dir?: string; split: string; embed: string; base?: string; queries?: string; groundtruth?: string; metric?: Metric }) => {
+      if (name === CUSTOM_NAME) {
+        if (!o.name || !o.base || !o.queries) throw new UserError('prepare custom needs --name N --base FILE --queries FILE (optional: --groundtruth FILE --metric ip|cosine|l2)');
+        const { ds, check } = await prepareCustom(dataDir(o), { name: o.name, base: o.base, queries: o.queries, groundtruth: o.groundtruth, metric: o.metric, force: o.force });
+        process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
+        if (check) process.stdout.write(`ground truth ${o.groundtruth}: agrees with vecbench's exact top-${check.k} on all ${check.queries} queries (${check.tiesOnly} differ only by ties within 1e-6)\n`);
+        return;
+      }
+      if (name === 'beir') {
+        if (!o.name || !o.dir) throw new UserError('prepare beir needs --name NAME and --dir DIR (a BEIR directory with corpus.jsonl, queries.jsonl and qrels/<split>.tsv)');
+        const ds = await prepareBeir(dataDir(o), { name: o.name, dir: o.dir, embed: o.embed, split: o.split, force: o.force });
+        process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} labelled queries, in ${ds.dir}\n`);
+        return;
+      }
       const ds = await prepareDataset(dataDir(o), name, { force: o.force });
       process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
     });
@@ -40,8 +79,8 @@ export function registerCore(program: Command): void {
     .description('list the datasets vecbench knows and whether they are prepared')
     .option('--data <dir>', 'prepared datasets directory')
     .action((o: { data?: string }) => {
-      for (const s of SOURCES) process.stdout.write(`${s.pattern.padEnd(24)} ${s.describe}\n`);
-      process.stdout.write(`\ndefault: ${DEFAULT_DATASET} (${isPrepared(dataDir(o), DEFAULT_DATASET) ? 'prepared' : 'not prepared'})\n`);
+      process.stdout.write(datasetListing(dataDir(o)));
+      process.stdout.write(`default: ${DEFAULT_DATASET} (${isPrepared(dataDir(o), DEFAULT_DATASET) ? 'prepared' : 'not prepared'})\n`);
     });
 
   program
@@ -72,25 +111,35 @@ export function registerCore(program: Command): void {
       },
       {} as Record<string, string>,
     )
+    .option('--cold', 'cold protocol: evict the engine\'s data files from the page cache before every group (needs vmtouch)')
     .option('--fresh', 'measure again even where a complete result exists (default: resume unfinished results, keep complete ones)')
     .option('--clients <n>', 'in-flight requests in the throughput view', positiveInt('--clients'), 32)
     .option('--point-timeout <s>', 'time limit of one point in seconds', positiveInt('--point-timeout'), 900)
     .option('--load-timeout <s>', 'time limit of one load in seconds', positiveInt('--load-timeout'), 3600)
+    .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
+    .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
+  addLoadOptions(program.commands.find((c) => c.name() === 'run')!)
     .action(
-      async (o: { dataset: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; fresh?: boolean }) => {
-        sourceFor(o.dataset);
+      async (o: { dataset: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; fresh?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
+        if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
         const groups = o.groups?.map(parseGroupKey);
         const out = outDir(o);
-        await run({ dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh });
+        await run({ dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o) });
         printReport(out, false);
         process.stdout.write(`results: ${out}\n`);
+        process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);
       },
     );
 
   program
     .command('report')
-    .description('derive the tables from stored results (terminal table, or --json)')
+    .description('derive the tables from stored results (terminal table, --json, or the HTML page with --html DIR)')
     .option('--out <dir>', 'results directory (default results)')
     .option('--json', 'print the derived cells as JSON')
-    .action((o: { out?: string; json?: boolean }) => printReport(outDir(o), o.json === true));
+    .option('--html <dir>', 'write the results page, DIR/index.html (self-contained: curves, tables, resources, participants), and print its path')
+    .option('--data <dir>', 'prepared datasets directory, for the dataset manifests the page shows')
+    .action(async (o: { out?: string; json?: boolean; html?: string; data?: string }) => {
+      if (o.html === undefined) return printReport(outDir(o), o.json === true);
+      process.stdout.write(`page: ${await writePage(outDir(o), resolve(o.html), { dataDir: dataDir(o) })}\n`);
+    });
 }

@@ -74,7 +74,8 @@ export interface Dataset extends PreparedData {
   hash: string;
 }
 
-const fileNames = {
+/** Exported for the streaming writer (src/datasets/sources/writer.ts): one layout, one naming. */
+export const fileNames = {
   base: 'base.f32',
   queries: 'queries.f32',
   attr: (a: AttrName) => `base.${a}.i32`,

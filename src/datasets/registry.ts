@@ -6,13 +6,22 @@ import { isPrepared, loadDataset, writePrepared, type Dataset, type PreparedData
 import { generateSynthetic, parseSyntheticName } from './synthetic.ts';
 import { beirSource } from './beir.ts';
 import { debianPackagesSource } from './sources/debian-packages.ts';
+import { REAL_SOURCES } from './sources/index.ts';
 
 export interface DatasetSource {
   /** Shown by `vecbench datasets`. */
   pattern: string;
   describe: string;
   matches(name: string): boolean;
-  make(name: string): Promise<PreparedData>;
+  /** Builds the whole set in memory (small sets); writePrepared stores it. */
+  make?(name: string): Promise<PreparedData>;
+  /** Streams the set into the prepared layout itself (real data of any size); preferred over
+   * make when present. */
+  prepare?(dataDir: string, name: string, opts?: { quiet?: boolean }): Promise<Dataset>;
+  /** For `vecbench datasets`: rows x dimension and queries, metric, where the data comes from. */
+  size?: string;
+  metric?: string;
+  origin?: string;
 }
 
 export const DEFAULT_DATASET = 'synthetic-20k';
@@ -29,6 +38,7 @@ export const SOURCES: DatasetSource[] = [
   },
   debianPackagesSource,
   beirSource,
+  ...REAL_SOURCES,
 ];
 
 export function sourceFor(name: string): DatasetSource {
@@ -46,12 +56,15 @@ export function sourceFor(name: string): DatasetSource {
 
 /** Prepares a dataset unless it already is (a second prepare is a no-op). */
 export async function prepareDataset(dataDir: string, name: string, opts: { force?: boolean } = {}): Promise<Dataset> {
-  const source = sourceFor(name);
+  // A prepared set is used as it is, even one no source names (a `prepare custom` set).
   if (!opts.force && isPrepared(dataDir, name)) return loadDataset(dataDir, name);
+  const source = sourceFor(name);
   log(`preparing ${name} ...`);
   const t0 = performance.now();
-  const data = await source.make(name);
-  const ds = await writePrepared(dataDir, name, data);
+  let ds: Dataset;
+  if (source.prepare) ds = await source.prepare(dataDir, name);
+  else if (source.make) ds = await writePrepared(dataDir, name, await source.make(name));
+  else throw new UserError(`dataset ${name} cannot be prepared by name; see vecbench datasets`);
   log(`prepared ${name}: ${ds.n} x ${ds.d} (${ds.metric}), ${ds.nq} queries in ${((performance.now() - t0) / 1000).toFixed(1)}s -> ${ds.dir}`);
   return ds;
 }

@@ -1,7 +1,7 @@
 // Exact ground truth per filter kind, cached on disk beside the dataset and keyed by the
 // dataset's hash, so it is recomputed only when the inputs change (docs/contracts.md,
 // "Ground-truth files").
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FilterExpr } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
@@ -10,6 +10,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { Progress } from '../util/progress.ts';
 import { sha256 } from '../util/hash.ts';
 import { exactTopK, type Backend } from './exact.ts';
+import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
 
 export const GT_FORMAT = 'vecbench-groundtruth/1';
 export const GT_DEPTH = 1000;
@@ -103,7 +104,8 @@ export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?
     }
   }
   if (!index || index.format !== GT_FORMAT || index.dataset_hash !== ds.hash || index.depth !== depth) {
-    rmSync(dir, { recursive: true, force: true });
+    // Out-of-core checkpoints (partial/) survive: their own headers say whether they still fit.
+    if (existsSync(dir)) for (const f of readdirSync(dir)) if (f !== 'partial') rmSync(join(dir, f), { recursive: true, force: true });
     index = { format: GT_FORMAT, dataset_hash: ds.hash, depth, filters: {} };
   }
   const entry = index.filters[filterName];
@@ -115,11 +117,18 @@ export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?
       return { filter: filterName, depth, nq: ds.nq, ids, dists, matches, backend: 'cache' };
     }
   }
-  const gt = computeGroundTruth(ds, filterName, depth, opts);
+  // A base larger than the memory setting (VECBENCH_GT_MEMORY) is read from base.f32 in
+  // blocks, resumably (outofcore.ts); smaller ones are computed in memory.
+  let gt: GroundTruth;
+  if (ds.n * ds.d * 4 > gtMemoryBytes()) {
+    const r = outOfCoreGroundTruth(ds, filterName, depth, { backend: opts.backend, quiet: opts.quiet });
+    gt = { filter: filterName, depth, nq: ds.nq, ids: r.ids, dists: r.dists, matches: r.matches, backend: r.backend };
+  } else gt = computeGroundTruth(ds, filterName, depth, opts);
   writeFileAtomic(join(dir, `${filterName}.ids.i32`), bytes(gt.ids));
   writeFileAtomic(join(dir, `${filterName}.dists.f32`), bytes(gt.dists));
   writeFileAtomic(join(dir, `${filterName}.matches.i32`), bytes(gt.matches));
   index.filters[filterName] = { ids: sha256(bytes(gt.ids)), dists: sha256(bytes(gt.dists)), matches: sha256(bytes(gt.matches)) };
   writeJsonAtomic(indexPath, index);
+  clearPartials(ds, filterName);
   return gt;
 }

@@ -314,7 +314,9 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
               series: parts.map((p, i) => ({
                 participant: p.name,
                 origin: p.origin,
-                points: rowsOf[i].filter((r) => typeof r[y] === 'number' && Number.isFinite(r[y])).map((r) => ({ x: r[xKey] as number, y: r[y] as number })),
+                points: rowsOf[i]
+                  .filter((r) => typeof r[y] === 'number' && Number.isFinite(r[y]))
+                  .map((r) => ({ x: r[xKey] as number, y: r[y] as number, ...(Array.isArray(r.flags) && r.flags.includes('client-limited') ? { flagged: true } : {}) })),
               })),
             });
             out.push(`<figure class="chart-card"><figcaption>${esc(`${path ? `${path}: ` : ''}${y} by ${xKey}`)}</figcaption><div class="extra-chart" data-extra-chart="${id}"></div></figure>`);

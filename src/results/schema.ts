@@ -60,6 +60,56 @@ export const groupSchema = z.object({
 });
 export type ResultGroup = z.infer<typeof groupSchema>;
 
+/** METHOD 6: load, size, memory and cold start of the engine (docs/contracts.md, "Resources").
+ * Every figure is measured or null; `unmeasured` says why a null is null. */
+export const resourcesSchema = z.object({
+  /** Which process tree was measured: the participant's server, or its host process (an
+   * in-process engine, together with the harness's copy of the dataset: see baseline). */
+  measured_process: z.enum(['server', 'host']),
+  /** Bytes allocated on disk by the engine's data directory after load (harness-measured). */
+  disk_bytes: z.number().nullable(),
+  /** Memory of the measured process before any row was loaded (server idle; host with the
+   * dataset loaded and the engine opened). */
+  mem_baseline_anon_bytes: z.number().nullable(),
+  mem_baseline_file_bytes: z.number().nullable(),
+  /** Sampled during ingest and index build: highest anon + file, highest anon, highest file. */
+  mem_build_peak_bytes: z.number().nullable(),
+  mem_build_peak_anon_bytes: z.number().nullable(),
+  mem_build_peak_file_bytes: z.number().nullable(),
+  /** Medians of the samples taken while the query points ran. anon includes shared anonymous
+   * memory (shmem, e.g. PostgreSQL's shared_buffers), also given alone. */
+  mem_serving_anon_bytes: z.number().nullable(),
+  mem_serving_file_bytes: z.number().nullable(),
+  mem_serving_shmem_bytes: z.number().nullable(),
+  mem_serving_peak_bytes: z.number().nullable(),
+  mem_sample_interval_ms: z.object({ build: z.number(), serving: z.number() }),
+  mem_samples: z.object({ build: z.number().int(), serving: z.number().int() }),
+  /** Cold start: stop, evict the data files from the page cache, start; seconds from the start
+   * until the health check passes and until the first vector query returns. */
+  cold_accept_s: z.number().nullable(),
+  cold_first_query_s: z.number().nullable(),
+  cold_eviction: z
+    .object({ method: z.string(), resident_before_bytes: z.number(), resident_after_bytes: z.number(), drop_caches: z.boolean() })
+    .nullable(),
+  /** A few unfiltered k=10 queries between ingest and index build: does the engine answer? */
+  probe: z
+    .object({
+      queries: z.number().int(),
+      answered: z.boolean(),
+      knobs: z.record(z.string(), z.union([z.number(), z.string()])),
+      recall: z.number().nullable(),
+      short_results: z.number().int().nullable(),
+      latency_ms_p50: z.number().nullable(),
+      error: z.string().nullable(),
+    })
+    .nullable(),
+  /** --cold protocol: the eviction before each group, measured. */
+  group_evictions: z.array(z.object({ group: z.string(), resident_before_bytes: z.number(), resident_after_bytes: z.number(), drop_caches: z.boolean() })).default([]),
+  /** Why a null field is null, by field name. */
+  unmeasured: z.record(z.string(), z.string()).default({}),
+});
+export type Resources = z.infer<typeof resourcesSchema>;
+
 export const resultSchema = z.object({
   format: z.literal(RESULT_FORMAT),
   participant: z.string(),
@@ -80,6 +130,9 @@ export const resultSchema = z.object({
     complete: z.boolean(),
     /** How many times an interrupted run of this file was resumed. */
     resumed: z.number().int().nonnegative().default(0),
+    /** warm (also when absent): data files stay in the page cache; cold: evicted before every
+     * group (METHOD 5). */
+    protocol: z.enum(['warm', 'cold']).optional(),
   }),
   load: z
     .object({
@@ -92,6 +145,8 @@ export const resultSchema = z.object({
     })
     .nullable(),
   groups: z.array(groupSchema),
+  /** Load, size, memory and cold start (METHOD 6); absent or null where not measured. */
+  resources: resourcesSchema.nullable().optional(),
   /** Sections added by later features (resources, concurrency, churn, quality) live here. */
   extra: z.record(z.string(), z.unknown()).default({}),
 });

@@ -2,12 +2,14 @@
 // dataset and runs each point's queries, timing them beside the engine. Running engines in
 // a child of their own lets the runner time out a hung engine, survive a crash and measure
 // the engine's memory like a server's.
-import type { EngineSession, RowAttributes } from '../contracts.ts';
+import type { EngineSession, Knobs, RowAttributes } from '../contracts.ts';
 import { ATTRIBUTES } from '../contracts.ts';
 import { loadDataset, type Dataset } from '../datasets/layout.ts';
 import { UserError } from '../util/errors.ts';
 import { loadParticipant } from './participants.ts';
 import { handleQuality } from '../hybrid/host-side.ts';
+import { handleChurn } from '../churn/host-side.ts';
+import { handleLoadgen } from '../loadgen/host-side.ts';
 import type { HostMessage, HostReply, HostRequest, PointReply } from './protocol.ts';
 
 let session: EngineSession | null = null;
@@ -64,20 +66,49 @@ async function runPoint(req: Extract<HostRequest, { type: 'point' }>): Promise<P
   return { ids, offsets, latenciesMs, wallS, errors };
 }
 
+/** Time limit of the between-load probe: an engine that cannot answer yet may block. */
+const PROBE_LIMIT_MS = 60_000;
+
+async function probeBetween(probe: { knobs: Knobs; k: number; queries: number[] }): Promise<{ reply: PointReply | null; error: string | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_LIMIT_MS / 1000}s`)), PROBE_LIMIT_MS);
+  });
+  try {
+    const reply = await Promise.race([runPoint({ type: 'point', knobs: probe.knobs, k: probe.k, queries: probe.queries, filters: probe.queries.map(() => null), clients: 1 }), limit]);
+    const failed = reply.errors.find((e) => e !== null);
+    return { reply, error: failed ?? null };
+  } catch (e) {
+    return { reply: null, error: (e as Error).message ?? String(e) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function handle(req: HostRequest): Promise<HostReply> {
   switch (req.type) {
+    case 'dataset': {
+      await loadParticipant(req.participant, req.settingsPath);
+      if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
+      return { type: 'dataset' };
+    }
     case 'open': {
       const p = await loadParticipant(req.participant, req.settingsPath);
-      dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
+      if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
       concurrent = p.adapter.concurrentSearch;
-      session = await p.adapter.open({
+      const ctx = {
         dataset: { name: dataset.name, n: dataset.n, d: dataset.d, metric: dataset.metric, hasText: dataset.text !== undefined },
         settings: p.index,
         workDir: req.workDir,
         maxConcurrency: req.maxConcurrency,
-        log: (m) => process.stderr.write(`[${req.participant}] ${m}\n`),
-      });
-      return { type: 'opened', engineVersion: await p.adapter.engineVersion() };
+        log: (m: string) => process.stderr.write(`[${req.participant}] ${m}\n`),
+        server: req.server,
+      };
+      if (req.reopen && !p.adapter.reopen) throw new Error(`participant ${req.participant} cannot reopen its data (no reopen in its adapter)`);
+      const t0 = performance.now();
+      session = req.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx);
+      const openS = (performance.now() - t0) / 1000;
+      return { type: 'opened', engineVersion: await p.adapter.engineVersion(), openS };
     }
     case 'load': {
       const ds = dataset!;
@@ -88,9 +119,12 @@ async function handle(req: HostRequest): Promise<HostReply> {
         send({ id: -1, progress: { what: 'ingest', done: to, total: ds.n } });
       }
       const t1 = performance.now();
-      await session!.buildIndex();
+      // The probe runs outside both timings: does the engine answer before its index is built?
+      const probe = req.probe ? await probeBetween(req.probe) : undefined;
       const t2 = performance.now();
-      return { type: 'loaded', ingestS: (t1 - t0) / 1000, indexS: (t2 - t1) / 1000, rows: ds.n };
+      await session!.buildIndex();
+      const t3 = performance.now();
+      return { type: 'loaded', ingestS: (t1 - t0) / 1000, indexS: (t3 - t2) / 1000, rows: ds.n, probe };
     }
     case 'point':
       return { type: 'point', reply: await runPoint(req) };
@@ -112,6 +146,21 @@ async function handle(req: HostRequest): Promise<HostReply> {
     case 'quality-setup':
     case 'quality-arm':
       return handleQuality(session!, dataset!, concurrent, req);
+    case 'churn-caps':
+    case 'churn-load':
+    case 'churn-write':
+    case 'churn-compact':
+    case 'churn-disk':
+    case 'churn-search':
+    case 'churn-freshness':
+    case 'churn-mixed':
+      return handleChurn(session!, dataset!, concurrent, req, (p) => send({ id: -1, progress: p }));
+    case 'loadgen-init':
+    case 'loadgen-closed':
+    case 'loadgen-open':
+    case 'loadgen-ceiling':
+    case 'loadgen-stop':
+      return handleLoadgen(session, dataset, concurrent, req);
     case 'disk':
       return { type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null };
     case 'close':

@@ -1,15 +1,34 @@
 // Messages between the runner and the participant host (a child process per participant).
 // The host times every query next to the engine, so IPC costs never enter a latency.
-import type { FilterExpr, Knobs } from '../contracts.ts';
+import type { FilterExpr, Knobs, ServerConnection } from '../contracts.ts';
 import type { QualityHostReply, QualityHostRequest } from '../hybrid/protocol.ts';
+import type { ChurnHostReply, ChurnHostRequest } from '../churn/protocol.ts';
+import type { LoadgenHostReply, LoadgenHostRequest } from '../loadgen/protocol.ts';
 
 export type HostRequest =
-  | { type: 'open'; participant: string; settingsPath?: string; dataDir: string; dataset: string; workDir: string; maxConcurrency: number }
-  | { type: 'load'; batchSize: number }
+  | {
+      type: 'open';
+      participant: string;
+      settingsPath?: string;
+      dataDir: string;
+      dataset: string;
+      workDir: string;
+      maxConcurrency: number;
+      /** The participant's server, started by the runner. */
+      server?: ServerConnection;
+      /** Open the data a previous session left (Participant.reopen), for a cold start. */
+      reopen?: boolean;
+    }
+  /** Loads the dataset only, so a later open's timing does not include it (cold start). */
+  | { type: 'dataset'; participant: string; settingsPath?: string; dataDir: string; dataset: string }
+  /** Between ingest and index build: a few queries to see whether the engine answers. */
+  | { type: 'load'; batchSize: number; probe?: { knobs: Knobs; k: number; queries: number[] } }
   | { type: 'point'; knobs: Knobs; k: number; queries: number[]; filters: (FilterExpr | null)[]; clients: number }
   | { type: 'explain'; knobs: Knobs; query: number; k: number; filter: FilterExpr | null }
   | { type: 'disk' }
   | QualityHostRequest
+  | ChurnHostRequest
+  | LoadgenHostRequest
   | { type: 'close' };
 
 export interface PointReply {
@@ -23,12 +42,17 @@ export interface PointReply {
 }
 
 export type HostReply =
-  | { type: 'opened'; engineVersion: string }
-  | { type: 'loaded'; ingestS: number; indexS: number; rows: number }
+  /** openS: seconds the adapter's open (or reopen) took. */
+  | { type: 'opened'; engineVersion: string; openS?: number }
+  | { type: 'dataset' }
+  /** probe: the between-load queries' answers, or the error that stopped them. */
+  | { type: 'loaded'; ingestS: number; indexS: number; rows: number; probe?: { reply: PointReply | null; error: string | null } }
   | { type: 'point'; reply: PointReply }
   | { type: 'explained'; plan: string | null; planError: string | null }
   | { type: 'disk'; bytes: number | null }
   | QualityHostReply
+  | ChurnHostReply
+  | LoadgenHostReply
   | { type: 'closed' };
 
 export type HostMessage =

@@ -25,6 +25,8 @@ import { reapOrphans, startServer, type StartedServer } from './server.ts';
 import { measureQuality } from '../hybrid/quality-run.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from './participants.ts';
 import type { HostReply, HostRequest, PointReply } from './protocol.ts';
+import { measureLoad, type LoadOptions } from '../loadgen/sweep.ts';
+import { pointClientFlags, startPointMeter } from '../loadgen/points.ts';
 
 export const VECBENCH_VERSION = '0.1.0';
 export const QUERY_SEED = 20251129;
@@ -55,6 +57,8 @@ export interface RunOptions {
   quality?: boolean;
   /** Results asked of each quality arm (default 100). */
   qualityK?: number;
+  /** Concurrency sweep and / or open loop after the groups (src/loadgen). */
+  load?: Omit<LoadOptions, 'pointTimeoutS'>;
 }
 
 export interface AskedGroup extends GroupKey {
@@ -184,6 +188,8 @@ class EngineHandle {
   private server: ServerHandle | null = null;
   private serverDir: string | null = null;
   private recorder: ResourceRecorder | null = null;
+  /** Why the last server died mid-run, recorded with the reload it causes. */
+  private serverDeath: string | null = null;
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
@@ -249,11 +255,18 @@ class EngineHandle {
     if (result.load === null) {
       result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [] };
     } else {
-      result.load.reloads.push({ reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
+      result.load.reloads.push({ reason: this.serverDeath ? `${reason} (${this.serverDeath})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
+      this.serverDeath = null;
     }
     log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
     this.save();
     return host;
+  }
+
+  /** For the load generator's CPU figures: the engine's process (its server's tree, or the host
+   * of an in-process engine) and the host (the client). */
+  loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined } {
+    return { engine: this.server?.pid ?? this.host?.pid, engineTree: this.server !== null, host: this.host?.pid };
   }
 
   /** The directory holding the engine's data: the server's, or the host's work directory. */
@@ -281,7 +294,9 @@ class EngineHandle {
     // mkdtemp made the work directory 0700; a server running as its own user must reach its dir.
     chmodSync(this.workDir!, 0o755);
     const started = await startServer(
-      life.start,
+      // A server that cannot start or answer is an engine failure (the group or participant fails
+      // with the reason); a missing install stays a UserError naming the provision script.
+      (ctx) => life.start(ctx),
       {
         dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined },
         settings: p.index,
@@ -291,7 +306,10 @@ class EngineHandle {
         log: (m) => log(`${p.name}: ${m}`),
       },
       opts.loadTimeoutS,
-    );
+    ).catch((e: unknown) => {
+      if (e instanceof UserError) throw e;
+      throw new HostError(`participant ${p.name}: ${(e as Error).message}`);
+    });
     const server = started.handle;
     this.server = server;
     void server.waitExit().then(() => {
@@ -299,6 +317,7 @@ class EngineHandle {
       const why = `${p.name} server (pid ${server.pid}) died mid-run: ${server.exitReason}`;
       log(why);
       this.server = null;
+      this.serverDeath = why;
       this.host?.kill(why);
     });
     return started;
@@ -422,6 +441,7 @@ async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Data
       const queries = Array.from({ length: to - from }, (_, i) => order[(from + i) % ds.nq]);
       const clients = view === 'latency' ? 1 : p.adapter.concurrentSearch ? opts.clients : 1;
       let reply: PointReply;
+      const clientMeter = startPointMeter(engine);
       try {
         const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
         reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients }, opts.pointTimeoutS, retry)).reply;
@@ -442,6 +462,7 @@ async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Data
         continue;
       }
       const s = summarize(scorePoint(ds, g, queries, reply));
+      const clientFlags = await pointClientFlags(engine, p.adapter.server !== undefined, clientMeter, queries.length / reply.wallS, clients, g.k, opts.pointTimeoutS);
       group.points.push({
         ladder_index: li,
         knobs,
@@ -460,7 +481,7 @@ async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Data
         qps: queries.length / reply.wallS,
         duration_s: reply.wallS,
         latency_ms: latencySummary(reply.latenciesMs),
-        flags: s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : [],
+        flags: [...(s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : []), ...clientFlags],
       });
       save();
       onPoint();
@@ -504,7 +525,12 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     // Settings go through JSON in the file: compare like with like.
     const normalized = JSON.parse(JSON.stringify(result)) as ResultFile;
     if (resumable(prev, normalized)) {
-      if (prev.run.complete) {
+      // A complete result still lacking the answer-quality section of a labelled dataset is
+      // resumed for that section alone (its groups are complete and kept).
+      const qualityMissing = ds.labels !== undefined && opts.quality !== false && prev.extra.quality === undefined;
+      // Likewise a complete result still lacking an asked concurrency sweep or open loop.
+      const loadMissing = (opts.load?.concurrency !== undefined && prev.extra.concurrency === undefined) || (opts.load?.openLoop !== undefined && prev.extra.open_loop === undefined);
+      if (prev.run.complete && !qualityMissing && !loadMissing) {
         log(`${p.name}: ${ds.name} already measured (${path}); pass --fresh to measure again`);
         return prev;
       }
@@ -563,6 +589,16 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
         if (!(e instanceof HostError) || e.userError) throw e;
         result.extra.quality = { format: 'vecbench-quality/1', status: 'failed', reason: e.message, k: opts.qualityK ?? 100, queries: 0, labels: '', keyword: null, fusion: null, oracle: null, points: [], unsupported: [] };
         log(`${p.name}: answer quality failed: ${e.message}`);
+      }
+      save();
+    }
+    if (opts.load) {
+      try {
+        await measureLoad(engine, p, ds, groups, result, { ...opts.load, pointTimeoutS: opts.pointTimeoutS }, save);
+      } catch (e) {
+        if (!(e instanceof HostError) || e.userError) throw e;
+        result.extra.load_error = e.message;
+        log(`${p.name}: concurrency sweep / open loop failed: ${e.message}`);
       }
       save();
     }

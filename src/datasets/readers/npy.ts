@@ -107,3 +107,38 @@ export function openNpy(path: string): MatrixReader {
     throw e;
   }
 }
+
+/** A headerless little-endian float32 matrix (e.g. a package's embeddings.bin) whose
+ * dimension comes from elsewhere (its metadata). */
+export function openRawFloat32(path: string, dim: number): MatrixReader {
+  const label = path;
+  const fd = openInput(path);
+  try {
+    const size = fstatSync(fd).size;
+    const rowBytes = dim * 4;
+    if (size === 0 || size % rowBytes !== 0) {
+      throw inputError(label, `has ${size} bytes, not a whole number of ${dim}-d float32 rows`, FIX_TRUNCATED);
+    }
+    const rows = size / rowBytes;
+    const read = (from: number, count: number): Uint8Array => {
+      checkRange({ label, rows }, from, count);
+      const buf = new Uint8Array(count * rowBytes);
+      readExact(fd, label, buf, from * rowBytes);
+      return buf;
+    };
+    return {
+      label,
+      rows,
+      dim,
+      element: 'float32',
+      readFloats: async (from, count) => toFloats(read(from, count), 'float32', count * dim),
+      readInts: async () => {
+        throw inputError(label, 'holds float32 vectors, not neighbour ids', 'pass ground truth as .ivecs, .npy or HDF5');
+      },
+      close: async () => closeQuietly(fd),
+    };
+  } catch (e) {
+    closeQuietly(fd);
+    throw e;
+  }
+}

@@ -211,7 +211,10 @@ function drawExtraCharts(): void {
       const pts = sr.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x);
       if (pts.length === 0) continue;
       marks.push(Plot.line(pts, { x: 'x', y: 'y', stroke: color(sr.participant), strokeWidth: 2, strokeDasharray: sr.origin === 'imported' ? '5,4' : undefined }));
-      marks.push(Plot.dot(pts, { x: 'x', y: 'y', r: 3, fill: color(sr.participant), tip: true, title: (p: { x: number; y: number }) => `${sr.participant}\n${c.x} = ${p.x}\n${c.y} = ${fmt(p.y)}` }));
+      marks.push(Plot.dot(pts, { x: 'x', y: 'y', r: 3, fill: color(sr.participant), tip: true, title: (p: { x: number; y: number; flagged?: boolean }) => `${sr.participant}\n${c.x} = ${p.x}\n${c.y} = ${fmt(p.y)}${p.flagged ? '\nclient-limited: the client, not the engine, may have set this figure' : ''}` }));
+      // Points whose client neared its own limit (the load generator's client-limited flag).
+      const flagged = pts.filter((p) => p.flagged);
+      if (flagged.length > 0) marks.push(Plot.dot(flagged, { x: 'x', y: 'y', r: 7, stroke: '#d62728', strokeWidth: 2, fill: 'none' }));
     }
     host.replaceChildren(
       Plot.plot({

@@ -55,5 +55,6 @@ export interface ExtraCurve {
   x: string;
   y: string;
   logX: boolean;
-  series: { participant: string; origin: 'measured' | 'imported'; points: { x: number; y: number }[] }[];
+  /** flagged: the row carries the "client-limited" flag (drawn as a red ring). */
+  series: { participant: string; origin: 'measured' | 'imported'; points: { x: number; y: number; flagged?: boolean }[] }[];
 }

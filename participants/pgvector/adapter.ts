@@ -1,0 +1,400 @@
+// pgvector on a real PostgreSQL server (Debian's PostgreSQL 15 + pgvector 0.8.0 built from
+// trixie's source package, or Debian 13's packaged PostgreSQL 17 + pgvector; provision.sh).
+// The runner starts a private cluster for the run (initdb into its data directory, postgres on
+// a free 127.0.0.1 port, stopped by PID). Rows go in with binary COPY, the HNSW index is built
+// after ingest, searches are named prepared statements on a pool sized to the concurrency. The
+// SQL (filters, operators, statements, binary encodings, plan checks) is shared with the PGlite
+// participant: ../pgvector-pglite/sql.ts.
+import { spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { z } from 'zod';
+import { fileURLToPath } from 'node:url';
+import type { PgLoadOptions } from './load-client.ts';
+import {
+  ATTRIBUTES,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+  type LoadClientSpec,
+  type ServerHandle,
+  type ServerStartContext,
+} from '../../src/contracts.ts';
+import { checkReachable, serverHandle, spawnServer, userIds } from '../../src/runner/server.ts';
+import { UserError } from '../../src/util/errors.ts';
+import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../pgvector-pglite/sql.ts';
+
+const PROVISION = 'participants/pgvector/provision.sh';
+
+const settingsSchema = z
+  .object({
+    /** HNSW graph degree (pgvector `m`; layer 0 keeps 2 x m links). */
+    m: z.number().int().min(2).max(100).default(16),
+    /** Candidate list while building (pgvector `ef_construction`, >= 2 x m). */
+    ef_construction: z.number().int().min(4).max(1000).default(64),
+    /** btree indexes on the filter columns, so the planner may choose an exact scan of a
+     * filter's matches instead of the HNSW walk. */
+    filter_indexes: z.boolean().default(true),
+    /** Plans of filtered statements: 'custom' plans each execution with its filter values (the
+     * planner sees the selectivity); 'generic' plans once per statement. */
+    filtered_plans: z.enum(['custom', 'generic']).default('custom'),
+    /** shared_buffers (MB): PostgreSQL's own page cache. */
+    shared_buffers_mb: z.number().int().min(16).default(1024),
+    /** maintenance_work_mem (MB) for the HNSW build: the graph must fit or the build slows. */
+    maintenance_work_mem_mb: z.number().int().min(64).default(1024),
+    /** Extra processes for a parallel HNSW build (pgvector >= 0.7): 1 uses both cores. */
+    parallel_build_workers: z.number().int().min(0).max(64).default(1),
+  })
+  .strict()
+  .refine((s) => s.ef_construction >= 2 * s.m, { path: ['ef_construction'], message: 'pgvector needs ef_construction >= 2 x m' });
+
+type Settings = z.infer<typeof settingsSchema>;
+
+const ITERATIVE = ['off', 'relaxed_order', 'strict_order'] as const;
+const KNOB_DEFAULTS = { ef_search: 40, iterative_scan: 'off', max_scan_tuples: 20000 } as const;
+
+interface KnobState {
+  ef_search: number;
+  iterative_scan: (typeof ITERATIVE)[number];
+  max_scan_tuples: number;
+}
+
+/** Exported for the load generator's client (load-client.ts), which applies the same knobs. */
+export function parseKnobs(knobs: Knobs): KnobState {
+  for (const name of Object.keys(knobs)) {
+    if (!(name in KNOB_DEFAULTS)) throw new Error(`pgvector: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
+  }
+  const ef = knobs.ef_search ?? KNOB_DEFAULTS.ef_search;
+  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > 1000) throw new Error(`pgvector: knob ef_search must be an integer 1..1000 (pgvector's range), got ${ef}`);
+  const it = knobs.iterative_scan ?? KNOB_DEFAULTS.iterative_scan;
+  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it)) throw new Error(`pgvector: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
+  const mst = knobs.max_scan_tuples ?? KNOB_DEFAULTS.max_scan_tuples;
+  if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1) throw new Error(`pgvector: knob max_scan_tuples must be a positive integer, got ${mst}`);
+  return { ef_search: ef, iterative_scan: it as KnobState['iterative_scan'], max_scan_tuples: mst };
+}
+
+// ---- the server ----
+
+/** The newest installed PostgreSQL that has pgvector: its bin directory and major version. */
+export function findPostgres(): { bin: string; major: number } {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).map(Number).filter((v) => Number.isInteger(v)).sort((a, b) => b - a) : [];
+  for (const major of majors) {
+    const bin = join(root, String(major), 'bin');
+    if (existsSync(join(bin, 'postgres')) && existsSync(`/usr/share/postgresql/${major}/extension/vector.control`)) return { bin, major };
+  }
+  throw new UserError(`PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control); run ${PROVISION} as root`);
+}
+
+/** Who the server runs as: PostgreSQL refuses root, so as root it runs as `postgres`. */
+function serverUser(): { uid: number; gid: number; name: string } | null {
+  if (process.getuid?.() !== 0) return null;
+  const ids = userIds('postgres');
+  if (!ids) throw new UserError(`the postgres system user is missing; run ${PROVISION} as root (the postgresql package creates it)`);
+  return { ...ids, name: 'postgres' };
+}
+
+function connectionConfig(host: string, port: number): pg.ClientConfig {
+  return { host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 2000 };
+}
+
+async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+  const { bin } = findPostgres();
+  const user = serverUser();
+  const dir = ctx.dataDir;
+  if (user) checkReachable(dir, user.name);
+  if (!ctx.existing) {
+    mkdirSync(dir, { recursive: true });
+    if (user) chownSync(dir, user.uid, user.gid);
+    // trust on 127.0.0.1: a private cluster of the run, reachable only from this machine.
+    const r = spawnSync(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions'], {
+      uid: user?.uid,
+      gid: user?.gid,
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`initdb failed: ${(r.stderr || r.stdout || String(r.error)).trim().split('\n').slice(-3).join(' | ')}`);
+  }
+  const s = ctx.settings;
+  const conf: Record<string, string | number> = {
+    listen_addresses: '127.0.0.1',
+    port: ctx.port,
+    // The socket lives in the run's directory: no dependence on /var/run/postgresql.
+    unix_socket_directories: dir,
+    max_connections: 300,
+    shared_buffers: `${s.shared_buffers_mb}MB`,
+    maintenance_work_mem: `${s.maintenance_work_mem_mb}MB`,
+    max_parallel_maintenance_workers: s.parallel_build_workers,
+    // Each query is cheap to plan and run; JIT compilation would add tens of ms to a few of them.
+    jit: 'off',
+    // No checkpoint in the middle of the load (it would land in the ingest or build time).
+    max_wal_size: '8GB',
+    checkpoint_timeout: '1h',
+    logging_collector: 'off',
+  };
+  const args = ['-D', dir, ...Object.entries(conf).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+  const proc = spawnServer({
+    name: 'postgres',
+    command: join(bin, 'postgres'),
+    args,
+    uid: user?.uid,
+    gid: user?.gid,
+    dataDir: dir,
+    logFile: ctx.logFile,
+    // SIGINT is PostgreSQL's fast shutdown: ends sessions, checkpoints, exits (data kept).
+    stopSignal: 'SIGINT',
+  });
+  const connection = { host: '127.0.0.1', port: ctx.port, dataDir: dir, params: { user: 'postgres', database: 'postgres' } };
+  return serverHandle(proc, connection, async () => {
+    const c = new pg.Client(connectionConfig('127.0.0.1', ctx.port));
+    try {
+      await c.connect();
+      await c.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await c.end().catch(() => {});
+    }
+  });
+}
+
+// ---- the session ----
+
+/** Per-connection state: which knobs and plan mode were SET on it, which statements it has. */
+interface ConnState {
+  knobsKey: string;
+  planMode: string;
+}
+const connState = new WeakMap<pg.PoolClient, ConnState>();
+
+let versionCache: string | null = null;
+
+async function readVersion(pool: pg.Pool): Promise<string> {
+  const v = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
+  const ext = (await pool.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'")).rows[0]?.v ?? 'not installed';
+  return `PostgreSQL ${v.split(' ')[0]}, pgvector ${ext}`;
+}
+
+class PgvectorSession implements EngineSession {
+  private knobs: KnobState = { ...KNOB_DEFAULTS };
+  private knobsKey = '';
+  private readonly names = new Map<string, string>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly settings: Settings,
+    private readonly d: number,
+    private readonly metric: Metric,
+    private readonly log: (m: string) => void,
+  ) {
+    this.knobsKey = this.keyOf(this.knobs);
+  }
+
+  private keyOf(k: KnobState): string {
+    return `SET hnsw.ef_search = ${k.ef_search}; SET hnsw.iterative_scan = ${k.iterative_scan}; SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`;
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    if (batch.ids.length === 0) return;
+    const client = await this.pool.connect();
+    try {
+      const sink = client.query(copyFrom(`COPY ${TABLE} (${COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT binary)`));
+      await pipeline(Readable.from([Buffer.from(copyBinary(batch, this.d).buffer)]), sink);
+    } finally {
+      client.release();
+    }
+  }
+
+  async buildIndex(): Promise<void> {
+    const s = this.settings;
+    const client = await this.pool.connect();
+    const notices: string[] = [];
+    const onNotice = (n: { message?: string }) => notices.push(n.message ?? String(n));
+    client.on('notice', onNotice);
+    try {
+      await client.query(`SET maintenance_work_mem = '${s.maintenance_work_mem_mb}MB'`);
+      await client.query(`SET max_parallel_maintenance_workers = ${s.parallel_build_workers}`);
+      await client.query(`CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`);
+      if (s.filter_indexes) for (const a of ATTRIBUTES) await client.query(`CREATE INDEX ${TABLE}_${a}_idx ON ${TABLE} (${a})`);
+      await client.query(`ANALYZE ${TABLE}`);
+    } finally {
+      client.off('notice', onNotice);
+      client.release();
+    }
+    for (const n of notices) this.log(`HNSW build notice: ${n}`);
+    if (notices.some((n) => /maintenance_work_mem/.test(n))) this.log(`the HNSW graph did not fit in maintenance_work_mem = ${s.maintenance_work_mem_mb}MB: the build went slow; raise index.maintenance_work_mem_mb`);
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    this.knobs = parseKnobs(knobs);
+    // Applied lazily to each pooled connection before its next statement (SET is per session).
+    this.knobsKey = this.keyOf(this.knobs);
+  }
+
+  private planModeFor(filter: FilterExpr | null): string {
+    return filter !== null && this.settings.filtered_plans === 'custom' ? 'force_custom_plan' : 'auto';
+  }
+
+  /** A pooled connection with the current knobs and the request's plan mode SET on it. */
+  private async connection(filter: FilterExpr | null): Promise<pg.PoolClient> {
+    const client = await this.pool.connect();
+    let st = connState.get(client);
+    if (!st) connState.set(client, (st = { knobsKey: '', planMode: '' }));
+    const mode = this.planModeFor(filter);
+    const sets: string[] = [];
+    if (st.knobsKey !== this.knobsKey) sets.push(this.knobsKey);
+    if (st.planMode !== mode) sets.push(`SET plan_cache_mode = ${mode}`);
+    if (sets.length > 0) {
+      try {
+        await client.query(sets.join('; '));
+      } catch (e) {
+        client.release(e as Error);
+        throw e;
+      }
+      st.knobsKey = this.knobsKey;
+      st.planMode = mode;
+    }
+    return client;
+  }
+
+  /** The named statement of a request: pg parses it once per connection, then binds only. */
+  private statement(request: SearchRequest): { name: string; text: string; params: number[] } {
+    const st = searchStatement(this.metric, request.k, request.filter, { resort: this.knobs.iterative_scan === 'relaxed_order' });
+    let name = this.names.get(st.key);
+    if (!name) this.names.set(st.key, (name = `vb_search_${this.names.size}`));
+    return { name, text: st.text, params: st.params };
+  }
+
+  async search(request: SearchRequest): Promise<number[]> {
+    if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the table ${this.d}`);
+    const { name, text, params } = this.statement(request);
+    const client = await this.connection(request.filter);
+    try {
+      // The vector goes as a Buffer, which pg binds in binary (pgvector's vector_recv format).
+      const r = await client.query<number[]>({ name, text, values: [Buffer.from(vectorBinary(request.vector).buffer), ...params], rowMode: 'array' });
+      return r.rows.map((row) => row[0]);
+    } finally {
+      client.release();
+    }
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    const { name, text, params } = this.statement(request);
+    const client = await this.connection(request.filter);
+    try {
+      // Runs it once so the named statement exists on this connection, then explains that very
+      // statement (generic or custom plan, as the searches get it).
+      await client.query({ name, text, values: [Buffer.from(vectorBinary(request.vector).buffer), ...params], rowMode: 'array' });
+      const args = [`'${vectorLiteral(request.vector)}'::vector`, ...params.map(String)].join(', ');
+      const rows = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (FORMAT TEXT) EXECUTE ${name}(${args})`)).rows;
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+      const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} plan_cache_mode=${this.planModeFor(request.filter)}`;
+      return `${describePath(plan)}\n${knobs}\nstatement: ${text}\n${plan}`;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The load generator's worker threads each open their own pool with the same statements. */
+  loadClient(): LoadClientSpec {
+    const o = this.pool.options;
+    const options: PgLoadOptions = { host: String(o.host), port: Number(o.port), user: String(o.user), database: String(o.database), metric: this.metric, d: this.d, filteredPlans: this.settings.filtered_plans };
+    return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
+  }
+
+  checkPlan(plan: string, request: SearchRequest): void {
+    checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes });
+  }
+
+  async diskBytes(): Promise<number> {
+    const r = await this.pool.query<{ b: string }>(`SELECT pg_total_relation_size('${TABLE}') AS b`);
+    return Number(r.rows[0].b);
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    await this.ingest(batch);
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    if (batch.ids.length === 0) return;
+    const client = await this.pool.connect();
+    try {
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${TABLE}_staging (LIKE ${TABLE})`);
+      const sink = client.query(copyFrom(`COPY ${TABLE}_staging (${COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT binary)`));
+      await pipeline(Readable.from([Buffer.from(copyBinary(batch, this.d).buffer)]), sink);
+      const set = COLUMNS.filter((c) => c !== 'id')
+        .map((c) => `${c} = EXCLUDED.${c}`)
+        .join(', ');
+      await client.query(`INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}`);
+      await client.query(`TRUNCATE ${TABLE}_staging`);
+    } finally {
+      client.release();
+    }
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    if (ids.length === 0) return;
+    await this.pool.query(`DELETE FROM ${TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
+  }
+
+  async compact(): Promise<void> {
+    await this.pool.query(`VACUUM ${TABLE}`);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function poolFor(ctx: OpenContext<Settings>): pg.Pool {
+  const server = ctx.server;
+  if (!server) throw new Error(`pgvector: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)`);
+  const pool = new pg.Pool({ ...connectionConfig(server.host, server.port), max: Math.max(1, ctx.maxConcurrency) });
+  // A broken idle connection must not crash the host: the next query reports the error.
+  pool.on('error', (e) => ctx.log(`connection error: ${e.message}`));
+  return pool;
+}
+
+const participant: Participant<Settings> = {
+  engine: 'pgvector (PostgreSQL)',
+  async engineVersion() {
+    if (versionCache) return versionCache;
+    const { bin, major } = findPostgres();
+    const v = spawnSync(join(bin, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+    return `${v} (pgvector for PostgreSQL ${major}; no server running to ask for the extension's version)`;
+  },
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy:
+    'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass: off / relaxed_order / strict_order are ladder knobs) and an exact scan of the matches through btree indexes on the filter columns',
+  concurrentSearch: true,
+  server: { provision: 'provision.sh', start: startPostgres },
+  async open(ctx) {
+    const d = ctx.dataset.d;
+    if (!Number.isInteger(d) || d < 1 || d > 16000) throw new Error(`pgvector stores at most 16,000 dimensions; the dataset has ${d}`);
+    const pool = poolFor(ctx);
+    await pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+    await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
+    await pool.query(`CREATE TABLE ${TABLE} (id int4 PRIMARY KEY, embedding vector(${d}) NOT NULL, ${ATTRIBUTES.map((a) => `${a} int4 NOT NULL`).join(', ')})`);
+    versionCache = await readVersion(pool);
+    return new PgvectorSession(pool, ctx.settings, d, ctx.dataset.metric, ctx.log);
+  },
+  async reopen(ctx) {
+    const pool = poolFor(ctx);
+    const n = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_class WHERE relname = '${HNSW_INDEX}'`)).rows[0].n);
+    if (n !== 1) throw new Error(`pgvector: the reopened cluster has no index ${HNSW_INDEX}`);
+    versionCache = await readVersion(pool);
+    return new PgvectorSession(pool, ctx.settings, ctx.dataset.d, ctx.dataset.metric, ctx.log);
+  },
+};
+
+export default participant;

@@ -1,0 +1,256 @@
+// Redis 8 vector sets (VADD / VSIM, built into the server) on a real redis-server compiled from
+// Debian trixie's source package (provision.sh). The runner starts it on a free 127.0.0.1 port
+// with a data directory of the run and stops it by PID (SIGTERM: it saves its data first, so a
+// cold start reloads it). One vector set holds the rows; each element carries its attributes as
+// JSON (SETATTR) and VSIM's FILTER expression is applied during the graph search.
+// `redis` stores float32 (NOQUANT); `redis-q8` (participants/redis-q8) the same with int8 (Q8).
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { createClientPool, type RedisClientPoolType } from '@redis/client';
+import { z } from 'zod';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenContext, type Participant, type RowBatch, type SearchRequest, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
+import { serverHandle, spawnServer } from '../../src/runner/server.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+const PROVISION = 'participants/redis/provision.sh';
+const KEY = 'vb:items';
+
+const settingsSchema = z
+  .object({
+    /** Stored precision: NOQUANT = float32, Q8 = int8 per component (Redis's default), BIN = 1 bit. */
+    quantization: z.enum(['NOQUANT', 'Q8', 'BIN']).default('NOQUANT'),
+    /** HNSW links per node (VADD M; Redis's default 16). */
+    M: z.number().int().min(4).max(4096).default(16),
+    /** Build exploration factor (VADD EF; Redis's default 200). */
+    ef_construction: z.number().int().min(1).max(1_000_000).default(200),
+    /** VADD CAS: the neighbour search of an insert runs in a background thread and the link
+     * step is checked-and-set in the main thread. Measured here (20k x 128, 4 connections):
+     * 55 s with CAS against 18 s without, so off by default. */
+    cas: z.boolean().default(false),
+    /** Connections: ingest pipelines on these; VSIM blocks a connection while its thread works,
+     * so searches need one per in-flight request (at least this many, at most maxConcurrency). */
+    ingest_connections: z.number().int().min(1).max(64).default(4),
+  })
+  .strict();
+type Settings = z.infer<typeof settingsSchema>;
+
+const KNOB_DEFAULTS = { ef: 100, filter_ef: 0 } as const;
+
+function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
+  for (const name of Object.keys(knobs)) {
+    if (!(name in KNOB_DEFAULTS)) throw new Error(`redis: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
+  }
+  const ef = knobs.ef ?? KNOB_DEFAULTS.ef;
+  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1) throw new Error(`redis: knob ef must be a positive integer, got ${ef}`);
+  const fef = knobs.filter_ef ?? KNOB_DEFAULTS.filter_ef;
+  if (typeof fef !== 'number' || !Number.isInteger(fef) || fef < 0) throw new Error(`redis: knob filter_ef must be an integer >= 0 (0: Redis's default, COUNT x 100), got ${fef}`);
+  return { ef, filter_ef: fef };
+}
+
+// ---- filters ----
+
+const ATTR_SET: ReadonlySet<string> = new Set(ATTRIBUTES);
+
+function int(v: number, what: string): string {
+  if (!Number.isInteger(v)) throw new Error(`filter ${what}: ${v} is not an integer`);
+  return String(v);
+}
+
+/** FilterExpr -> a VSIM FILTER expression over the elements' JSON attributes, e.g.
+ * `.cat10 == 3 and (.num >= 100 and .num < 200)`. */
+export function filterToRedis(f: FilterExpr): string {
+  const field = (name: string) => {
+    if (!ATTR_SET.has(name)) throw new Error(`unknown filter field "${name}"; known fields: ${ATTRIBUTES.join(', ')}`);
+    return `.${name}`;
+  };
+  switch (f.op) {
+    case 'eq':
+      return `${field(f.field)} == ${int(f.value, `${f.field} ==`)}`;
+    case 'range':
+      return `(${field(f.field)} >= ${int(f.gte, `${f.field} >=`)} and ${field(f.field)} < ${int(f.lt, `${f.field} <`)})`;
+    case 'and':
+      return f.args.length === 0 ? '1' : f.args.map(filterToRedis).join(' and ');
+    default:
+      throw new Error(`unsupported filter op "${(f as { op: string }).op}"`);
+  }
+}
+
+// ---- the server ----
+
+export function redisServerPath(): string {
+  const cache = process.env.VECBENCH_CACHE ?? '/var/cache/vecbench';
+  const path = join(cache, 'redis', 'current', 'bin', 'redis-server');
+  if (!existsSync(path)) throw new UserError(`Redis 8 is not built (${path} is missing); run ${PROVISION} as root (or with VECBENCH_CACHE set to a writable directory)`);
+  return path;
+}
+
+async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+  const args = [
+    '--bind', '127.0.0.1',
+    '--port', String(ctx.port),
+    '--dir', ctx.dataDir,
+    '--dbfilename', 'dump.rdb',
+    // No background saves during the run (a fork would land in the figures); SIGTERM saves.
+    '--save', '',
+    '--appendonly', 'no',
+    '--shutdown-on-sigterm', 'save',
+    '--daemonize', 'no',
+    '--logfile', '',
+  ];
+  const proc = spawnServer({ name: 'redis', command: redisServerPath(), args, dataDir: ctx.dataDir, logFile: ctx.logFile, stopSignal: 'SIGTERM' });
+  const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: {} };
+  return serverHandle(proc, connection, () => ping('127.0.0.1', ctx.port));
+}
+
+/** PING on a fresh connection: PONG only once the server has loaded its data (while loading
+ * it answers -LOADING). */
+function ping(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host, port });
+    let buf = '';
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(2000, () => done(false));
+    sock.on('error', () => done(false));
+    sock.on('connect', () => sock.write('PING\r\n'));
+    sock.on('data', (d) => {
+      buf += d.toString('latin1');
+      if (buf.includes('\r\n')) done(buf.startsWith('+PONG'));
+    });
+  });
+}
+
+// ---- the session ----
+
+type Pool = RedisClientPoolType;
+
+let versionCache: string | null = null;
+
+async function readVersion(pool: Pool): Promise<string> {
+  const info = String(await pool.sendCommand(['INFO', 'server']));
+  const v = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  return `Redis ${v} (vector sets)`;
+}
+
+/** A vector as VADD / VSIM's FP32 blob: little-endian float32 (this machine's order). */
+function blob(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+class RedisSession implements EngineSession {
+  private knobs = { ...KNOB_DEFAULTS } as { ef: number; filter_ef: number };
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly settings: Settings,
+    private readonly d: number,
+  ) {}
+
+  private async add(batch: RowBatch): Promise<void> {
+    const s = this.settings;
+    const n = batch.ids.length;
+    if (batch.vectors.length !== n * this.d) throw new Error(`batch has ${batch.vectors.length} floats for ${n} rows of dimension ${this.d}`);
+    const commands: (string | Buffer)[][] = [];
+    for (let i = 0; i < n; i++) {
+      const attrs: Record<string, number> = {};
+      for (const a of ATTRIBUTES) attrs[a] = batch.attrs[a][i];
+      const args: (string | Buffer)[] = ['VADD', KEY, 'FP32', blob(batch.vectors.slice(i * this.d, (i + 1) * this.d)), String(batch.ids[i])];
+      if (s.cas) args.push('CAS');
+      args.push(s.quantization, 'EF', String(s.ef_construction), 'SETATTR', JSON.stringify(attrs), 'M', String(s.M));
+      commands.push(args);
+    }
+    // One share per connection; a connection pipelines its share (the client writes every
+    // command without waiting for the replies before it).
+    const shares = Math.min(s.ingest_connections, n);
+    await Promise.all(
+      Array.from({ length: shares }, (_, c) =>
+        this.pool.execute((client) => Promise.all(commands.filter((_, i) => i % shares === c).map((args) => client.sendCommand(args)))),
+      ),
+    );
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    await this.add(batch);
+  }
+
+  /** Nothing to do: VADD links each element into the HNSW graph as it arrives. */
+  async buildIndex(): Promise<void> {}
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    this.knobs = parseKnobs(knobs);
+  }
+
+  async search(request: SearchRequest): Promise<number[]> {
+    if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the set ${this.d}`);
+    const args: (string | Buffer)[] = ['VSIM', KEY, 'FP32', blob(request.vector), 'COUNT', String(request.k), 'EF', String(this.knobs.ef)];
+    if (request.filter !== null) {
+      args.push('FILTER', filterToRedis(request.filter));
+      if (this.knobs.filter_ef > 0) args.push('FILTER-EF', String(this.knobs.filter_ef));
+    }
+    const reply = (await this.pool.sendCommand(args)) as unknown as (string | Buffer)[];
+    return reply.map((x) => Number(String(x)));
+  }
+
+  /** Bytes Redis holds for the vector set, in memory (MEMORY USAGE with every element sampled). */
+  async diskBytes(): Promise<number> {
+    return Number(await this.pool.sendCommand(['MEMORY', 'USAGE', KEY, 'SAMPLES', '0']));
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    await this.add(batch);
+  }
+
+  /** VADD on an existing element updates its vector and attributes. */
+  async upsert(batch: RowBatch): Promise<void> {
+    await this.add(batch);
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    await Promise.all(Array.from(ids, (id) => this.pool.sendCommand(['VREM', KEY, String(id)])));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+async function poolFor(ctx: OpenContext<Settings>): Promise<Pool> {
+  const server = ctx.server;
+  if (!server) throw new Error('redis: no server connection in the open context (the runner starts the server)');
+  const size = Math.max(ctx.settings.ingest_connections, ctx.maxConcurrency, 1);
+  const pool = createClientPool({ socket: { host: server.host, port: server.port } }, { minimum: 1, maximum: size, acquireTimeout: 600_000 }) as unknown as Pool;
+  pool.on('error', (e: Error) => ctx.log(`connection error: ${e.message}`));
+  await pool.connect();
+  return pool;
+}
+
+const participant: Participant<Settings> = {
+  engine: 'Redis vector sets',
+  async engineVersion() {
+    return versionCache ?? 'Redis (no server running to ask)';
+  },
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
+  concurrentSearch: true,
+  server: { provision: 'provision.sh', start: startRedis },
+  async open(ctx) {
+    if (ctx.dataset.metric === 'l2') throw new UserError(`redis vector sets rank by cosine similarity only; dataset ${ctx.dataset.name} is l2`);
+    const pool = await poolFor(ctx);
+    await pool.sendCommand(['DEL', KEY]);
+    versionCache = await readVersion(pool);
+    return new RedisSession(pool, ctx.settings, ctx.dataset.d);
+  },
+  async reopen(ctx) {
+    const pool = await poolFor(ctx);
+    const card = Number(await pool.sendCommand(['VCARD', KEY]));
+    if (!(card > 0)) throw new Error(`redis: the restarted server has no vector set ${KEY} (VCARD ${card})`);
+    versionCache = await readVersion(pool);
+    return new RedisSession(pool, ctx.settings, ctx.dataset.d);
+  },
+};
+
+export default participant;

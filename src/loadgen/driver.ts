@@ -1,0 +1,201 @@
+// The two request loops of the load generator, independent of where they run (a participant
+// host's main thread for in-process engines, a worker thread for network engines) and of the
+// engine: `search(i)` issues request i.
+//
+// - Closed loop: `inFlight` logical clients, each sending its next request when its previous
+//   one returns. Latency is measured from the send.
+// - Open loop: request i is due at start + intended[i], whatever happened before. Latency is
+//   measured from that intended time, never from the actual send, so when the engine (or a
+//   synchronous engine blocking this thread) stalls, every request that should have gone out
+//   during the stall carries the wait in its latency. `sendLag` records how late each request
+//   actually left: for a client thread of its own, a large lag means the client fell behind.
+import { nowMs } from './clock.ts';
+import { LatencyHistogram } from './histogram.ts';
+
+export type SearchFn = (i: number) => Promise<ArrayLike<number>> | ArrayLike<number>;
+
+/** Request outcome codes in DriveResult.status. */
+export const OK = 0;
+export const FAILED = 1;
+export const TIMED_OUT = 2;
+
+export interface DriveResult {
+  /** Request indices this loop handled (all of 0..n-1 unless a pool split them). */
+  indices: Int32Array;
+  /** Per handled request, in `indices` order. */
+  latenciesMs: Float64Array;
+  sendLagMs: Float64Array;
+  status: Uint8Array;
+  /** Returned ids; request indices[j] owns ids[offsets[j]..offsets[j+1]). */
+  ids: Int32Array;
+  offsets: Int32Array;
+  errors: number;
+  timeouts: number;
+  firstError: string | null;
+  /** Encoded HDR histogram of the successful requests' latencies. */
+  histogram: string;
+  /** First send to last completion, in ms on the shared clock. */
+  startMs: number;
+  endMs: number;
+}
+
+interface Recorder {
+  record(i: number, latencyMs: number, lagMs: number, status: number, ids: ArrayLike<number> | null, error: string | null): void;
+  finish(startMs: number, endMs: number): DriveResult;
+}
+
+function recorder(capacity: number): Recorder {
+  const indices: number[] = [];
+  const lat: number[] = [];
+  const lag: number[] = [];
+  const status: number[] = [];
+  const idLists: (ArrayLike<number> | null)[] = [];
+  const hist = new LatencyHistogram();
+  let errors = 0;
+  let timeouts = 0;
+  let firstError: string | null = null;
+  void capacity;
+  return {
+    record(i, latencyMs, lagMs, st, ids, error) {
+      indices.push(i);
+      lat.push(latencyMs);
+      lag.push(lagMs);
+      status.push(st);
+      idLists.push(ids);
+      if (st === OK) hist.recordMs(latencyMs);
+      else if (st === TIMED_OUT) timeouts++;
+      else errors++;
+      if (error !== null && firstError === null) firstError = error;
+    },
+    finish(startMs, endMs) {
+      const offsets = new Int32Array(indices.length + 1);
+      for (let j = 0; j < indices.length; j++) offsets[j + 1] = offsets[j] + (idLists[j]?.length ?? 0);
+      const ids = new Int32Array(offsets[indices.length]);
+      for (let j = 0; j < indices.length; j++) {
+        const r = idLists[j];
+        if (!r) continue;
+        // Non-integers become -2, an id no dataset has: the harness counts them as unknown.
+        for (let x = 0; x < r.length; x++) ids[offsets[j] + x] = Number.isInteger(r[x]) ? r[x] : -2;
+      }
+      return {
+        indices: Int32Array.from(indices),
+        latenciesMs: Float64Array.from(lat),
+        sendLagMs: Float64Array.from(lag),
+        status: Uint8Array.from(status),
+        ids,
+        offsets,
+        errors,
+        timeouts,
+        firstError,
+        histogram: hist.encode(),
+        startMs,
+        endMs,
+      };
+    },
+  };
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Runs one request with an optional time limit; resolves to its outcome, never rejects. */
+function attempt(search: SearchFn, i: number, timeoutMs: number): Promise<{ status: number; ids: ArrayLike<number> | null; error: string | null }> {
+  let p: Promise<ArrayLike<number>>;
+  try {
+    p = Promise.resolve(search(i));
+  } catch (e) {
+    return Promise.resolve({ status: FAILED, ids: null, error: message(e) });
+  }
+  const done = p.then(
+    (ids) => ({ status: OK, ids, error: null }),
+    (e: unknown) => ({ status: FAILED, ids: null, error: message(e) }),
+  );
+  if (!Number.isFinite(timeoutMs)) return done;
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<{ status: number; ids: null; error: string }>((r) => {
+    timer = setTimeout(() => r({ status: TIMED_OUT, ids: null, error: `no answer within ${timeoutMs} ms` }), timeoutMs);
+  });
+  return Promise.race([done, limit]).finally(() => clearTimeout(timer));
+}
+
+export interface ClosedLoopOptions {
+  inFlight: number;
+  timeoutMs: number;
+  /** Hands out the next request index, or -1 when none is left (default: 0..n-1 in order; a
+   * worker pool shares one atomic counter instead). */
+  next?: () => number;
+  n: number;
+}
+
+/** Closed loop: `inFlight` clients, each sending its next request when the previous returns. */
+export async function closedLoop(search: SearchFn, o: ClosedLoopOptions): Promise<DriveResult> {
+  const rec = recorder(o.n);
+  let counter = 0;
+  const next = o.next ?? (() => (counter < o.n ? counter++ : -1));
+  const client = async () => {
+    for (;;) {
+      const i = next();
+      if (i < 0) return;
+      const t0 = nowMs();
+      const r = await attempt(search, i, o.timeoutMs);
+      rec.record(i, nowMs() - t0, 0, r.status, r.ids, r.error);
+    }
+  };
+  const start = nowMs();
+  await Promise.all(Array.from({ length: Math.max(1, o.inFlight) }, client));
+  return rec.finish(start, nowMs());
+}
+
+export interface OpenLoopOptions {
+  /** Request indices this loop sends, and their intended send times (ms after startAtMs). */
+  indices: ArrayLike<number>;
+  intendedMs: ArrayLike<number>;
+  /** On the shared clock (clock.ts nowMs). */
+  startAtMs: number;
+  /** Requests outstanding at once; the rest wait in a queue (their wait is in their latency).
+   * 1 for an engine whose searches cannot overlap. */
+  maxInFlight: number;
+  timeoutMs: number;
+}
+
+/** Open loop: request j is due at startAtMs + intendedMs[j]; its latency runs from then. */
+export function openLoop(search: SearchFn, o: OpenLoopOptions): Promise<DriveResult> {
+  const n = o.indices.length;
+  const rec = recorder(n);
+  const queue = new Int32Array(n);
+  let qHead = 0;
+  let qTail = 0;
+  let due = 0; // next j not yet due
+  let inFlight = 0;
+  let completed = 0;
+  let firstSend = Infinity;
+  return new Promise((resolve) => {
+    const launch = (j: number) => {
+      inFlight++;
+      const intended = o.startAtMs + o.intendedMs[j];
+      const sent = nowMs();
+      if (sent < firstSend) firstSend = sent;
+      void attempt(search, o.indices[j], o.timeoutMs).then((r) => {
+        rec.record(o.indices[j], nowMs() - intended, sent - intended, r.status, r.ids, r.error);
+        inFlight--;
+        completed++;
+        if (qHead < qTail) launch(queue[qHead++]);
+        if (completed === n) resolve(rec.finish(Number.isFinite(firstSend) ? firstSend : o.startAtMs, nowMs()));
+      });
+    };
+    const pump = () => {
+      const now = nowMs();
+      while (due < n && o.startAtMs + o.intendedMs[due] <= now) {
+        const j = due++;
+        if (inFlight < o.maxInFlight) launch(j);
+        else queue[qTail++] = j;
+      }
+      if (due >= n) return;
+      const wait = o.startAtMs + o.intendedMs[due] - nowMs();
+      // Timers are good to about a millisecond; closer than that, poll on the next turn.
+      if (wait > 1.5) setTimeout(pump, wait - 1);
+      else setImmediate(pump);
+    };
+    if (n === 0) resolve(rec.finish(o.startAtMs, o.startAtMs));
+    else pump();
+  });
+}

@@ -1,0 +1,130 @@
+// The report's general section (METHOD 6): per participant x dataset, load time, size, memory
+// and cold start, read from each result's `load` and `resources`. Nothing is derived beyond a
+// sum: a figure that was not measured stays null, with the result's reason where it has one.
+import type { ResultFile } from '../results/schema.ts';
+
+export interface GeneralRow {
+  participant: string;
+  dataset: string;
+  engine: string;
+  engine_version: string;
+  origin: string;
+  /** Which process tree the memory figures are of: the server, or the host process. */
+  measured_process: 'server' | 'host' | null;
+  rows: number | null;
+  ingest_s: number | null;
+  index_s: number | null;
+  /** Bytes of the engine's data directory after load (harness-measured). */
+  disk_bytes: number | null;
+  /** The engine's own count (e.g. pg_total_relation_size, an in-memory index's size). */
+  engine_reported_bytes: number | null;
+  mem_baseline_anon_bytes: number | null;
+  mem_build_peak_bytes: number | null;
+  mem_build_peak_anon_bytes: number | null;
+  mem_build_peak_file_bytes: number | null;
+  mem_serving_anon_bytes: number | null;
+  mem_serving_file_bytes: number | null;
+  cold_accept_s: number | null;
+  cold_first_query_s: number | null;
+  /** Between ingest and index build: answered (with recall), or not (with the reason). */
+  probe_answered: boolean | null;
+  probe_recall: number | null;
+  probe_latency_ms_p50: number | null;
+  /** Why null figures are null, by field. */
+  unmeasured: Record<string, string>;
+}
+
+export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
+  const rows = results.map((r): GeneralRow => {
+    const res = r.resources ?? null;
+    return {
+      participant: r.participant,
+      dataset: r.dataset.name,
+      engine: r.engine,
+      engine_version: r.engine_version,
+      origin: r.origin,
+      measured_process: res?.measured_process ?? null,
+      rows: r.load?.rows ?? null,
+      ingest_s: r.load?.ingest_s ?? null,
+      index_s: r.load?.index_s ?? null,
+      disk_bytes: res?.disk_bytes ?? null,
+      engine_reported_bytes: r.load?.disk_bytes ?? null,
+      mem_baseline_anon_bytes: res?.mem_baseline_anon_bytes ?? null,
+      mem_build_peak_bytes: res?.mem_build_peak_bytes ?? null,
+      mem_build_peak_anon_bytes: res?.mem_build_peak_anon_bytes ?? null,
+      mem_build_peak_file_bytes: res?.mem_build_peak_file_bytes ?? null,
+      mem_serving_anon_bytes: res?.mem_serving_anon_bytes ?? null,
+      mem_serving_file_bytes: res?.mem_serving_file_bytes ?? null,
+      cold_accept_s: res?.cold_accept_s ?? null,
+      cold_first_query_s: res?.cold_first_query_s ?? null,
+      probe_answered: res?.probe?.answered ?? null,
+      probe_recall: res?.probe?.recall ?? null,
+      probe_latency_ms_p50: res?.probe?.latency_ms_p50 ?? null,
+      unmeasured: res ? { ...res.unmeasured } : r.origin === 'measured' ? { resources: 'measured before resources were recorded' } : { resources: 'imported result' },
+    };
+  });
+  return rows.sort((a, b) => a.dataset.localeCompare(b.dataset) || a.participant.localeCompare(b.participant));
+}
+
+function bytes(b: number | null): string {
+  if (b === null) return '-';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = b;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v >= 100 || u === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
+}
+
+function secs(s: number | null): string {
+  if (s === null) return '-';
+  return s < 1 ? `${(s * 1000).toFixed(s < 0.01 ? 2 : 0)} ms` : `${s.toFixed(s < 10 ? 2 : 1)} s`;
+}
+
+function probe(r: GeneralRow): string {
+  if (r.probe_answered === null) return '-';
+  if (!r.probe_answered) return 'no';
+  return `${r.probe_recall === null ? '?' : r.probe_recall.toFixed(2)} @ ${r.probe_latency_ms_p50 === null ? '?' : r.probe_latency_ms_p50.toFixed(1)} ms`;
+}
+
+/** The terminal "general" table: a block per dataset, a row per participant. */
+export function renderGeneral(rows: GeneralRow[]): string {
+  const out: string[] = [];
+  for (const ds of [...new Set(rows.map((r) => r.dataset))]) {
+    const dr = rows.filter((r) => r.dataset === ds);
+    const header = ['participant', 'proc', 'ingest', 'index', 'probe', 'disk', 'engine says', 'build peak (anon/file)', 'serving anon', 'serving file', 'cold accept', 'cold 1st query'];
+    const table = dr.map((r) => [
+      r.participant,
+      r.measured_process ?? '-',
+      secs(r.ingest_s),
+      secs(r.index_s),
+      probe(r),
+      bytes(r.disk_bytes),
+      bytes(r.engine_reported_bytes),
+      r.mem_build_peak_bytes === null ? '-' : `${bytes(r.mem_build_peak_bytes)} (${bytes(r.mem_build_peak_anon_bytes)}/${bytes(r.mem_build_peak_file_bytes)})`,
+      bytes(r.mem_serving_anon_bytes),
+      bytes(r.mem_serving_file_bytes),
+      secs(r.cold_accept_s),
+      secs(r.cold_first_query_s),
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
+    const line = (t: string[]) => t.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
+    out.push(`${ds}: load, size, memory (PSS of the measured process tree: server, or host = in-process engine + harness) and cold start; probe = recall @ p50 latency of 20 queries between ingest and index build`);
+    out.push(line(header));
+    out.push(widths.map((w) => '-'.repeat(w)).join('  '));
+    for (const t of table) out.push(line(t));
+    const notes = dr.flatMap((r) => {
+      const reasons = new Map<string, string[]>();
+      for (const [field, why] of Object.entries(r.unmeasured)) {
+        if (!['cold_accept_s', 'disk_bytes', 'resources', 'mem_build_peak_bytes', 'mem_serving_anon_bytes'].includes(field)) continue;
+        reasons.set(why, [...(reasons.get(why) ?? []), field]);
+      }
+      return [...reasons].map(([why, fields]) => `  ${r.participant}: ${fields.map((f) => f.replace(/_s$|_bytes$/, '')).join(', ')} not measured: ${why}`);
+    });
+    out.push(...notes);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,365 @@
+// Server lifecycle helpers for participants whose engine is a server (PostgreSQL, Redis,
+// Chroma): a free 127.0.0.1 port, a data directory owned by the run, spawn, health check, stop
+// by PID, and detection of a server that died mid-run.
+//
+// A server never outlives the run that started it, by three independent means:
+//  1. the kernel: every server is exec'd through `setpriv --pdeathsig KILL`, so the moment the
+//     process that spawned it dies, even by SIGKILL, the kernel kills the server (its own
+//     children, e.g. PostgreSQL backends, exit when their postmaster dies);
+//  2. this process: an 'exit' handler kills every live server's process group;
+//  3. a pid file per server in a registry directory, naming the runner's PID and start time:
+//     `reapOrphans()` (called by every run and by the tests' teardown) kills the process group
+//     of any server whose runner is gone, in case 1 and 2 were both defeated.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServerConnection, ServerHandle, ServerStartContext } from '../contracts.ts';
+import { UserError } from '../util/errors.ts';
+
+/** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests). */
+export function registryDir(): string {
+  return process.env.VECBENCH_SERVER_REGISTRY ?? join(tmpdir(), 'vecbench-servers');
+}
+
+/** A free TCP port on 127.0.0.1, chosen by the kernel (bind to port 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/** The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or
+ * null when it is gone: a PID plus its start time names one process, never a reused PID. */
+export function processStartTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[19]);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a process exists and is not a zombie. */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+interface PidFile {
+  name: string;
+  pid: number;
+  /** Start ticks of the server process, so a reused PID is never killed. */
+  start: number | null;
+  runner: number;
+  runnerStart: number | null;
+  dataDir: string;
+  started: string;
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone; the leader alone may still exist if it left its group.
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** Kills the servers whose runner is gone (killed before it could stop them) and removes
+ * their pid files. Returns what it reaped. Safe to call any time: live runs are untouched. */
+export function reapOrphans(): { name: string; pid: number }[] {
+  const dir = registryDir();
+  if (!existsSync(dir)) return [];
+  const reaped: { name: string; pid: number }[] = [];
+  for (const f of readdirSync(dir)) {
+    if (!f.endsWith('.json')) continue;
+    const path = join(dir, f);
+    let info: PidFile;
+    try {
+      info = JSON.parse(readFileSync(path, 'utf8')) as PidFile;
+    } catch {
+      rmSync(path, { force: true });
+      continue;
+    }
+    const runnerLive = processAlive(info.runner) && processStartTicks(info.runner) === info.runnerStart;
+    if (runnerLive) continue;
+    if (processAlive(info.pid) && processStartTicks(info.pid) === info.start) {
+      killGroup(info.pid, 'SIGKILL');
+      reaped.push({ name: info.name, pid: info.pid });
+    }
+    rmSync(path, { force: true });
+  }
+  return reaped;
+}
+
+export interface ServerSpawnSpec {
+  /** Short name for messages and the pid file, e.g. "postgres". */
+  name: string;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Run as this user (e.g. PostgreSQL refuses root). */
+  uid?: number;
+  gid?: number;
+  /** The server's data directory, recorded in the pid file. */
+  dataDir: string;
+  /** stdout and stderr are appended here (the last lines are quoted when it dies). */
+  logFile: string;
+  /** The signal that asks for a clean shutdown that keeps the data (default SIGTERM). */
+  stopSignal?: NodeJS.Signals;
+  /** Seconds a clean shutdown may take (writing its data) before SIGKILL (default 300). */
+  stopTimeoutS?: number;
+}
+
+const live = new Set<ServerProcess>();
+
+/** A spawned server process: its PID, whether it is still alive, and a stop by PID. */
+export class ServerProcess {
+  readonly pid: number;
+  readonly startedAt = performance.now();
+  private exitInfo: string | null = null;
+  private readonly exited: Promise<void>;
+  private readonly pidFile: string;
+  /** True once stop() was called: an exit after that is expected, not a death. */
+  private stopping = false;
+
+  constructor(
+    readonly spec: ServerSpawnSpec,
+    private readonly child: ChildProcess,
+  ) {
+    if (child.pid === undefined) throw new Error(`${spec.name}: spawn failed`);
+    this.pid = child.pid;
+    this.exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        this.exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
+        live.delete(this);
+        rmSync(this.pidFile, { force: true });
+        resolve();
+      });
+    });
+    const dir = registryDir();
+    mkdirSync(dir, { recursive: true });
+    this.pidFile = join(dir, `${this.pid}.json`);
+    const info: PidFile = {
+      name: spec.name,
+      pid: this.pid,
+      start: processStartTicks(this.pid),
+      runner: process.pid,
+      runnerStart: processStartTicks(process.pid),
+      dataDir: spec.dataDir,
+      started: new Date().toISOString(),
+    };
+    writeFileSync(this.pidFile, JSON.stringify(info));
+    live.add(this);
+  }
+
+  get alive(): boolean {
+    return this.exitInfo === null;
+  }
+
+  /** Why the process ended ("exited with code 1", "killed by SIGKILL"), or null while alive. */
+  get exitReason(): string | null {
+    return this.exitInfo;
+  }
+
+  /** True when it ended without being asked to: it died mid-run. */
+  get died(): boolean {
+    return this.exitInfo !== null && !this.stopping;
+  }
+
+  /** The last lines of its log, for error messages. */
+  logTail(lines = 8): string {
+    try {
+      return readFileSync(this.spec.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch {
+      return '';
+    }
+  }
+
+  /** A message naming the death and the log's last lines. */
+  deathMessage(): string {
+    const tail = this.logTail();
+    return `${this.spec.name} server (pid ${this.pid}) ${this.exitInfo ?? 'is running'}${tail ? `; its log ends:\n${tail}` : ''}`;
+  }
+
+  /** Resolves when the process has exited. */
+  waitExit(): Promise<void> {
+    return this.exited;
+  }
+
+  /** Stops it by PID: the clean-shutdown signal, then after timeoutS SIGKILL to its whole
+   * process group. Resolves once it is gone. */
+  async stop(timeoutS = this.spec.stopTimeoutS ?? 300): Promise<void> {
+    this.stopping = true;
+    if (!this.alive) return;
+    try {
+      process.kill(this.pid, this.spec.stopSignal ?? 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+    const timer = setTimeout(() => killGroup(this.pid, 'SIGKILL'), timeoutS * 1000);
+    await this.exited;
+    clearTimeout(timer);
+    // Children that outlived their leader (none should) go with the group.
+    killGroup(this.pid, 'SIGKILL');
+  }
+
+  /** Immediate SIGKILL of the process group (tests, and the exit handler). */
+  killNow(): void {
+    this.stopping = true;
+    if (this.alive) killGroup(this.pid, 'SIGKILL');
+  }
+}
+
+/** Kills every server this process started and that is still running. */
+export function killAllServers(): void {
+  for (const s of live) s.killNow();
+}
+process.on('exit', killAllServers);
+
+let setprivChecked = false;
+function setprivPath(): string {
+  const path = '/usr/bin/setpriv';
+  if (!setprivChecked) {
+    if (!existsSync(path)) throw new UserError(`${path} is missing (it ties each server's life to the run's); install util-linux: apt-get install util-linux`);
+    setprivChecked = true;
+  }
+  return path;
+}
+
+/**
+ * Spawns a server in a process group of its own (so it and its children are stopped together,
+ * and a terminal's Ctrl-C reaches the runner, which stops it in order), with the kernel's
+ * parent-death signal set so it dies with this process. stdout and stderr go to spec.logFile.
+ */
+export function spawnServer(spec: ServerSpawnSpec): ServerProcess {
+  reapOrphans();
+  if (!existsSync(spec.command)) throw new UserError(`${spec.name}: ${spec.command} not found`);
+  const log = openSync(spec.logFile, 'a');
+  try {
+    const child = spawn(setprivPath(), ['--pdeathsig', 'KILL', '--', spec.command, ...spec.args], {
+      cwd: spec.cwd,
+      env: spec.env ?? process.env,
+      uid: spec.uid,
+      gid: spec.gid,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    return new ServerProcess(spec, child);
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** The uid and gid of a system user (e.g. "postgres"), or null when it does not exist. */
+export function userIds(user: string): { uid: number; gid: number } | null {
+  const r = spawnSync('id', ['-u', user], { encoding: 'utf8' });
+  const g = spawnSync('id', ['-g', user], { encoding: 'utf8' });
+  if (r.status !== 0 || g.status !== 0) return null;
+  return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
+}
+
+/** The ServerHandle of a spawned process: what participants' server.start() returns. */
+export function serverHandle(proc: ServerProcess, connection: ServerConnection, healthy: () => Promise<boolean>): ServerHandle {
+  return {
+    pid: proc.pid,
+    connection,
+    get alive() {
+      return proc.alive;
+    },
+    get exitReason() {
+      return proc.exitReason;
+    },
+    healthy,
+    stop: () => proc.stop(),
+    waitExit: () => proc.waitExit(),
+  };
+}
+
+/** Throws a UserError when a server running as another user (e.g. postgres) cannot reach dir:
+ * every ancestor must be searchable by others. */
+export function checkReachable(dir: string, user: string): void {
+  let path = dir;
+  for (;;) {
+    const parent = join(path, '..');
+    if (parent === path) return;
+    path = parent;
+    let mode: number;
+    try {
+      mode = statSync(path).mode;
+    } catch {
+      continue;
+    }
+    if ((mode & 0o001) === 0) {
+      throw new UserError(`the ${user} server cannot reach its data directory ${dir}: ${path} is not searchable by other users; pass --out to a directory outside it (e.g. /var/tmp/vecbench) or chmod o+x ${path}`);
+    }
+  }
+}
+
+export interface StartedServer {
+  handle: ServerHandle;
+  /** Seconds from the start request until the health check passed. */
+  acceptS: number;
+}
+
+/**
+ * Starts a participant's server on a free 127.0.0.1 port and waits until it answers its health
+ * check (runner side). A port taken between choosing and binding is retried once.
+ */
+export async function startServer<S>(
+  start: (ctx: ServerStartContext<S>) => Promise<ServerHandle>,
+  ctx: Omit<ServerStartContext<S>, 'port'>,
+  timeoutS: number,
+): Promise<StartedServer> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const t0 = performance.now();
+    const handle = await start({ ...ctx, port });
+    const deadline = t0 + timeoutS * 1000;
+    let ok = false;
+    while (handle.alive && performance.now() < deadline) {
+      try {
+        ok = await handle.healthy();
+      } catch {
+        ok = false;
+      }
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    if (ok) return { handle, acceptS: (performance.now() - t0) / 1000 };
+    const log = tailOf(ctx.logFile);
+    if (handle.alive) {
+      await handle.stop();
+      throw new Error(`server did not answer its health check within ${timeoutS}s; it was stopped. Log (${ctx.logFile}):\n${log}`);
+    }
+    if (attempt === 0 && /address already in use|could not bind|bind:/i.test(log)) continue;
+    throw new Error(`server did not start (${handle.exitReason}). Log (${ctx.logFile}):\n${log}`);
+  }
+}
+
+function tailOf(file: string, lines = 12): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

@@ -1,0 +1,86 @@
+// Starts a server participant's real server (as the runner does: free 127.0.0.1 port, data
+// directory of its own, health check) and opens the participant on the harness's small
+// synthetic set. A missing server fails with the adapter's message naming its provision script.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EngineSession, RowAttributes, ServerHandle } from '../../src/contracts.ts';
+import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { reapOrphans, startServer } from '../../src/runner/server.ts';
+
+function sliceAttrs(attrs: RowAttributes, from: number, to: number): RowAttributes {
+  return Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, v.slice(from, to)])) as RowAttributes;
+}
+
+export interface StartedParticipant {
+  participant: LoadedParticipant;
+  handle: ServerHandle;
+  acceptS: number;
+  workDir: string;
+  serverDir: string;
+  logFile: string;
+}
+
+/** Starts the participant's server in a fresh directory (or on `existing` data). */
+export async function startParticipantServer(name: string, opts: { n: number; d: number; workDir?: string; existing?: boolean; settingsPath?: string }): Promise<StartedParticipant> {
+  reapOrphans();
+  const participant = await loadParticipant(name, opts.settingsPath);
+  const life = participant.adapter.server;
+  if (!life) throw new Error(`participant ${name} has no server lifecycle`);
+  const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), `vecbench-${name}-`));
+  chmodSync(workDir, 0o755);
+  const serverDir = join(workDir, 'server');
+  mkdirSync(serverDir, { recursive: true });
+  const logFile = join(workDir, 'server.log');
+  const started = await startServer(
+    life.start,
+    { dataset: { name: 'synthetic-test', n: opts.n, d: opts.d, metric: 'ip', hasText: false }, settings: participant.index, dataDir: serverDir, existing: opts.existing ?? false, logFile, log: () => {} },
+    120,
+  );
+  return { participant, handle: started.handle, acceptS: started.acceptS, workDir, serverDir, logFile };
+}
+
+/** The participant-harness's openOnSynthetic, for a server participant. */
+export async function openServerOnSynthetic(name: string, opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {}) {
+  const data = generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
+  const started = await startParticipantServer(name, { n: data.n, d: data.d, settingsPath: opts.settingsPath });
+  const { participant, handle, workDir } = started;
+  const ctx = {
+    dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+    settings: participant.index,
+    workDir,
+    maxConcurrency: opts.maxConcurrency ?? 4,
+    log: () => {},
+    server: handle.connection,
+  };
+  let session: EngineSession;
+  try {
+    session = await participant.adapter.open(ctx);
+    const batch = 1000;
+    for (let from = 0; from < data.n; from += batch) {
+      const to = Math.min(data.n, from + batch);
+      const ids = new Int32Array(to - from).map((_, i) => from + i);
+      await session.ingest({ ids, vectors: data.base.slice(from * data.d, to * data.d), attrs: sliceAttrs(data.attrs, from, to) });
+    }
+    await session.buildIndex();
+  } catch (e) {
+    await handle.stop();
+    rmSync(workDir, { recursive: true, force: true });
+    throw e;
+  }
+  let closed = false;
+  const cleanup = async () => {
+    if (!closed) await session.close().catch(() => {});
+    closed = true;
+    await handle.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  /** Closes the session and stops the server, keeping its data (for a restart). */
+  const stopKeepingData = async () => {
+    if (!closed) await session.close();
+    closed = true;
+    await handle.stop();
+  };
+  return { data, participant, session, workDir, handle, ctx, started, cleanup, stopKeepingData };
+}
