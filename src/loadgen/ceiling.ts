@@ -25,10 +25,20 @@ export interface CeilingFigure {
   /** Cores the client used (all its threads), and the null engine's process (null in process). */
   client_cpu_cores: number | null;
   null_engine_cpu_cores: number | null;
-  /** rps / client cores x the cores the client has: its rate with the null engine out of the way. */
+  /** rps / client cores x the cores the client has: its rate with the null engine and other work
+   * out of the way. */
   client_capacity_rps: number | null;
-  /** Which side was the limit: 'client' or 'null engine' (at >= 90 % of a core), or 'neither'. */
+  /** Which side was the limit: 'client' or 'null engine' (at >= 90 % of its cores), or 'other
+   * work on the machine' (neither got the CPU it wanted). */
   bound_by: string;
+}
+
+/** Which side set the rate: the client or the null engine when one used >= 90 % of its cores;
+ * otherwise neither could get the CPU it wanted, i.e. other work on the machine. */
+function boundBy(clientCores: number | null, clientAvailable: number, engineCores: number | null): string {
+  if (clientCores !== null && clientCores >= 0.9 * clientAvailable) return 'client';
+  if (engineCores !== null && engineCores >= 0.9) return 'null engine';
+  return 'other work on the machine';
 }
 
 /** Random unit vectors as stand-in queries (the null engines ignore them). */
@@ -54,7 +64,9 @@ export async function inProcessCeiling(inFlight: number, requests: number, k = 1
     const r = await host.request<'loadgen-result'>({ type: 'loadgen-ceiling', requests, inFlight, k }, 600);
     const cores = meter.cores();
     const rps = requests / r.reply.wallS;
-    return { protocol: 'in-process', in_flight: inFlight, workers: 0, requests, rps, client_cpu_cores: cores, null_engine_cpu_cores: null, client_capacity_rps: rps, bound_by: 'client' };
+    // One thread: its capacity is the rate per CPU-second it actually got.
+    const capacity = cores !== null && cores > 0 ? rps / Math.min(1, cores) : rps;
+    return { protocol: 'in-process', in_flight: inFlight, workers: 0, requests, rps, client_cpu_cores: cores, null_engine_cpu_cores: null, client_capacity_rps: capacity, bound_by: boundBy(cores, 1, null) };
   } finally {
     await host.close();
   }
@@ -122,7 +134,7 @@ export async function httpCeiling(o: HttpCeilingOptions): Promise<CeilingFigure>
     if (r.errors + r.timeouts > 0) throw new Error(`the null HTTP server failed ${r.errors + r.timeouts} of ${n} requests: ${r.firstError}`);
     const rps = n / r.wallS;
     const available = Math.min(p.size, availableParallelism());
-    const bound = serverCores !== null && serverCores >= 0.9 ? 'null engine' : clientCores >= 0.9 * available ? 'client' : 'neither';
+    const bound = boundBy(clientCores, available, serverCores);
     return { protocol: 'http', in_flight: o.inFlight, workers: p.size, requests: n, rps, client_cpu_cores: clientCores, null_engine_cpu_cores: serverCores, client_capacity_rps: clientCores > 0 ? (rps / clientCores) * available : null, bound_by: bound };
   } finally {
     await pool?.close();
