@@ -48,9 +48,11 @@ function childPids(pid: number): number[] {
 type Kill = { kind: 'runner'; afterMs: number } | { kind: 'write'; nth: number } | { kind: 'engine'; afterMs: number };
 
 /** Starts a run and applies one kill; resolves when the run process has ended. */
-function runWithKill(out: string, kill: Kill): Promise<{ code: number | null; signal: string | null; killed: boolean }> {
+function runWithKill(out: string, kill: Kill): Promise<{ code: number | null; signal: string | null; killed: boolean; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args(out)], { env: env(kill.kind === 'write' ? { VECBENCH_FAULT_WRITE: String(kill.nth) } : {}), stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, ...args(out)], { env: env(kill.kind === 'write' ? { VECBENCH_FAULT_WRITE: String(kill.nth) } : {}), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
     let killed = kill.kind === 'write';
     let timer: NodeJS.Timeout | undefined;
     if (kill.kind === 'runner') {
@@ -75,7 +77,7 @@ function runWithKill(out: string, kill: Kill): Promise<{ code: number | null; si
     }
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, killed });
+      resolve({ code, signal, killed, stderr });
     });
   });
 }
@@ -106,10 +108,13 @@ test('SIGKILL at 20+ points across load, measurement and writing loses and dupli
       const r = await runWithKill(crashed, kill);
       checkFilesWhole(crashed);
       if (kill.kind === 'engine') {
-        // An engine killed under the runner is restarted by it: the run itself succeeds.
-        assert.equal(r.code, 0, 'the runner survives a killed engine');
+        // An engine killed under the runner is restarted by it; where the kill lands outside
+        // a retried request (e.g. a resource probe), the participant stops with the reason and
+        // the next run resumes it. Either way: no internal error, and nothing lost.
+        assert.ok(r.code === 0 || r.code === 1, `runner exit ${r.code}: ${r.stderr}`);
+        assert.doesNotMatch(r.stderr, /internal error/);
         if (r.killed) hits.engine++;
-        else break;
+        if (!r.killed || r.code === 0) break;
       } else if (r.signal === 'SIGKILL') {
         hits[kill.kind]++;
       } else {
