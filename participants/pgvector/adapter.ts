@@ -358,7 +358,9 @@ class PgvectorSession implements EngineSession {
 function poolFor(ctx: OpenContext<Settings>): pg.Pool {
   const server = ctx.server;
   if (!server) throw new Error(`pgvector: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)`);
-  const pool = new pg.Pool({ ...connectionConfig(server.host, server.port), max: Math.max(1, ctx.maxConcurrency) });
+  // No connect time limit in the pool: under 32 slow filtered queries on 2 cores a new backend
+  // can take seconds to start, and a 2 s limit failed queries that were only waiting.
+  const pool = new pg.Pool({ ...connectionConfig(server.host, server.port), connectionTimeoutMillis: 0, max: Math.max(1, ctx.maxConcurrency) });
   // A broken idle connection must not crash the host: the next query reports the error.
   pool.on('error', (e) => ctx.log(`connection error: ${e.message}`));
   return pool;
