@@ -4,12 +4,16 @@
 import { Command } from 'commander';
 import { killAllHosts } from './runner/client.ts';
 import { VECBENCH_VERSION } from './runner/run.ts';
-import { UserError } from './util/errors.ts';
+import { UserError, diskFullError } from './util/errors.ts';
+import { redactStandardStreams } from './util/redact.ts';
 import { registerCore } from './commands/core.ts';
 import { registerImport } from './commands/import.ts';
 import { registerQuality } from './commands/quality.ts';
 import { registerChurn } from './commands/churn.ts';
 import { registerCeiling } from './commands/ceiling.ts';
+
+// Credentials never reach the terminal or a log: every line this process prints is masked.
+redactStandardStreams();
 
 const program = new Command()
   .name('vecbench')
@@ -35,6 +39,9 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   killAllHosts();
+  // A full disk met outside the writers that name their file is still one line, exit 2.
+  const full = diskFullError(e);
+  if (full) e = full;
   if (e instanceof UserError) {
     process.stderr.write(`vecbench: ${e.message}\n`);
     process.exit(2);

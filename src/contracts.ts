@@ -89,7 +89,8 @@ export interface ServerStartContext<S> {
 /** A running server, started by the runner (the parent process: a killed participant host
  * never orphans it). src/runner/server.ts has the process helpers (spawnServer). */
 export interface ServerHandle {
-  /** PID of the server process: stop and memory sampling use it (its children included). */
+  /** PID of the server process: stop and memory sampling use it (its children included). NaN
+   * for a server the user runs (--connect): nothing of it is sampled or stopped. */
   readonly pid: number;
   readonly connection: ServerConnection;
   /** False once the process has exited. */
@@ -111,6 +112,23 @@ export interface ServerLifecycle<S> {
   /** Spawns the server on ctx.port with ctx.dataDir; the runner then polls healthy(). Throws a
    * UserError naming the provisioning script when the server is not installed. */
   start(ctx: ServerStartContext<S>): Promise<ServerHandle>;
+  /** Present when the participant can use a server the user runs, given by URL
+   * (`vecbench run --connect NAME=URL`): the runner then neither starts nor stops one. */
+  remote?: RemoteServer;
+}
+
+/** A server the user runs, reached by URL (docs/contracts.md, "Server lifecycle"). */
+export interface RemoteServer {
+  /** URL schemes taken, e.g. ['postgres', 'postgresql']; the first is shown in messages. */
+  schemes: readonly string[];
+  /** The port when the URL names none. */
+  defaultPort: number;
+  /** The connection open() receives for the URL: host, port, and in params whatever logging in
+   * needs (user, password, database...). dataDir is '' (the data is the server's own). */
+  connection(url: URL): ServerConnection;
+  /** One real request on that connection (log in, then SELECT 1 / PING / heartbeat); throws
+   * with the engine's reason when it fails (a wrong password, a missing database). */
+  check(connection: ServerConnection): Promise<void>;
 }
 
 // ---- Load generator clients (network engines driven from worker threads) ----
@@ -205,4 +223,8 @@ export interface Participant<S = unknown> {
   reopen?(ctx: OpenContext<S>): Promise<EngineSession>;
   /** Present when the engine is a server the runner must start and stop. */
   server?: ServerLifecycle<S>;
+  /** Optional: why these settings cannot run on this dataset (e.g. PQ sub-vectors that do not
+   * divide its dimension), as one line naming the setting and the fix; null when they can. The
+   * runner asks before any work, so a mismatch costs nothing. */
+  checkDataset?(settings: S, dataset: DatasetInfo): string | null;
 }

@@ -7,7 +7,7 @@
 // can be hovered; it fits a phone's width. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadDataset } from '../src/datasets/layout.ts';
 import { fmtQps, type DerivedCell } from '../src/report/cells.ts';
+import type { ChurnRow } from '../src/report/churn.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
 
 /** Debian's chromium (CI installs it in .ci/run); VECBENCH_CHROMIUM points elsewhere. */
@@ -54,6 +55,7 @@ let browser: Browser | undefined;
 let page: Page;
 let pagePath = '';
 let cells: DerivedCell[] = [];
+let churnRows: ChurnRow[] = [];
 const consoleErrors: string[] = [];
 const dialogs: string[] = [];
 const requests: string[] = [];
@@ -76,9 +78,32 @@ before(async () => {
   const vb = writeJson(join(files, 'qdrant.json'), vectorBenchFixture(DS));
   vecbench('import', vb, ...ab, '--out', out, '--dataset', DS);
 
+  // Live churn of both measured participants (a short runbook), added to their result files.
+  const runbook = join(files, 'churn.json');
+  writeFileSync(
+    runbook,
+    JSON.stringify({
+      name: 'page-churn',
+      steps: [
+        { op: 'load' },
+        { op: 'disk', label: 'before' },
+        { op: 'freshness', writes: 20 },
+        { op: 'mixed', duration_s: 3, write_rate: 100, readers: 2, window_s: 1, queries: 50, recall_samples: 20 },
+        { op: 'delete', share: 0.2 },
+        { op: 'insert', new_share: 0.2 },
+        { op: 'search', group: 'none/10', queries: 50, label: 'after cycle' },
+        { op: 'wait' },
+        { op: 'disk', label: 'after' },
+      ],
+    }),
+  );
+  vecbench('churn', '--dataset', DS, '--participants', 'exact,hnswlib', '--runbook', runbook, '--out', out);
+
   const reported = vecbench('report', '--out', out, '--html', join(dir, 'page'));
   pagePath = /^page: (.+)$/m.exec(reported)![1];
-  cells = (JSON.parse(vecbench('report', '--out', out, '--json')) as { cells: DerivedCell[] }).cells;
+  const json = JSON.parse(vecbench('report', '--out', out, '--json')) as { cells: DerivedCell[]; churn: ChurnRow[] };
+  cells = json.cells;
+  churnRows = json.churn;
 
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -185,6 +210,56 @@ describe('the results page in chromium', () => {
     assert.match((await page.locator('#charts svg').first().textContent()) ?? '', /p99 latency/);
     await page.selectOption('#sel-curve', 'qps');
     await page.selectOption('#sel-filter', 'all');
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  test('the live churn section: every figure equals report --json, the curves over time are drawn per participant', async () => {
+    assert.deepEqual(churnRows.map((r) => r.participant).sort(), ['exact', 'hnswlib']);
+    const shown = await page.$$eval('#churn table.churn tr[data-churn-participant]', (trs) =>
+      trs.map((tr) => ({
+        participant: tr.getAttribute('data-churn-participant') ?? '',
+        fields: Object.fromEntries(Array.from(tr.querySelectorAll('td[data-churn-field]')).map((td) => [td.getAttribute('data-churn-field'), { value: td.getAttribute('data-value') ?? '', text: (td.textContent ?? '').trim() }])) as Record<string, { value: string; text: string }>,
+      })),
+    );
+    assert.deepEqual(shown.map((r) => r.participant).sort(), ['exact', 'hnswlib']);
+    for (const row of churnRows) {
+      const s = shown.find((x) => x.participant === row.participant)!;
+      assert.ok(Object.keys(s.fields).length >= 15, `${row.participant}: ${Object.keys(s.fields)}`);
+      for (const [field, { value, text }] of Object.entries(s.fields)) {
+        const want = row[field as keyof ChurnRow];
+        assert.equal(value === '' ? null : Number(value), typeof want === 'number' ? want : null, `${row.participant} ${field}`);
+        if (want === null && field !== 'compaction_s') assert.equal(text, 'not measured', `${row.participant} ${field}`);
+      }
+      // Real figures: every write became visible, the writer wrote, reads were scored, nothing leaked.
+      assert.ok(row.freshness_p50_ms !== null && row.freshness_p50_ms >= 0);
+      assert.equal(s.fields.never_visible.text, `0 / 20`);
+      assert.ok(row.mixed_write_rate! > 0 && row.mixed_min_recall! > 0.5);
+      assert.equal(s.fields.tombstone_leak.text, '0');
+      assert.ok(row.recall_after_cycle! > 0.5);
+      assert.ok(row.disk_before_bytes! > 0 && row.disk_after_bytes! > 0);
+    }
+    assert.equal(await page.locator('#churn [data-no-leaks]').count(), 1);
+    assert.match((await page.locator('#churn .churn-legend').textContent()) ?? '', /exact.*hnswlib/);
+    // Three curves over the mixed step (recall, read p95, write rate), a line per participant,
+    // one dot per 1 s window.
+    const charts = await page.$$eval('#churn [data-churn-chart]', (els) =>
+      els.map((e) => ({ metric: e.getAttribute('data-metric'), drawn: e.getAttribute('data-drawn'), lines: e.querySelectorAll('g[aria-label="line"] path').length, dots: e.querySelectorAll('g[aria-label="dot"] circle').length })),
+    );
+    assert.deepEqual(charts.map((c) => c.metric), ['recall', 'latency_p95_ms', 'write_rate']);
+    for (const c of charts) {
+      assert.equal(c.drawn, '2', c.metric!);
+      assert.equal(c.lines, 2, c.metric!);
+      assert.ok(c.dots >= 2 * 2 && c.dots <= 2 * 3, `${c.metric}: ${c.dots} dots`);
+    }
+    const dot = page.locator('#churn [data-metric="recall"] g[aria-label="dot"] circle').first();
+    await dot.scrollIntoViewIfNeeded();
+    const box = (await dot.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const tip = page.locator('#churn [aria-label="tip"]').first();
+    await tip.waitFor({ timeout: 5000 });
+    assert.match((await tip.textContent()) ?? '', /t = \d+\.\d s.*recall = 0\.\d+|t = \d+\.\d s.*recall = 1/);
+    await page.mouse.move(5, 5);
+    await (await page.$('#churn'))!.screenshot({ path: join(ARTIFACTS, 'report-churn.png') });
     assert.deepEqual(consoleErrors, []);
   });
 

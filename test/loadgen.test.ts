@@ -152,27 +152,38 @@ describe('open-loop schedule', () => {
 describe('client-limited flag', () => {
   test('a client that burns CPU on every request is flagged; one that waits on a slow engine is not', async () => {
     const queries = Float32Array.from({ length: 100 }, (_, i) => i);
-    const measure = async (behaviour: 'burn' | 'wait') => {
-      const pool = await WorkerPool.start({ module: TEST_CLIENT, options: { behaviour, ms: 3 } }, 1, 4, queries, 1);
+    const measure = async (behaviour: 'burn' | 'wait', ms: number, inFlight: number, n: number) => {
+      const pool = await WorkerPool.start({ module: TEST_CLIENT, options: { behaviour, ms } }, 1, inFlight, queries, 1);
       try {
-        const n = 300;
         const cpu = new CpuMeter({ pid: process.pid, tree: false });
         const demand = new DemandMeter(process.pid);
-        const r = await pool.closed(10, Array.from({ length: n }, (_, i) => i % 100), new Array(n).fill(null), 4, 10_000);
-        return { qps: n / r.wallS, cpu: cpu.cores()!, busiest: demand.busiestThread() };
+        const r = await pool.closed(10, Array.from({ length: n }, (_, i) => i % 100), new Array(n).fill(null), inFlight, 10_000);
+        return { qps: n / r.wallS, wallS: r.wallS, n, cpu: cpu.cores()!, busiest: demand.busiestThread() };
       } finally {
         await pool.close();
       }
     };
-    const burn = await measure('burn');
-    const wait = await measure('wait');
+    // The burning client's thread is always runnable (3 ms of spinning per request): running or
+    // waiting for a core, it reads busy ~100 % however loaded the machine is. The waiting client's
+    // thread wakes 100 times a second for a moment: its busy share is those moments, plus the
+    // run-queue wait of each wake-up on a loaded machine (what made a 3 ms wait at 4 in flight,
+    // 1,333 wake-ups a second, read 52 % busy on an overloaded machine).
+    const burn = await measure('burn', 3, 4, 300);
+    const wait = await measure('wait', 20, 2, 100);
     // The busiest thread's run + run-queue wait reads a saturated thread as busy even when other
     // work on the machine keeps it off the CPU; CPU time is the fallback without schedstat.
     const busy = (m: { cpu: number; busiest: number | null }) => m.busiest ?? m.cpu;
     assert.ok(busy(burn) >= 0.9, `the burning client kept its thread busy: ${JSON.stringify(burn)}`);
     assert.ok(isClientLimited({ mode: 'threads', qps: burn.qps, busiestThread: busy(burn) }));
-    assert.ok(busy(wait) < 0.5, `the waiting client was mostly idle: ${JSON.stringify(wait)}`);
-    assert.ok(!isClientLimited({ mode: 'threads', qps: wait.qps, busiestThread: busy(wait) }));
+    assert.ok(!isClientLimited({ mode: 'threads', qps: wait.qps, busiestThread: busy(wait) }), `the waiting client is not flagged: ${JSON.stringify(wait)}`);
+    // The margin, from what was measured: the waiting thread's busy time per request is small
+    // beside the 20 ms each request waits (the burning one's is its whole 3 ms).
+    const busyPerRequestMs = (m: { cpu: number; busiest: number | null; wallS: number; n: number }) => (busy(m) * m.wallS * 1000) / m.n;
+    assert.ok(busyPerRequestMs(wait) < 20 / 4, `waiting client: ${busyPerRequestMs(wait).toFixed(2)} ms busy per request`);
+    assert.ok(busyPerRequestMs(burn) >= 3 * 0.9, `burning client: ${busyPerRequestMs(burn).toFixed(2)} ms busy per request`);
+    // A protocol's null ceiling flags a point whose rate nears it, whatever its threads' load.
+    assert.ok(isClientLimited({ mode: 'threads', qps: 600, ceilingQps: 1000, busiestThread: 0.1 }));
+    assert.ok(!isClientLimited({ mode: 'threads', qps: 100, ceilingQps: 1000, busiestThread: 0.1 }));
   });
 
   test('in process: a rate near the null ceiling is flagged, a slow engine is not', async () => {
@@ -293,7 +304,18 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
     assert.equal(sweep.client.mode, 'workers');
     assert.equal(sweep.client.workers, 2);
     assert.match(sweep.client.client, /participants\/pgvector\/load-client\.ts$/);
-    assert.equal(sweep.client.ceiling_qps, null);
+    // The points were held against the PostgreSQL protocol's null ceiling, measured at the
+    // sweep's levels and the open loop's.
+    assert.equal(sweep.client.protocol, 'postgres');
+    assert.deepEqual(sweep.client.protocol_ceilings?.map((c) => c.in_flight), [1, 4, 64]);
+    for (const c of sweep.client.protocol_ceilings ?? []) assert.ok(c.qps > 0);
+    assert.equal(sweep.client.ceiling_qps, sweep.client.protocol_ceilings?.[0].qps);
+    assert.ok(sweep.notes.some((n) => /postgres null ceiling \(.*PostgreSQL.* holding 10 rows/.test(n)), sweep.notes.join('; '));
+    // Each point is flagged when its rate reaches half the ceiling at its level.
+    for (const p of sweep.points) {
+      const ceiling = sweep.client.protocol_ceilings!.find((c) => c.in_flight === p.in_flight)!.qps;
+      if (p.qps >= 0.5 * ceiling) assert.ok(p.flags.includes('client-limited'), `in-flight ${p.in_flight}: ${p.qps} QPS against a ceiling of ${ceiling}`);
+    }
     assert.deepEqual(sweep.points.map((p) => p.in_flight), [1, 4]);
     for (const p of [...sweep.points, ...open.steps]) {
       assert.equal(p.errors + p.timeouts, 0, p.first_error);

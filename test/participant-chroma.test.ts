@@ -3,9 +3,11 @@
 // filters, a restart on the same data, deletes. Needs participants/chroma/provision.sh.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { FilterExpr } from '../src/contracts.ts';
 import { passes } from '../src/datasets/groups.ts';
 import { reapOrphans, startServer } from '../src/runner/server.ts';
-import { filterToWhere } from '../participants/chroma/adapter.ts';
+import { request } from 'undici';
+import { collectionName, filterToWhere, metadataKey } from '../participants/chroma/adapter.ts';
 import { checkLadder } from './helpers/participant-harness.ts';
 import { openServerOnSynthetic } from './helpers/server-harness.ts';
 
@@ -25,6 +27,36 @@ test('FilterExpr becomes a Chroma where document', () => {
     $and: [{ lang: { $eq: 1 } }, { $and: [{ num: { $gte: 5 } }, { num: { $lt: 9 } }] }],
   });
   assert.throws(() => filterToWhere({ op: 'eq', field: 'color' as 'cat10', value: 1 }), /unknown filter field/);
+});
+
+test("a where document names the collection's own metadata keys", () => {
+  const f: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 2 }, { op: 'range', field: 'num', gte: 5, lt: 9 }] };
+  assert.deepEqual(filterToWhere(f, (a) => metadataKey(a, 40)), {
+    $and: [{ cat10_ef40: { $eq: 2 } }, { $and: [{ num_ef40: { $gte: 5 } }, { num_ef40: { $lt: 9 } }] }],
+  });
+});
+
+test('each ef collection holds the attributes under its own keys, so a filter reads only its rows', async () => {
+  const { handle, data } = opened;
+  const api = `http://${handle.connection.host}:${handle.connection.port}/api/v2/tenants/default_tenant/databases/default_database`;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await request(api + path, { method: method as 'GET', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const text = await r.body.text();
+    assert.ok(r.statusCode < 300, text);
+    return JSON.parse(text) as unknown;
+  };
+  const all = (await call('GET', '/collections')) as { id: string; name: string }[];
+  const c10 = all.find((c) => c.name === collectionName(10))!;
+  const c400 = all.find((c) => c.name === collectionName(400))!;
+  const got = (await call('POST', `/collections/${c10.id}/get`, { ids: ['7'], include: ['metadatas'] })) as { metadatas: Record<string, number>[] };
+  assert.deepEqual(got.metadatas[0], Object.fromEntries(Object.entries(data.attrs).map(([a, v]) => [metadataKey(a as 'num', 10), v[7]])));
+  // The same range on another collection's keys matches none of this collection's rows.
+  const range = { op: 'range', field: 'num', gte: 0, lt: 500_000 } as const;
+  const own = (await call('POST', `/collections/${c10.id}/get`, { where: filterToWhere(range, (a) => metadataKey(a, 10)), include: [] })) as { ids: string[] };
+  const want = Array.from(data.attrs.num).filter((v) => v < 500_000).length;
+  assert.equal(own.ids.length, want);
+  const foreign = (await call('POST', `/collections/${c400.id}/get`, { where: filterToWhere(range, (a) => metadataKey(a, 10)), include: [] })) as { ids: string[] };
+  assert.equal(foreign.ids.length, 0);
 });
 
 test('the version is read from the server', async () => {

@@ -18,6 +18,7 @@ import { makeRng } from '../src/util/hash.ts';
 import { loadDataset, type Dataset } from '../src/datasets/layout.ts';
 import { prepareDataset, sourceFor } from '../src/datasets/registry.ts';
 import { prepareGroups } from '../src/runner/run.ts';
+import { FILTER_KINDS } from '../src/datasets/groups.ts';
 import { heldOutRows } from '../src/datasets/sources/common.ts';
 import { download } from '../src/datasets/sources/download.ts';
 import { FASHION_MNIST_DIR, FASHION_MNIST_PINNED } from '../src/datasets/sources/fashion-mnist.ts';
@@ -234,6 +235,17 @@ describe('fashion-mnist-784-euclidean (IDX gzip, the Debian package layout)', ()
     assert.deepEqual(groups.map((g) => [g.key, g.asked, g.medianMatches]), [['lang/10', false, 0], ['otherlang/10', false, 0], ['none/10', true, 300]]);
     assert.ok(new Set(data.attrs.cluster).size > 10);
     assert.ok(data.queryAttrs.cluster.every((c, q) => c !== data.queryAttrs.far_cluster[q]));
+  });
+
+  test('prepare stores the exact ground truth of every filter kind beside the set', () => {
+    const index = JSON.parse(readFileSync(join(data.dir, 'groundtruth', 'index.json'), 'utf8')) as { depth: number; dataset_hash: string; filters: Record<string, unknown> };
+    assert.equal(index.dataset_hash, data.hash);
+    assert.equal(index.depth, 300);
+    assert.deepEqual(Object.keys(index.filters).sort(), FILTER_KINDS.map((f) => f.name).sort());
+    // The stored unfiltered lists are the brute-force ones (L2 over the raw pixels).
+    const ids = new Int32Array(new Uint8Array(readFileSync(join(data.dir, 'groundtruth', 'none.ids.i32'))).buffer);
+    const want = bruteTopK(data.base, data.queries.subarray(0, 3 * 16), 16, 300, 'l2');
+    for (let q = 0; q < 3; q++) assert.deepEqual(Array.from(ids.subarray(q * 300, q * 300 + 10)), want[q].slice(0, 10), `query ${q}`);
   });
 
   test('a second prepare is a no-op', async () => {
@@ -781,3 +793,121 @@ describe('vecbench datasets', () => {
   });
 });
 
+
+// ------------------------------------------------------------------ nothing half-written
+
+describe('a failure while streaming leaves the data directory as it was, for every reader', () => {
+  // 16,384-d rows make the streamed block 256 rows (blockRowsFor), so with 300 rows the first
+  // block is already in the temporary directory when row 280 turns out to be bad.
+  const D = 16_384;
+  const ROWS = 300;
+  const inputs = freshDir('half-in');
+  const pixels = randomBytes(ROWS * D, 31);
+  const rowBytes = 4 + D;
+  const bvecs = new Uint8Array(ROWS * rowBytes);
+  for (let r = 0; r < ROWS; r++) {
+    new DataView(bvecs.buffer).setInt32(r * rowBytes, D, true);
+    bvecs.set(pixels.subarray(r * D, (r + 1) * D), r * rowBytes + 4);
+  }
+  const idxHead = (rows: number) => {
+    const head = new Uint8Array(12);
+    head.set([0, 0, 0x08, 2]);
+    new DataView(head.buffer).setUint32(4, rows, false);
+    new DataView(head.buffer).setUint32(8, D, false);
+    return head;
+  };
+  const qPath = join(inputs, 'q.bvecs');
+  writeFileSync(qPath, bvecs.subarray(0, 5 * rowBytes));
+
+  /** prepare custom with `base` must fail with `re`; the data directory keeps what it had. */
+  async function failsCleanly(base: string, re: RegExp, queries = qPath) {
+    const dataDir = freshDir('half');
+    mkdirSync(join(dataDir, 'kept'));
+    writeFileSync(join(dataDir, 'kept', 'x'), 'an earlier dataset');
+    await assert.rejects(prepareCustom(dataDir, { name: 'half', base, queries, quiet: true }), (e: Error) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n'));
+    assert.deepEqual(readdirSync(dataDir), ['kept'], `${base}: no dataset and no temporary directory left`);
+    assert.equal(readFileSync(join(dataDir, 'kept', 'x'), 'utf8'), 'an earlier dataset');
+  }
+
+  test('texmex: a row header that disagrees after the first block; a file cut mid-row', async () => {
+    const bad = Uint8Array.from(bvecs);
+    new DataView(bad.buffer).setInt32(280 * rowBytes, 7, true);
+    const badPath = join(inputs, 'bad.bvecs');
+    writeFileSync(badPath, bad);
+    await failsCleanly(badPath, /bad\.bvecs: row 280 says dimension 7/);
+    const cut = join(inputs, 'cut.bvecs');
+    writeFileSync(cut, bvecs.subarray(0, 290 * rowBytes - 3));
+    await failsCleanly(cut, /cut\.bvecs: .*not a whole number of/);
+  });
+
+  test('IDX: a gzip stream that ends after the first block', async () => {
+    const gz = gzipSync(Buffer.concat([idxHead(ROWS), pixels]));
+    const cut = join(inputs, 'cut-idx3-ubyte.gz');
+    writeFileSync(cut, gz.subarray(0, Math.floor(gz.length * 0.95)));
+    await failsCleanly(cut, /cut-idx3-ubyte\.gz: .*(gzip stream|ends after)/);
+  });
+
+  test('.npy: a NaN in the second block; a file shorter than its header says', async () => {
+    const n = 300;
+    const v = new Float32Array(n * D);
+    for (let i = 0; i < v.length; i++) v[i] = pixels[i % pixels.length];
+    v[290 * D + 9] = NaN;
+    const dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${D}), }`.padEnd(117, ' ') + '\n';
+    const head = Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), Buffer.from([dict.length & 255, dict.length >> 8]), Buffer.from(dict, 'latin1')]);
+    const nan = join(inputs, 'nan.npy');
+    writeFileSync(nan, Buffer.concat([head, Buffer.from(v.buffer)]));
+    await failsCleanly(nan, /nan\.npy: row 290 has NaN at dimension 9/);
+    const cut = join(inputs, 'cut.npy');
+    writeFileSync(cut, Buffer.concat([head, Buffer.from(v.buffer, 0, 100 * D * 4)]));
+    await failsCleanly(cut, /cut\.npy: has \d+ bytes, its header promises/);
+  });
+
+  test('HDF5: a truncated file; Parquet: damaged data pages behind an intact footer', async () => {
+    const h5 = await import('h5wasm/node');
+    await h5.ready;
+    const small = Float32Array.from({ length: 200 * 8 }, (_, i) => (i % 13) - 6);
+    const path = join(inputs, 'whole.hdf5');
+    const f = new h5.File(path, 'w');
+    f.create_dataset({ name: 'train', data: small, shape: [200, 8] });
+    f.create_dataset({ name: 'test', data: small.slice(0, 40), shape: [5, 8] });
+    f.close();
+    const cut = join(inputs, 'cut.hdf5');
+    writeFileSync(cut, readFileSync(path).subarray(0, Math.floor(readFileSync(path).length / 2)));
+    await failsCleanly(cut, /cut\.hdf5.*(truncated|not a readable HDF5)/, `${path}:test`);
+
+    const pq = join(inputs, 'damaged.parquet');
+    const rows = Array.from({ length: 200 }, (_, r) => Array.from(small.subarray(r * 8, r * 8 + 8)));
+    parquetWriteFile({
+      filename: pq,
+      columnData: [{ name: 'emb', data: rows }],
+      schema: [
+        { name: 'root', num_children: 1 },
+        { name: 'emb', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+        { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+        { name: 'element', type: 'FLOAT', repetition_type: 'OPTIONAL' },
+      ],
+      rowGroupSize: 50,
+    });
+    const bytes = new Uint8Array(readFileSync(pq));
+    // Keep the magic and the footer (its length is in the last 8 bytes); scramble the pages.
+    const footer = new DataView(bytes.buffer).getUint32(bytes.length - 8, true);
+    for (let i = 4 + 40; i < bytes.length - 8 - footer; i += 5) bytes[i] ^= 0xa5;
+    writeFileSync(pq, bytes);
+    await failsCleanly(pq, /damaged\.parquet/, `${path}:test`);
+  });
+
+  test('a registry source (fashion-mnist-784-euclidean) whose train images end early', async () => {
+    const dir = freshDir('half-fm');
+    writeFashionLike(dir, 300, 20);
+    const train = join(dir, 'train-images-idx3-ubyte.gz');
+    writeFileSync(train, readFileSync(train).subarray(0, Math.floor(readFileSync(train).length * 0.6)));
+    const dataDir = freshDir('half');
+    process.env.VECBENCH_FASHION_MNIST_DIR = dir;
+    try {
+      await assert.rejects(prepareDataset(dataDir, 'fashion-mnist-784-euclidean'), (e: Error) => e instanceof UserError && /train-images-idx3-ubyte\.gz/.test(e.message) && !e.message.includes('\n'));
+    } finally {
+      delete process.env.VECBENCH_FASHION_MNIST_DIR;
+    }
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+});

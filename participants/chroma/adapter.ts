@@ -7,14 +7,22 @@
 // ladder's ef values are built as collections, one per value in index.ef_search, each holding
 // every row; ingest adds each batch to all of them, and setKnobs picks the collection. The
 // ingest time, disk and memory therefore cover that many indexes (README).
+//
+// Local Chroma keeps every collection's metadata in one SQLite table, and a `where` looks its
+// keys up across all of them (the (key, value) index has no collection column). So each
+// collection stores its rows' attributes under keys of its own (`num_ef10`: metadataKey): a
+// filter then reads only its collection's rows, as it would with one collection, instead of
+// every copy in the ladder (measured ~10x slower for ranges with shared keys: README).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
+import { ATTRIBUTES, type AttrName, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type Metric, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
 import { serverHandle, spawnServer } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
+import type { ChromaLoadOptions } from './load-client.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
 const API = '/api/v2/tenants/default_tenant/databases/default_database';
@@ -41,11 +49,15 @@ type Settings = z.infer<typeof settingsSchema>;
 
 const ATTR_SET: ReadonlySet<string> = new Set(ATTRIBUTES);
 
-/** FilterExpr -> a Chroma `where` document over the rows' integer metadata. */
-export function filterToWhere(f: FilterExpr): Record<string, unknown> {
+/** The metadata key under which the collection of ladder value `ef` stores attribute `attr`. */
+export const metadataKey = (attr: AttrName, ef: number): string => `${attr}_ef${ef}`;
+
+/** FilterExpr -> a Chroma `where` document over the rows' integer metadata; `key` names the
+ * metadata key of an attribute (the collection's own: metadataKey). */
+export function filterToWhere(f: FilterExpr, key: (attr: AttrName) => string = (a) => a): Record<string, unknown> {
   const field = (name: string) => {
     if (!ATTR_SET.has(name)) throw new Error(`unknown filter field "${name}"; known fields: ${ATTRIBUTES.join(', ')}`);
-    return name;
+    return key(name as AttrName);
   };
   switch (f.op) {
     case 'eq':
@@ -53,7 +65,7 @@ export function filterToWhere(f: FilterExpr): Record<string, unknown> {
     case 'range':
       return { $and: [{ [field(f.field)]: { $gte: f.gte } }, { [field(f.field)]: { $lt: f.lt } }] };
     case 'and': {
-      const args = f.args.map(filterToWhere);
+      const args = f.args.map((x) => filterToWhere(x, key));
       if (args.length === 0) throw new Error('an empty AND filter has no Chroma form');
       // Chroma wants at least two operands in $and.
       return args.length === 1 ? args[0] : { $and: args };
@@ -113,6 +125,22 @@ async function startChroma(ctx: ServerStartContext<Settings>): Promise<ServerHan
   });
 }
 
+/** A Chroma server the user runs (vecbench run --connect chroma=http://host:port), without
+ * authentication: the adapter sends no token. */
+const remote: RemoteServer = {
+  schemes: ['http'],
+  defaultPort: 8000,
+  connection(url) {
+    if (url.username || url.password) throw new Error('Chroma credentials are not supported (the adapter sends no token); give a server without authentication as http://host:port');
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 8000), dataDir: '', params: {} };
+  },
+  async check(c) {
+    const r = await request(`http://${c.host}:${c.port}/api/v2/heartbeat`, { headersTimeout: 10_000, bodyTimeout: 10_000 });
+    const text = await r.body.text();
+    if (r.statusCode !== 200) throw new Error(`heartbeat answered ${r.statusCode} ${text.slice(0, 200)}`);
+  },
+};
+
 // ---- the session ----
 
 class Http {
@@ -131,7 +159,7 @@ interface CollectionInfo {
   name: string;
 }
 
-const collectionName = (ef: number) => `vb_items_ef${ef}`;
+export const collectionName = (ef: number) => `vb_items_ef${ef}`;
 
 let versionCache: string | null = null;
 
@@ -145,37 +173,56 @@ function packed(v: Float32Array): string {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 }
 
+/** A query's body: the session and the load generator's client (load-client.ts) send the same;
+ * `ef` names the collection queried (its metadata keys). */
+export function queryBody(request: SearchRequest, ef: number): Record<string, unknown> {
+  const body: Record<string, unknown> = { query_embeddings: [Array.from(request.vector)], n_results: request.k, include: [] };
+  if (request.filter !== null) body.where = filterToWhere(request.filter, (a) => metadataKey(a, ef));
+  return body;
+}
+
 class ChromaSession implements EngineSession {
   private current: CollectionInfo;
+  private currentEf: number;
 
   constructor(
     private readonly http: Http,
     private readonly pool: Pool,
     private readonly collections: Map<number, CollectionInfo>,
     private readonly d: number,
+    private readonly server?: ServerConnection,
   ) {
     this.current = collections.values().next().value!;
+    this.currentEf = collections.keys().next().value!;
   }
 
   async ingest(batch: RowBatch): Promise<void> {
+    await this.send(batch, 'add');
+  }
+
+  /** `add` (ingest, insert) or `upsert` (a present id gets the new vector and metadata). */
+  private async send(batch: RowBatch, verb: 'add' | 'upsert'): Promise<void> {
     const n = batch.ids.length;
     if (batch.vectors.length !== n * this.d) throw new Error(`batch has ${batch.vectors.length} floats for ${n} rows of dimension ${this.d}`);
     for (let from = 0; from < n; from += ADD_BATCH) {
       const to = Math.min(n, from + ADD_BATCH);
       const ids: string[] = [];
       const embeddings: string[] = [];
-      const metadatas: Record<string, number>[] = [];
       for (let i = from; i < to; i++) {
         ids.push(String(batch.ids[i]));
         embeddings.push(packed(batch.vectors.subarray(i * this.d, (i + 1) * this.d)));
-        const m: Record<string, number> = {};
-        for (const a of ATTRIBUTES) m[a] = batch.attrs[a][i];
-        metadatas.push(m);
       }
-      const body = { ids, embeddings, metadatas };
       // The same rows into every ef collection, one after the other (Chroma's add uses the
-      // cores itself).
-      for (const c of this.collections.values()) await this.http.call('POST', `${API}/collections/${c.id}/add`, body);
+      // cores itself), each with the attributes under its own keys.
+      for (const [ef, c] of this.collections) {
+        const metadatas: Record<string, number>[] = [];
+        for (let i = from; i < to; i++) {
+          const m: Record<string, number> = {};
+          for (const a of ATTRIBUTES) m[metadataKey(a, ef)] = batch.attrs[a][i];
+          metadatas.push(m);
+        }
+        await this.http.call('POST', `${API}/collections/${c.id}/${verb}`, { ids, embeddings, metadatas });
+      }
     }
   }
 
@@ -189,18 +236,33 @@ class ChromaSession implements EngineSession {
     const c = typeof ef === 'number' ? this.collections.get(ef) : undefined;
     if (!c) throw new Error(`chroma: knob ef=${ef} has no collection; Chroma fixes ef_search at creation, so list ${ef} in settings.json index.ef_search (built: ${[...this.collections.keys()].join(', ')})`);
     this.current = c;
+    this.currentEf = ef as number;
   }
 
   async search(request: SearchRequest): Promise<number[]> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the collection ${this.d}`);
-    const body: Record<string, unknown> = { query_embeddings: [Array.from(request.vector)], n_results: request.k, include: [] };
-    if (request.filter !== null) body.where = filterToWhere(request.filter);
-    const r = await this.http.call<{ ids: string[][] }>('POST', `${API}/collections/${this.current.id}/query`, body);
+    const r = await this.http.call<{ ids: string[][] }>('POST', `${API}/collections/${this.current.id}/query`, queryBody(request, this.currentEf));
     return (r.ids[0] ?? []).map(Number);
+  }
+
+  /** The load generator's worker threads each open their own undici pool (load-client.ts). */
+  loadClient(): LoadClientSpec {
+    if (!this.server) throw new Error('chroma: no server connection to give the load client');
+    const options: ChromaLoadOptions = {
+      origin: `http://${this.server.host}:${this.server.port}`,
+      queryPaths: [...this.collections].map(([ef, c]) => [ef, `${API}/collections/${c.id}/query`]),
+      ef: this.currentEf,
+      d: this.d,
+    };
+    return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
   }
 
   async insert(batch: RowBatch): Promise<void> {
     await this.ingest(batch);
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    await this.send(batch, 'upsert');
   }
 
   async delete(ids: Int32Array): Promise<void> {
@@ -234,7 +296,7 @@ const participant: Participant<Settings> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "pre-filter: the `where` document selects the matching ids from Chroma's SQLite metadata, then the HNSW search is restricted to them",
   concurrentSearch: true,
-  server: { provision: 'provision.sh', start: startChroma },
+  server: { provision: 'provision.sh', start: startChroma, remote },
   async open(ctx) {
     const { http, pool } = httpFor(ctx);
     const s = ctx.settings;
@@ -250,7 +312,7 @@ const participant: Participant<Settings> = {
       for (const c of collections.values()) await http.call('PUT', `${API}/collections/${c.id}`, { new_configuration: { hnsw: { num_threads: s.num_threads } } });
     }
     versionCache = await readVersion(http);
-    return new ChromaSession(http, pool, collections, ctx.dataset.d);
+    return new ChromaSession(http, pool, collections, ctx.dataset.d, ctx.server);
   },
   async reopen(ctx) {
     const { http, pool } = httpFor(ctx);
@@ -262,7 +324,7 @@ const participant: Participant<Settings> = {
       collections.set(ef, c);
     }
     versionCache = await readVersion(http);
-    return new ChromaSession(http, pool, collections, ctx.dataset.d);
+    return new ChromaSession(http, pool, collections, ctx.dataset.d, ctx.server);
   },
 };
 

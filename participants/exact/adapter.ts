@@ -1,12 +1,23 @@
 // The brute-force reference: exact top-k over the rows that pass the filter, using the same
 // exact search as the ground truth. It must read recall 1.000 in every asked group; if it
 // does not, the harness (not the engines) is wrong.
+//
+// Its "index" is a flat file: buildIndex writes the rows (vectors, ids, attribute columns,
+// deleted ids) to workDir, and reopen reads them back into memory, so a cold start and a
+// resumed run need no ingest.
+import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type Metric, type Participant, type RowAttributes } from '../../src/contracts.ts';
+import { ATTRIBUTES, type EngineSession, type Metric, type OpenContext, type Participant, type RowAttributes } from '../../src/contracts.ts';
 import { matchingRows } from '../../src/datasets/groups.ts';
 import { exactTopK, nativeAvailable } from '../../src/groundtruth/exact.ts';
+import { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../../src/adapters/persist.ts';
 
 const settingsSchema = z.object({}).strict();
+
+/** The row-major float32 vectors of the rows, in insertion order. */
+const VECTORS_FILE = 'exact.vectors.f32';
+/** ids, attribute columns and deleted ids (src/adapters/persist.ts columns file). */
+const ROWS_FILE = 'exact.rows.bin';
 
 class ExactSession implements EngineSession {
   private base: Float32Array;
@@ -15,15 +26,36 @@ class ExactSession implements EngineSession {
   /** ids of rows in insertion order; `live` marks rows not deleted. */
   private ids: Int32Array;
   private deleted = new Set<number>();
+  /** The files in workDir lag behind the rows in memory. */
+  private dirty = true;
 
   constructor(
     private readonly d: number,
     private readonly metric: Metric,
     capacity: number,
+    private readonly workDir: string,
   ) {
     this.base = new Float32Array(capacity * d);
     this.ids = new Int32Array(capacity);
     this.attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(capacity)])) as RowAttributes;
+  }
+
+  /** The rows a previous session wrote to workDir (buildIndex, close). */
+  static reopen(d: number, metric: Metric, workDir: string): ExactSession {
+    const rowsPath = join(workDir, ROWS_FILE);
+    const { meta, columns } = readColumns(rowsPath);
+    if (meta.d !== d || meta.metric !== metric) {
+      throw new Error(`exact: ${rowsPath} holds d=${String(meta.d)} ${String(meta.metric)} rows, the dataset is d=${d} ${metric}`);
+    }
+    const n = columns.ids.length;
+    const s = new ExactSession(d, metric, 0, workDir);
+    s.base = readFloats(join(workDir, VECTORS_FILE), n * d);
+    s.ids = columns.ids as Int32Array;
+    s.attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as RowAttributes;
+    s.deleted = new Set(columns.deleted as Int32Array);
+    s.n = n;
+    s.dirty = false;
+    return s;
   }
 
   private grow(need: number): void {
@@ -42,6 +74,17 @@ class ExactSession implements EngineSession {
     }
   }
 
+  /** Writes the rows to workDir: the vectors file, then the rows file (its presence says the
+   * pair is whole: reopen reads the rows file first and checks the vectors' size by it). */
+  private persist(): void {
+    writeFloats(join(this.workDir, VECTORS_FILE), this.base.subarray(0, this.n * this.d));
+    const cols: Record<string, Int32Array> = { ids: this.ids.subarray(0, this.n) };
+    for (const a of ATTRIBUTES) cols[a] = this.attrs[a].subarray(0, this.n);
+    cols.deleted = Int32Array.from(this.deleted);
+    writeColumns(join(this.workDir, ROWS_FILE), { d: this.d, metric: this.metric }, cols);
+    this.dirty = false;
+  }
+
   async ingest(batch: Parameters<EngineSession['ingest']>[0]): Promise<void> {
     const m = batch.ids.length;
     this.grow(this.n + m);
@@ -50,9 +93,13 @@ class ExactSession implements EngineSession {
     for (const a of ATTRIBUTES) this.attrs[a].set(batch.attrs[a], this.n);
     for (const id of batch.ids) this.deleted.delete(id);
     this.n += m;
+    this.dirty = true;
   }
 
-  async buildIndex(): Promise<void> {}
+  async buildIndex(): Promise<void> {
+    this.persist();
+  }
+
   async setKnobs(): Promise<void> {}
 
   async search(req: Parameters<EngineSession['search']>[0]): Promise<Int32Array> {
@@ -71,13 +118,18 @@ class ExactSession implements EngineSession {
 
   async delete(ids: Int32Array): Promise<void> {
     for (const id of ids) this.deleted.add(id);
+    this.dirty = true;
   }
 
   async diskBytes(): Promise<number> {
-    return this.n * this.d * 4;
+    // The two files it keeps in workDir (rewritten first when writes changed the rows).
+    if (this.dirty) this.persist();
+    return fileBytes(join(this.workDir, VECTORS_FILE), join(this.workDir, ROWS_FILE));
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    if (this.dirty && this.n > 0) this.persist();
+  }
 }
 
 const participant: Participant<z.infer<typeof settingsSchema>> = {
@@ -87,6 +139,7 @@ const participant: Participant<z.infer<typeof settingsSchema>> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'exact scan of the rows that pass the filter',
   concurrentSearch: false,
-  open: async (ctx) => new ExactSession(ctx.dataset.d, ctx.dataset.metric, ctx.dataset.n),
+  open: async (ctx: OpenContext<z.infer<typeof settingsSchema>>) => new ExactSession(ctx.dataset.d, ctx.dataset.metric, ctx.dataset.n, ctx.workDir),
+  reopen: async (ctx: OpenContext<z.infer<typeof settingsSchema>>) => ExactSession.reopen(ctx.dataset.d, ctx.dataset.metric, ctx.workDir),
 };
 export default participant;

@@ -3,7 +3,8 @@
 // the build and buildIndex has nothing left to do. Filters run during the graph walk: the
 // binding calls a JS predicate for every candidate label, and only labels that pass enter the
 // result set (rejected nodes are still traversed). Searches are synchronous native calls.
-import { statSync } from 'node:fs';
+// buildIndex saves the graph (writeIndex) and the attribute columns to workDir, so reopen
+// reads them back without ingest (cold start, a resumed run).
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -12,6 +13,7 @@ import { ATTRIBUTES } from '../../src/contracts.ts';
 import { filterKey } from '../../src/datasets/groups.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { compileFilter, packageVersion, type RowPredicate } from '../../src/adapters/kit.ts';
+import { fileBytes, readColumns, writeColumns } from '../../src/adapters/persist.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package whose exports Node's ESM loader cannot list statically.
@@ -37,6 +39,10 @@ const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;
 type Predicate = RowPredicate;
 type Columns = Record<AttrName, Int32Array>;
 
+/** hnswlib's own file: the graph and the vectors. */
+const INDEX_FILE = 'hnswlib.index';
+/** The adapter's side of a row: attribute columns and live / deleted flags, by label. */
+const ROWS_FILE = 'hnswlib.rows.bin';
 
 class HnswSession implements EngineSession {
   private index: Hnsw;
@@ -49,28 +55,67 @@ class HnswSession implements EngineSession {
   private capacity: number;
   private ef = 10;
   private readonly predicates = new Map<string, Predicate>();
+  /** The files in workDir lag behind the index in memory. */
+  private dirty = true;
 
+  /** A new, empty index (n: the expected rows), or with `saved`, the one saved in workDir. */
   constructor(
     private readonly settings: HnswSettings,
     n: number,
     d: number,
-    space: 'ip' | 'l2',
+    private readonly space: 'ip' | 'l2',
     private readonly workDir: string,
+    saved?: { index: Hnsw; cols: Columns; live: Uint8Array; deleted: Uint8Array },
   ) {
     this.d = d;
-    this.capacity = Math.max(1, n);
-    this.index = new hnswlib.HierarchicalNSW(space, d);
-    this.index.initIndex({
-      maxElements: this.capacity,
-      m: settings.M,
-      efConstruction: settings.efConstruction,
-      randomSeed: settings.seed,
-      allowReplaceDeleted: settings.replaceDeleted,
-    });
+    if (saved) {
+      this.index = saved.index;
+      this.capacity = this.index.getMaxElements();
+      this.cols = saved.cols;
+      this.live = saved.live;
+      this.deleted = saved.deleted;
+      this.dirty = false;
+    } else {
+      this.capacity = Math.max(1, n);
+      this.index = new hnswlib.HierarchicalNSW(this.space, d);
+      this.index.initIndex({
+        maxElements: this.capacity,
+        m: settings.M,
+        efConstruction: settings.efConstruction,
+        randomSeed: settings.seed,
+        allowReplaceDeleted: settings.replaceDeleted,
+      });
+      this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(this.capacity)])) as Columns;
+      this.live = new Uint8Array(this.capacity);
+      this.deleted = new Uint8Array(this.capacity);
+    }
     this.index.setEf(this.ef);
-    this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(this.capacity)])) as Columns;
-    this.live = new Uint8Array(this.capacity);
-    this.deleted = new Uint8Array(this.capacity);
+  }
+
+  /** Reads the index and the columns a previous session saved in workDir. */
+  static async reopen(settings: HnswSettings, d: number, space: 'ip' | 'l2', workDir: string): Promise<HnswSession> {
+    const rowsPath = join(workDir, ROWS_FILE);
+    const { meta, columns } = readColumns(rowsPath);
+    if (meta.d !== d || meta.space !== space) {
+      throw new Error(`hnswlib: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.space)} index, the dataset is d=${d} ${space}`);
+    }
+    const index = new hnswlib.HierarchicalNSW(space, d);
+    await index.readIndex(join(workDir, INDEX_FILE), settings.replaceDeleted);
+    const live = columns.live as Uint8Array;
+    let liveRows = 0;
+    for (let i = 0; i < live.length; i++) liveRows += live[i];
+    if (liveRows !== index.getIdsList().filter((id) => live[id] === 1).length) {
+      throw new Error(`hnswlib: ${join(workDir, INDEX_FILE)} and ${rowsPath} disagree on the live rows (saved by different sessions)`);
+    }
+    const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
+    return new HnswSession(settings, 0, d, space, workDir, { index, cols, live, deleted: columns.deleted as Uint8Array });
+  }
+
+  /** Saves the graph (hnswlib's writeIndex) and the columns to workDir. */
+  private async persist(): Promise<void> {
+    await this.index.writeIndex(join(this.workDir, INDEX_FILE));
+    writeColumns(join(this.workDir, ROWS_FILE), { d: this.d, space: this.space }, { ...this.cols, live: this.live, deleted: this.deleted });
+    this.dirty = false;
   }
 
   /** Grows the JS-side columns so that `id` fits (the cached predicates hold the old arrays). */
@@ -113,6 +158,7 @@ class HnswSession implements EngineSession {
   async ingest(batch: RowBatch): Promise<void> {
     this.check(batch);
     for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
+    this.dirty = true;
   }
 
   /** Adds or replaces one row. */
@@ -153,7 +199,9 @@ class HnswSession implements EngineSession {
   }
 
   async buildIndex(): Promise<void> {
-    // hnswlib links every point into the graph as it is added: nothing is left to build.
+    // hnswlib links every point into the graph as it is added: nothing is left to build but
+    // the saved copy that reopen reads (its write is part of the build time).
+    await this.persist();
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
@@ -201,15 +249,16 @@ class HnswSession implements EngineSession {
   }
 
   async diskBytes(): Promise<number> {
-    // In-memory engine: the size of the saved index (graph + vectors).
-    const path = join(this.workDir, 'hnswlib.index');
-    this.index.writeIndexSync(path);
-    return statSync(path).size;
+    // In-memory engine: the size of what it saves (graph + vectors, and the adapter's columns),
+    // saved again first when writes changed the index.
+    if (this.dirty) await this.persist();
+    return fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
   }
 
   async insert(batch: RowBatch): Promise<void> {
     this.check(batch);
     for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
+    this.dirty = true;
   }
 
   async upsert(batch: RowBatch): Promise<void> {
@@ -222,10 +271,13 @@ class HnswSession implements EngineSession {
       this.index.markDelete(id);
       this.live[id] = 0;
       this.deleted[id] = 1;
+      this.dirty = true;
     }
   }
 
   async close(): Promise<void> {
+    // What a later reopen finds is what this session held.
+    if (this.dirty && this.index.getCurrentCount() > 0) await this.persist();
     this.predicates.clear();
   }
 }
@@ -240,6 +292,10 @@ const participant: Participant<HnswSettings> = {
   async open(ctx) {
     const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
     return new HnswSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, space, ctx.workDir);
+  },
+  async reopen(ctx) {
+    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
+    return HnswSession.reopen(ctx.settings, ctx.dataset.d, space, ctx.workDir);
   },
 };
 

@@ -2,13 +2,14 @@
 // workDir; rows carry an explicit Arrow schema so the attribute columns are Int32 (JS numbers
 // would otherwise become Float64 and a Bitmap index on them fails). The vector index and the
 // scalar indexes on the attribute columns are built after ingest; searches are async native
-// calls (tokio threads), so several can overlap.
+// calls (tokio threads), so several can overlap. The table and its indexes are LanceDB's own
+// files in workDir: reopen opens that table again (cold start, a resumed run).
 import { readdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import * as lancedb from '@lancedb/lancedb';
-import type { AttrName, EngineSession, FilterExpr, Knobs, Metric, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
+import type { AttrName, EngineSession, FilterExpr, Knobs, Metric, OpenContext, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { packageVersion } from '../../src/adapters/kit.ts';
@@ -174,6 +175,175 @@ async function treeBytes(path: string): Promise<number> {
   return total;
 }
 
+/** A session on the table in ctx.workDir: a new, empty one (open), or with `existing` the
+ * table and indexes a closed session left there (reopen: no ingest, no index build). */
+async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean): Promise<EngineSession> {
+  const s = ctx.settings;
+  const { d, metric } = ctx.dataset;
+  const distanceType = distanceFor(metric, s);
+  const mustBeUnit = metric === 'ip' && distanceType !== 'dot';
+  const withText = ctx.dataset.hasText;
+  const schema = makeSchema(d, withText);
+  const db = await lancedb.connect(ctx.workDir);
+  let table: lancedb.Table | null = null;
+  let vectorIndexed = false;
+  let knobs: LanceKnobs = { ...NO_KNOBS };
+  if (existing) {
+    if (!(await db.tableNames()).includes(TABLE)) {
+      db.close();
+      throw new Error(`lancedb: no table ${TABLE} in ${ctx.workDir}; nothing to reopen`);
+    }
+    table = await db.openTable(TABLE);
+    vectorIndexed = (await table.listIndices()).some((i) => i.columns.includes('vector'));
+  }
+
+  const need = (): lancedb.Table => {
+    if (!table) throw new Error('lancedb: no rows ingested yet');
+    return table;
+  };
+
+  const write = async (batch: RowBatch): Promise<void> => {
+    if (batch.ids.length === 0) return;
+    if (mustBeUnit) checkUnitLength(batch, d);
+    const data = toArrowTable(schema, d, batch);
+    if (!table) table = await db.createTable(TABLE, data, { mode: 'create', schema });
+    else await table.add(data);
+  };
+
+  const query = (req: SearchRequest) => {
+    let q = need().query().nearestTo(req.vector).distanceType(distanceType).limit(req.k);
+    // nprobes sets both LanceDB's minimum and maximum; max_nprobes then raises the maximum
+    // (0 = none), letting LanceDB probe further partitions when it judges the first ones
+    // did not yield enough (see the README: not used by the default ladders).
+    if (knobs.nprobes !== null) q = q.nprobes(knobs.nprobes);
+    if (knobs.max_nprobes !== null) q = q.maximumNprobes(knobs.max_nprobes);
+    if (knobs.refine_factor !== null && knobs.refine_factor > 0) q = q.refineFactor(knobs.refine_factor);
+    // LanceDB's HNSW refuses ef < k, where k is limit x refine_factor when refining; a ladder
+    // value below that is raised to it (LanceDB's own default ef is 1.5 x that k).
+    const refine = knobs.refine_factor !== null && knobs.refine_factor > 0 ? knobs.refine_factor : 1;
+    if (knobs.ef !== null) q = q.ef(Math.max(knobs.ef, req.k * refine));
+    if (req.filter) q = q.where(toSql(req.filter)); // prefilter is the default
+    // Selecting _distance explicitly avoids a warning per query on stderr.
+    return q.select(['id', '_distance']);
+  };
+
+  const session: EngineSession = {
+    async ingest(batch) {
+      await write(batch);
+    },
+
+    async buildIndex() {
+      const t = need();
+      // One fragment instead of one per ingest batch; the pre-compaction files are pruned so
+      // diskBytes counts the live table only.
+      if (s.compact_before_index) await t.optimize({ cleanupOlderThan: new Date() });
+      const n = await t.countRows();
+      const config = vectorIndexConfig(s, n, distanceType);
+      if (config) {
+        ctx.log(`vector index ${s.index_type}, ${ivfPartitions(s, n)} partition(s), distance ${distanceType}, ${n} rows`);
+        await t.createIndex('vector', { config, replace: true });
+        vectorIndexed = true;
+      }
+      if (s.scalar_indexes) {
+        for (const c of BITMAP_COLUMNS) await t.createIndex(c, { config: lancedb.Index.bitmap(), replace: true });
+        for (const c of BTREE_COLUMNS) await t.createIndex(c, { config: lancedb.Index.btree(), replace: true });
+      }
+      if (withText) await t.createIndex('text', { config: lancedb.Index.fts(FTS_OPTIONS), replace: true });
+      const pending = (await t.listIndices()).filter((i) => (i.numUnindexedRows ?? 0) > 0).map((i) => i.name);
+      if (pending.length > 0) ctx.log(`indexes with unindexed rows after build: ${pending.join(', ')}`);
+    },
+
+    async setKnobs(k: Knobs) {
+      const next: LanceKnobs = { ...NO_KNOBS };
+      for (const [name, value] of Object.entries(k)) {
+        if (!(KNOB_NAMES as readonly string[]).includes(name)) {
+          throw new UserError(`lancedb: unknown knob "${name}"; knobs are ${KNOB_NAMES.join(', ')}`);
+        }
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (name !== 'refine_factor' && name !== 'max_nprobes' && value < 1)) {
+          throw new UserError(`lancedb: knob ${name} must be a positive integer (refine_factor 0 = no refine, max_nprobes 0 = no maximum), got ${JSON.stringify(value)}`);
+        }
+        next[name as keyof LanceKnobs] = value;
+      }
+      knobs = next;
+    },
+
+    async search(req) {
+      const result = await query(req).toArrow();
+      const ids = result.getChild('id');
+      if (!ids) return new Int32Array(0);
+      const out = ids.toArray() as Int32Array;
+      return out.length > req.k ? out.subarray(0, req.k) : out;
+    },
+
+    async explain(req) {
+      return query(req).explainPlan(true);
+    },
+
+    checkPlan(plan, req) {
+      // LanceDB silently falls back to a flat KNN scan when the query cannot use the vector
+      // index (e.g. a distance type other than the index's).
+      if (vectorIndexed && !/ANNIvfPartition|ANNSubIndex/.test(plan)) {
+        throw new Error('lancedb: the plan does not use the vector index (flat KNN scan)');
+      }
+      if (req.filter && s.scalar_indexes && !/ScalarIndexQuery/.test(plan)) {
+        throw new Error('lancedb: the filtered plan does not evaluate the predicate with a scalar index');
+      }
+    },
+
+    async diskBytes() {
+      return treeBytes(join(ctx.workDir, `${TABLE}.lance`));
+    },
+
+    async insert(batch) {
+      await write(batch);
+    },
+
+    async upsert(batch) {
+      if (batch.ids.length === 0) return;
+      if (!table) return write(batch);
+      if (mustBeUnit) checkUnitLength(batch, d);
+      await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, d, batch));
+    },
+
+    async delete(ids) {
+      const t = need();
+      // One delete per chunk keeps the SQL short; every chunk is a new table version.
+      const chunk = 5000;
+      for (let from = 0; from < ids.length; from += chunk) {
+        const list = Array.from(ids.subarray(from, Math.min(ids.length, from + chunk))).join(',');
+        await t.delete(`id IN (${list})`);
+      }
+    },
+
+    async compact() {
+      // optimize() = compaction of small fragments + removal of deleted rows + adding the new
+      // rows to the existing indexes (as delta segments); old versions are pruned now.
+      await need().optimize({ cleanupOlderThan: new Date() });
+    },
+
+    async close() {
+      table?.close();
+      table = null;
+      db.close();
+    },
+  };
+  if (withText) {
+    // The keyword arm: LanceDB's full-text search (prefiltered like the vector search).
+    session.keywordSearch = async (text, k, filter) => {
+      let q = need().query().fullTextSearch(text).limit(k);
+      if (filter) q = q.where(toSql(filter));
+      // Selecting _score explicitly avoids a warning per query on stderr.
+      const ids = (await q.select(['id', '_score']).toArrow()).getChild('id');
+      return ids ? (ids.toArray() as Int32Array) : new Int32Array(0);
+    };
+    // LanceDB's own hybrid query (query(req).fullTextSearch(text).rerank(RRFReranker)) works,
+    // but in 0.31 it accepts no column selection except ['id'], which logs two deprecation
+    // warnings per query on stderr (the `_distance` / `_score` auto-projection); so the
+    // harness fuses the two arms itself (client-side RRF, two calls) until that is fixed.
+  }
+  return session;
+}
+
 const participant: Participant<LanceSettings> = {
   engine: 'LanceDB',
   engineVersion: async () => packageVersion('@lancedb/lancedb'),
@@ -182,164 +352,15 @@ const participant: Participant<LanceSettings> = {
   filterStrategy: 'prefilter: the SQL predicate is evaluated first (scalar BITMAP/BTREE indexes), its row set masks the ANN search',
   concurrentSearch: true,
   keywordScoring: "BM25 over LanceDB's own full-text index (simple tokenizer, English stems, stop words out)",
-
-  async open(ctx) {
-    const s = ctx.settings;
-    const { d, metric } = ctx.dataset;
-    const distanceType = distanceFor(metric, s);
-    const mustBeUnit = metric === 'ip' && distanceType !== 'dot';
-    const withText = ctx.dataset.hasText;
-    const schema = makeSchema(d, withText);
-    const db = await lancedb.connect(ctx.workDir);
-    let table: lancedb.Table | null = null;
-    let vectorIndexed = false;
-    let knobs: LanceKnobs = { ...NO_KNOBS };
-
-    const need = (): lancedb.Table => {
-      if (!table) throw new Error('lancedb: no rows ingested yet');
-      return table;
-    };
-
-    const write = async (batch: RowBatch): Promise<void> => {
-      if (batch.ids.length === 0) return;
-      if (mustBeUnit) checkUnitLength(batch, d);
-      const data = toArrowTable(schema, d, batch);
-      if (!table) table = await db.createTable(TABLE, data, { mode: 'create', schema });
-      else await table.add(data);
-    };
-
-    const query = (req: SearchRequest) => {
-      let q = need().query().nearestTo(req.vector).distanceType(distanceType).limit(req.k);
-      // nprobes sets both LanceDB's minimum and maximum; max_nprobes then raises the maximum
-      // (0 = none), letting LanceDB probe further partitions when it judges the first ones
-      // did not yield enough (see the README: not used by the default ladders).
-      if (knobs.nprobes !== null) q = q.nprobes(knobs.nprobes);
-      if (knobs.max_nprobes !== null) q = q.maximumNprobes(knobs.max_nprobes);
-      if (knobs.refine_factor !== null && knobs.refine_factor > 0) q = q.refineFactor(knobs.refine_factor);
-      // LanceDB's HNSW refuses ef < k, where k is limit x refine_factor when refining; a ladder
-      // value below that is raised to it (LanceDB's own default ef is 1.5 x that k).
-      const refine = knobs.refine_factor !== null && knobs.refine_factor > 0 ? knobs.refine_factor : 1;
-      if (knobs.ef !== null) q = q.ef(Math.max(knobs.ef, req.k * refine));
-      if (req.filter) q = q.where(toSql(req.filter)); // prefilter is the default
-      // Selecting _distance explicitly avoids a warning per query on stderr.
-      return q.select(['id', '_distance']);
-    };
-
-    const session: EngineSession = {
-      async ingest(batch) {
-        await write(batch);
-      },
-
-      async buildIndex() {
-        const t = need();
-        // One fragment instead of one per ingest batch; the pre-compaction files are pruned so
-        // diskBytes counts the live table only.
-        if (s.compact_before_index) await t.optimize({ cleanupOlderThan: new Date() });
-        const n = await t.countRows();
-        const config = vectorIndexConfig(s, n, distanceType);
-        if (config) {
-          ctx.log(`vector index ${s.index_type}, ${ivfPartitions(s, n)} partition(s), distance ${distanceType}, ${n} rows`);
-          await t.createIndex('vector', { config, replace: true });
-          vectorIndexed = true;
-        }
-        if (s.scalar_indexes) {
-          for (const c of BITMAP_COLUMNS) await t.createIndex(c, { config: lancedb.Index.bitmap(), replace: true });
-          for (const c of BTREE_COLUMNS) await t.createIndex(c, { config: lancedb.Index.btree(), replace: true });
-        }
-        if (withText) await t.createIndex('text', { config: lancedb.Index.fts(FTS_OPTIONS), replace: true });
-        const pending = (await t.listIndices()).filter((i) => (i.numUnindexedRows ?? 0) > 0).map((i) => i.name);
-        if (pending.length > 0) ctx.log(`indexes with unindexed rows after build: ${pending.join(', ')}`);
-      },
-
-      async setKnobs(k: Knobs) {
-        const next: LanceKnobs = { ...NO_KNOBS };
-        for (const [name, value] of Object.entries(k)) {
-          if (!(KNOB_NAMES as readonly string[]).includes(name)) {
-            throw new UserError(`lancedb: unknown knob "${name}"; knobs are ${KNOB_NAMES.join(', ')}`);
-          }
-          if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (name !== 'refine_factor' && name !== 'max_nprobes' && value < 1)) {
-            throw new UserError(`lancedb: knob ${name} must be a positive integer (refine_factor 0 = no refine, max_nprobes 0 = no maximum), got ${JSON.stringify(value)}`);
-          }
-          next[name as keyof LanceKnobs] = value;
-        }
-        knobs = next;
-      },
-
-      async search(req) {
-        const result = await query(req).toArrow();
-        const ids = result.getChild('id');
-        if (!ids) return new Int32Array(0);
-        const out = ids.toArray() as Int32Array;
-        return out.length > req.k ? out.subarray(0, req.k) : out;
-      },
-
-      async explain(req) {
-        return query(req).explainPlan(true);
-      },
-
-      checkPlan(plan, req) {
-        // LanceDB silently falls back to a flat KNN scan when the query cannot use the vector
-        // index (e.g. a distance type other than the index's).
-        if (vectorIndexed && !/ANNIvfPartition|ANNSubIndex/.test(plan)) {
-          throw new Error('lancedb: the plan does not use the vector index (flat KNN scan)');
-        }
-        if (req.filter && s.scalar_indexes && !/ScalarIndexQuery/.test(plan)) {
-          throw new Error('lancedb: the filtered plan does not evaluate the predicate with a scalar index');
-        }
-      },
-
-      async diskBytes() {
-        return treeBytes(join(ctx.workDir, `${TABLE}.lance`));
-      },
-
-      async insert(batch) {
-        await write(batch);
-      },
-
-      async upsert(batch) {
-        if (batch.ids.length === 0) return;
-        if (!table) return write(batch);
-        if (mustBeUnit) checkUnitLength(batch, d);
-        await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, d, batch));
-      },
-
-      async delete(ids) {
-        const t = need();
-        // One delete per chunk keeps the SQL short; every chunk is a new table version.
-        const chunk = 5000;
-        for (let from = 0; from < ids.length; from += chunk) {
-          const list = Array.from(ids.subarray(from, Math.min(ids.length, from + chunk))).join(',');
-          await t.delete(`id IN (${list})`);
-        }
-      },
-
-      async compact() {
-        // optimize() = compaction of small fragments + removal of deleted rows + adding the new
-        // rows to the existing indexes (as delta segments); old versions are pruned now.
-        await need().optimize({ cleanupOlderThan: new Date() });
-      },
-
-      async close() {
-        table?.close();
-        table = null;
-        db.close();
-      },
-    };
-    if (withText) {
-      // The keyword arm: LanceDB's full-text search (prefiltered like the vector search).
-      session.keywordSearch = async (text, k, filter) => {
-        let q = need().query().fullTextSearch(text).limit(k);
-        if (filter) q = q.where(toSql(filter));
-        // Selecting _score explicitly avoids a warning per query on stderr.
-        const ids = (await q.select(['id', '_score']).toArrow()).getChild('id');
-        return ids ? (ids.toArray() as Int32Array) : new Int32Array(0);
-      };
-      // LanceDB's own hybrid query (query(req).fullTextSearch(text).rerank(RRFReranker)) works,
-      // but in 0.31 it accepts no column selection except ['id'], which logs two deprecation
-      // warnings per query on stderr (the `_distance` / `_score` auto-projection); so the
-      // harness fuses the two arms itself (client-side RRF, two calls) until that is fixed.
-    }
-    return session;
+  open: (ctx) => connectSession(ctx, false),
+  reopen: (ctx) => connectSession(ctx, true),
+  checkDataset(s, dataset) {
+    // LanceDB's PQ splits each vector into equal sub-vectors: it refuses num_sub_vectors that do
+    // not divide the dimension, but only at index build, after the whole ingest.
+    const m = s.num_sub_vectors;
+    if (m === undefined || !s.index_type.includes('PQ') || dataset.d % m === 0) return null;
+    const divisors = Array.from({ length: dataset.d }, (_, i) => i + 1).filter((x) => dataset.d % x === 0 && x > 1);
+    return `settings index.num_sub_vectors = ${m} does not divide the ${dataset.d} dimensions of dataset ${dataset.name} (${s.index_type} splits each vector into equal sub-vectors); use a divisor of ${dataset.d} (${divisors.slice(-6).join(', ')}) or leave num_sub_vectors out`;
   },
 };
 

@@ -26,6 +26,8 @@ import {
   type RowBatch,
   type SearchRequest,
   type LoadClientSpec,
+  type RemoteServer,
+  type ServerConnection,
   type ServerHandle,
   type ServerStartContext,
 } from '../../src/contracts.ts';
@@ -103,9 +105,33 @@ function serverUser(): { uid: number; gid: number; name: string } | null {
   return { ...ids, name: 'postgres' };
 }
 
-function connectionConfig(host: string, port: number): pg.ClientConfig {
-  return { host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 2000 };
+function connectionConfig(host: string, port: number, params: ServerConnection['params'] = {}): pg.ClientConfig {
+  const text = (k: string) => (params[k] === undefined ? undefined : String(params[k]));
+  return { host, port, user: text('user') ?? 'postgres', database: text('database') ?? 'postgres', password: text('password'), connectionTimeoutMillis: 2000 };
 }
+
+/** A PostgreSQL the user runs (vecbench run --connect pgvector=postgres://user:password@host:port/db):
+ * the user needs CREATE on the database, and the vector extension created or creatable. */
+const remote: RemoteServer = {
+  schemes: ['postgres', 'postgresql'],
+  defaultPort: 5432,
+  connection(url) {
+    const user = decodeURIComponent(url.username) || 'postgres';
+    const params: ServerConnection['params'] = { user, database: decodeURIComponent(url.pathname.replace(/^\//, '')) || user };
+    if (url.password) params.password = decodeURIComponent(url.password);
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 5432), dataDir: '', params };
+  },
+  async check(c) {
+    const client = new pg.Client({ ...connectionConfig(c.host, c.port, c.params), connectionTimeoutMillis: 10_000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+    } finally {
+      await client.end().catch(() => {});
+    }
+  },
+};
 
 async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
   const { bin } = findPostgres();
@@ -307,7 +333,7 @@ class PgvectorSession implements EngineSession {
   /** The load generator's worker threads each open their own pool with the same statements. */
   loadClient(): LoadClientSpec {
     const o = this.pool.options;
-    const options: PgLoadOptions = { host: String(o.host), port: Number(o.port), user: String(o.user), database: String(o.database), metric: this.metric, d: this.d, filteredPlans: this.settings.filtered_plans };
+    const options: PgLoadOptions = { host: String(o.host), port: Number(o.port), user: String(o.user), database: String(o.database), password: o.password === undefined ? undefined : String(o.password), metric: this.metric, d: this.d, filteredPlans: this.settings.filtered_plans };
     return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
   }
 
@@ -360,7 +386,7 @@ function poolFor(ctx: OpenContext<Settings>): pg.Pool {
   if (!server) throw new Error(`pgvector: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)`);
   // No connect time limit in the pool: under 32 slow filtered queries on 2 cores a new backend
   // can take seconds to start, and a 2 s limit failed queries that were only waiting.
-  const pool = new pg.Pool({ ...connectionConfig(server.host, server.port), connectionTimeoutMillis: 0, max: Math.max(1, ctx.maxConcurrency) });
+  const pool = new pg.Pool({ ...connectionConfig(server.host, server.port, server.params), connectionTimeoutMillis: 0, max: Math.max(1, ctx.maxConcurrency) });
   // A broken idle connection must not crash the host: the next query reports the error.
   pool.on('error', (e) => ctx.log(`connection error: ${e.message}`));
   return pool;
@@ -379,7 +405,7 @@ const participant: Participant<Settings> = {
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass: off / relaxed_order / strict_order are ladder knobs) and an exact scan of the matches through btree indexes on the filter columns',
   concurrentSearch: true,
-  server: { provision: 'provision.sh', start: startPostgres },
+  server: { provision: 'provision.sh', start: startPostgres, remote },
   async open(ctx) {
     const d = ctx.dataset.d;
     if (!Number.isInteger(d) || d < 1 || d > 16000) throw new Error(`pgvector stores at most 16,000 dimensions; the dataset has ${d}`);

@@ -1,70 +1,68 @@
 // The load generator's client for pgvector on PostgreSQL (EngineSession.loadClient): built in
-// each client worker thread, it opens its own `pg` pool to the participant's server and runs the
-// very statements the session runs (shared SQL from ../pgvector-pglite/sql.ts, named prepared
-// statements, the query vector bound in binary, ids read in array row mode), with the same knob
-// SETs and plan mode on every pooled connection.
-import pg from 'pg';
+// each client worker thread, it opens its own connections to the participant's server (one per
+// in-flight request) and runs the very statements the session runs (shared SQL from
+// ../pgvector-pglite/sql.ts as named prepared statements, the query vector bound in binary) with
+// the same knob SETs and plan mode, through the load generator's PostgreSQL fast path
+// (src/loadgen/clients/pg-ids.ts: executions encoded before the timed loop, only the ids read).
 import type { CreateLoadClient, FilterExpr, Knobs, LoadClient, Metric, SearchRequest } from '../../src/contracts.ts';
+import { encodeExecution, encodeSetup, PgIdConnections, type PgExecution } from '../../src/loadgen/clients/pg-ids.ts';
 import { searchStatement, vectorBinary } from '../pgvector-pglite/sql.ts';
 import { parseKnobs } from './adapter.ts';
+
+/** The null ceiling its points are held against (`vecbench ceiling --protocols postgres`). */
+export const protocol = 'postgres';
 
 export interface PgLoadOptions {
   host: string;
   port: number;
   user: string;
   database: string;
+  password?: string;
   metric: Metric;
   d: number;
   /** settings.filtered_plans: 'custom' plans each filtered execution with its values. */
   filteredPlans: 'custom' | 'generic';
 }
 
-interface ConnState {
-  knobs: string;
-  planMode: string;
+interface Prepared {
+  exec: PgExecution;
+  setup: Buffer;
 }
 
 export const createLoadClient: CreateLoadClient = async (options, ctx) => {
   const o = options as PgLoadOptions;
-  const pool = new pg.Pool({ host: o.host, port: o.port, user: o.user, database: o.database, max: Math.max(1, ctx.maxInFlight), connectionTimeoutMillis: 10_000 });
-  pool.on('error', () => {}); // a broken idle connection: the next query reports it
-  const state = new WeakMap<pg.PoolClient, ConnState>();
-  let knobSql = '';
+  const conns = await PgIdConnections.open(o, Math.max(1, ctx.maxInFlight));
   let resort = false;
+  // The session settings an execution needs, per plan mode: the same SETs as the session, so
+  // both measure the same engine configuration. One Buffer per setting (compared by identity).
+  let setups = { auto: encodeSetup([]), custom: encodeSetup([]) };
   const names = new Map<string, string>();
 
-  const planMode = (f: FilterExpr | null) => (f !== null && o.filteredPlans === 'custom' ? 'force_custom_plan' : 'auto');
+  const setupFor = (f: FilterExpr | null) => (f !== null && o.filteredPlans === 'custom' ? setups.custom : setups.auto);
+
+  const prepare = (r: SearchRequest): Prepared => {
+    if (r.vector.length !== o.d) throw new Error(`query vector has ${r.vector.length} dimensions, the table ${o.d}`);
+    const st = searchStatement(o.metric, r.k, r.filter, { resort });
+    let name = names.get(st.key);
+    if (!name) names.set(st.key, (name = `vb_load_${names.size}`));
+    const vector = Buffer.from(vectorBinary(r.vector).buffer);
+    return { exec: encodeExecution(name, st.text, [vector, ...st.params]), setup: setupFor(r.filter) };
+  };
 
   const client: LoadClient = {
     async setKnobs(knobs: Knobs) {
       const k = parseKnobs(knobs);
-      // The same SETs as the session, so both measure the same engine configuration.
-      knobSql = `SET hnsw.ef_search = ${k.ef_search}; SET hnsw.iterative_scan = ${k.iterative_scan}; SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`;
+      const sets = [`SET hnsw.ef_search = ${k.ef_search}`, `SET hnsw.iterative_scan = ${k.iterative_scan}`, `SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`];
+      setups = { auto: encodeSetup([...sets, 'SET plan_cache_mode = auto']), custom: encodeSetup([...sets, 'SET plan_cache_mode = force_custom_plan']) };
       resort = k.iterative_scan === 'relaxed_order';
     },
-    async search(r: SearchRequest) {
-      if (r.vector.length !== o.d) throw new Error(`query vector has ${r.vector.length} dimensions, the table ${o.d}`);
-      const st = searchStatement(o.metric, r.k, r.filter, { resort });
-      let name = names.get(st.key);
-      if (!name) names.set(st.key, (name = `vb_load_${names.size}`));
-      const conn = await pool.connect();
-      try {
-        let s = state.get(conn);
-        if (!s) state.set(conn, (s = { knobs: '', planMode: '' }));
-        const mode = planMode(r.filter);
-        if (s.knobs !== knobSql || s.planMode !== mode) {
-          await conn.query(`${knobSql}${knobSql ? '; ' : ''}SET plan_cache_mode = ${mode}`);
-          s.knobs = knobSql;
-          s.planMode = mode;
-        }
-        const res = await conn.query<number[]>({ name, text: st.text, values: [Buffer.from(vectorBinary(r.vector).buffer), ...st.params], rowMode: 'array' });
-        return res.rows.map((row) => row[0]);
-      } finally {
-        conn.release();
-      }
+    prepare,
+    search(r, prepared) {
+      const p = (prepared as Prepared | undefined) ?? prepare(r);
+      return conns.execute(p.exec, p.setup);
     },
     async close() {
-      await pool.end();
+      await conns.close();
     },
   };
   return client;

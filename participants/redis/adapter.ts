@@ -7,11 +7,13 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { createClientPool, type RedisClientPoolType } from '@redis/client';
+import { fileURLToPath } from 'node:url';
+import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenContext, type Participant, type RowBatch, type SearchRequest, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
 import { serverHandle, spawnServer } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
+import type { RedisLoadOptions } from './load-client.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
 const KEY = 'vb:items';
@@ -37,7 +39,8 @@ type Settings = z.infer<typeof settingsSchema>;
 
 const KNOB_DEFAULTS = { ef: 100, filter_ef: 0 } as const;
 
-function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
+/** Exported for the load generator's client (load-client.ts), which applies the same knobs. */
+export function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
   for (const name of Object.keys(knobs)) {
     if (!(name in KNOB_DEFAULTS)) throw new Error(`redis: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
   }
@@ -123,6 +126,48 @@ function ping(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** Client options for a connection: AUTH (username, password) and SELECT (database) when the
+ * server is one the user runs (--connect redis=redis://[user]:password@host:port[/db]). */
+export function clientOptions(c: ServerConnection) {
+  const p = c.params;
+  return {
+    socket: { host: c.host, port: c.port },
+    ...(p.username !== undefined ? { username: String(p.username) } : {}),
+    ...(p.password !== undefined ? { password: String(p.password) } : {}),
+    ...(p.database !== undefined ? { database: Number(p.database) } : {}),
+  };
+}
+
+const remote: RemoteServer = {
+  schemes: ['redis'],
+  defaultPort: 6379,
+  connection(url) {
+    const params: ServerConnection['params'] = {};
+    if (url.username) params.username = decodeURIComponent(url.username);
+    if (url.password) params.password = decodeURIComponent(url.password);
+    const db = url.pathname.replace(/^\//, '');
+    if (db) {
+      if (!/^\d+$/.test(db)) throw new Error(`the database "${db}" is not a Redis database number (write redis://host:port/0)`);
+      params.database = Number(db);
+    }
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379), dataDir: '', params };
+  },
+  async check(c) {
+    const client = createClient({ ...clientOptions(c), socket: { host: c.host, port: c.port, connectTimeout: 10_000, reconnectStrategy: false } });
+    let failure: Error | null = null;
+    client.on('error', (e: Error) => (failure ??= e));
+    try {
+      await client.connect();
+      const pong = await client.ping();
+      if (pong !== 'PONG') throw new Error(`PING answered ${pong}`);
+    } catch (e) {
+      throw failure ?? e;
+    } finally {
+      await client.close().catch(() => {});
+    }
+  },
+};
+
 // ---- the session ----
 
 type Pool = RedisClientPoolType;
@@ -140,6 +185,17 @@ function blob(v: Float32Array): Buffer {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
+/** VSIM's arguments for a search: the session and the load generator's client
+ * (participants/redis/load-client.ts) send the same command. */
+export function vsimArgs(request: SearchRequest, knobs: { ef: number; filter_ef: number }): (string | Buffer)[] {
+  const args: (string | Buffer)[] = ['VSIM', KEY, 'FP32', blob(request.vector), 'COUNT', String(request.k), 'EF', String(knobs.ef)];
+  if (request.filter !== null) {
+    args.push('FILTER', filterToRedis(request.filter));
+    if (knobs.filter_ef > 0) args.push('FILTER-EF', String(knobs.filter_ef));
+  }
+  return args;
+}
+
 class RedisSession implements EngineSession {
   private knobs = { ...KNOB_DEFAULTS } as { ef: number; filter_ef: number };
 
@@ -147,6 +203,7 @@ class RedisSession implements EngineSession {
     private readonly pool: Pool,
     private readonly settings: Settings,
     private readonly d: number,
+    private readonly connection?: ServerConnection,
   ) {}
 
   private async add(batch: RowBatch): Promise<void> {
@@ -185,13 +242,15 @@ class RedisSession implements EngineSession {
 
   async search(request: SearchRequest): Promise<number[]> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the set ${this.d}`);
-    const args: (string | Buffer)[] = ['VSIM', KEY, 'FP32', blob(request.vector), 'COUNT', String(request.k), 'EF', String(this.knobs.ef)];
-    if (request.filter !== null) {
-      args.push('FILTER', filterToRedis(request.filter));
-      if (this.knobs.filter_ef > 0) args.push('FILTER-EF', String(this.knobs.filter_ef));
-    }
-    const reply = (await this.pool.sendCommand(args)) as unknown as (string | Buffer)[];
+    const reply = (await this.pool.sendCommand(vsimArgs(request, this.knobs))) as unknown as (string | Buffer)[];
     return reply.map((x) => Number(String(x)));
+  }
+
+  /** The load generator's worker threads each open their own connections (load-client.ts). */
+  loadClient(): LoadClientSpec {
+    if (!this.connection) throw new Error('redis: no server connection to give the load client');
+    const options: RedisLoadOptions = { connection: this.connection, d: this.d };
+    return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
   }
 
   /** Bytes Redis holds for the vector set, in memory (MEMORY USAGE with every element sampled). */
@@ -221,7 +280,7 @@ async function poolFor(ctx: OpenContext<Settings>): Promise<Pool> {
   const server = ctx.server;
   if (!server) throw new Error('redis: no server connection in the open context (the runner starts the server)');
   const size = Math.max(ctx.settings.ingest_connections, ctx.maxConcurrency, 1);
-  const pool = createClientPool({ socket: { host: server.host, port: server.port } }, { minimum: 1, maximum: size, acquireTimeout: 600_000 }) as unknown as Pool;
+  const pool = createClientPool(clientOptions(server), { minimum: 1, maximum: size, acquireTimeout: 600_000 }) as unknown as Pool;
   pool.on('error', (e: Error) => ctx.log(`connection error: ${e.message}`));
   await pool.connect();
   return pool;
@@ -236,20 +295,20 @@ const participant: Participant<Settings> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
   concurrentSearch: true,
-  server: { provision: 'provision.sh', start: startRedis },
+  server: { provision: 'provision.sh', start: startRedis, remote },
   async open(ctx) {
     if (ctx.dataset.metric === 'l2') throw new UserError(`redis vector sets rank by cosine similarity only; dataset ${ctx.dataset.name} is l2`);
     const pool = await poolFor(ctx);
     await pool.sendCommand(['DEL', KEY]);
     versionCache = await readVersion(pool);
-    return new RedisSession(pool, ctx.settings, ctx.dataset.d);
+    return new RedisSession(pool, ctx.settings, ctx.dataset.d, ctx.server);
   },
   async reopen(ctx) {
     const pool = await poolFor(ctx);
     const card = Number(await pool.sendCommand(['VCARD', KEY]));
     if (!(card > 0)) throw new Error(`redis: the restarted server has no vector set ${KEY} (VCARD ${card})`);
     versionCache = await readVersion(pool);
-    return new RedisSession(pool, ctx.settings, ctx.dataset.d);
+    return new RedisSession(pool, ctx.settings, ctx.dataset.d, ctx.server);
   },
 };
 

@@ -5,8 +5,8 @@
 // candidates, so a filter that keeps few of the nearest rows returns short results.
 // expansion_search is fixed when an Index is constructed and the JS API cannot change it; a new
 // value is applied by saving the index to workDir and loading it into a new Index configured
-// with that value. Searches are synchronous native calls.
-import { statSync } from 'node:fs';
+// with that value. Searches are synchronous native calls. buildIndex saves the index and the
+// attribute columns to workDir, so reopen loads them back without ingest (cold start, resume).
 import { join } from 'node:path';
 import { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
@@ -15,6 +15,7 @@ import { ATTRIBUTES } from '../../src/contracts.ts';
 import { filterKey } from '../../src/datasets/groups.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { compileFilter, packageVersion, type RowPredicate } from '../../src/adapters/kit.ts';
+import { fileBytes, readColumns, writeColumns } from '../../src/adapters/persist.ts';
 
 
 
@@ -36,6 +37,10 @@ const KNOBS = ['expansion_search', 'expansion'] as const;
 type Predicate = RowPredicate;
 type Columns = Record<AttrName, Int32Array>;
 
+/** USearch's own file: the graph and the vectors. */
+const INDEX_FILE = 'usearch.index';
+/** The adapter's side of a row: attribute columns and the live flag, by key. */
+const ROWS_FILE = 'usearch.rows.bin';
 
 class UsearchSession implements EngineSession {
   private index: Index;
@@ -46,9 +51,12 @@ class UsearchSession implements EngineSession {
   private live: Uint8Array;
   private expansionSearch: number;
   private expansion = 1;
-  /** The saved file matches the in-memory index. */
+  /** The saved index file matches the in-memory index. */
   private savedClean = false;
+  /** The saved columns file matches the columns in memory. */
+  private colsClean = false;
   private readonly path: string;
+  private readonly rowsPath: string;
   private readonly predicates = new Map<string, Predicate>();
 
   constructor(
@@ -65,7 +73,38 @@ class UsearchSession implements EngineSession {
     const rows = Math.max(1, n);
     this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(rows)])) as Columns;
     this.live = new Uint8Array(rows);
-    this.path = join(workDir, 'usearch.index');
+    this.path = join(workDir, INDEX_FILE);
+    this.rowsPath = join(workDir, ROWS_FILE);
+  }
+
+  /** Loads the index and the columns a previous session saved in workDir (Index.load reads
+   * the whole file into memory, as the session that built it held it). */
+  static reopen(settings: UsearchSettings, d: number, metric: MetricKind, workDir: string): UsearchSession {
+    const s = new UsearchSession(settings, 0, d, metric, workDir);
+    const { meta, columns } = readColumns(s.rowsPath);
+    if (meta.d !== d || meta.metric !== metric) {
+      throw new Error(`usearch: ${s.rowsPath} belongs to a d=${String(meta.d)} metric ${String(meta.metric)} index, the dataset is d=${d} metric ${metric}`);
+    }
+    s.index.load(s.path);
+    s.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
+    s.live = columns.live as Uint8Array;
+    let liveRows = 0;
+    for (let i = 0; i < s.live.length; i++) liveRows += s.live[i];
+    if (liveRows !== s.index.size()) throw new Error(`usearch: ${s.path} holds ${s.index.size()} vectors, ${s.rowsPath} ${liveRows} live rows (saved by different sessions)`);
+    s.savedClean = s.colsClean = true;
+    return s;
+  }
+
+  /** Saves what changed since the last save: USearch's index file and the columns file. */
+  private persist(): void {
+    if (!this.savedClean) {
+      this.index.save(this.path);
+      this.savedClean = true;
+    }
+    if (!this.colsClean) {
+      writeColumns(this.rowsPath, { d: this.d, metric: this.metric }, { ...this.cols, live: this.live });
+      this.colsClean = true;
+    }
   }
 
   private makeIndex(expansionSearch: number): Index {
@@ -109,7 +148,7 @@ class UsearchSession implements EngineSession {
       for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
     }
     const keys = BigUint64Array.from(batch.ids, (id) => BigInt(id));
-    this.savedClean = false;
+    this.savedClean = this.colsClean = false;
     this.index.add(keys, batch.vectors.slice(), this.settings.threads);
     for (const id of batch.ids) this.live[id] = 1;
   }
@@ -131,7 +170,9 @@ class UsearchSession implements EngineSession {
   }
 
   async buildIndex(): Promise<void> {
-    // USearch links every vector into the graph during add: nothing is left to build.
+    // USearch links every vector into the graph during add: nothing is left to build but the
+    // saved copy that reopen loads (its write is part of the build time).
+    this.persist();
   }
 
   /** Applies expansion_search by reloading the saved index into an Index configured with it. */
@@ -200,12 +241,10 @@ class UsearchSession implements EngineSession {
   }
 
   async diskBytes(): Promise<number> {
-    // In-memory engine: the size of the saved index (graph + vectors).
-    if (!this.savedClean) {
-      this.index.save(this.path);
-      this.savedClean = true;
-    }
-    return statSync(this.path).size;
+    // In-memory engine: the size of what it saves (graph + vectors, and the adapter's columns),
+    // saved again first when writes changed the index.
+    this.persist();
+    return fileBytes(this.path, this.rowsPath);
   }
 
   async insert(batch: RowBatch): Promise<void> {
@@ -224,12 +263,14 @@ class UsearchSession implements EngineSession {
   async delete(ids: Int32Array): Promise<void> {
     const gone = ids.filter((id) => id < this.live.length && this.live[id] === 1);
     if (gone.length === 0) return;
-    this.savedClean = false;
+    this.savedClean = this.colsClean = false;
     this.index.remove(BigUint64Array.from(gone, (id) => BigInt(id)));
     for (const id of gone) this.live[id] = 0;
   }
 
   async close(): Promise<void> {
+    // What a later reopen finds is what this session held.
+    if (this.index.size() > 0) this.persist();
     this.predicates.clear();
   }
 }
@@ -245,6 +286,10 @@ const participant: Participant<UsearchSettings> = {
     // cosine: vectors are unit length after prepare, so the index ranks by inner product.
     const metric = ctx.dataset.metric === 'l2' ? MetricKind.L2sq : MetricKind.IP;
     return new UsearchSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, metric, ctx.workDir);
+  },
+  async reopen(ctx) {
+    const metric = ctx.dataset.metric === 'l2' ? MetricKind.L2sq : MetricKind.IP;
+    return UsearchSession.reopen(ctx.settings, ctx.dataset.d, metric, ctx.workDir);
   },
 };
 

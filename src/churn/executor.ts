@@ -22,6 +22,9 @@ import { SnapshotTruth, liveTruth, scoreRead } from './truth.ts';
 /** Where the runbook's requests go: a participant host over IPC, or a session in this process. */
 export interface ChurnTarget {
   request<T extends ChurnHostReply['type']>(req: ChurnHostRequest, timeoutS: number): Promise<Extract<ChurnHostReply, { type: T }>>;
+  /** Bytes allocated by the engine's data directories, measured by the harness (null: no
+   * directory known), beside the engine's own diskBytes(). */
+  dirBytes?(): number | null;
 }
 
 export interface ExecParticipant {
@@ -254,10 +257,12 @@ export class RunbookExecutor {
         return;
       }
       case 'disk': {
-        if (!this.caps.disk) throw new Unsupported('the participant has no diskBytes()');
-        const r = await this.target.request<'churn-disk'>({ type: 'churn-disk' }, this.opts.stepTimeoutS);
-        if (r.bytes === null) throw new Unsupported('the participant has no diskBytes()');
-        rec.disk = { bytes: r.bytes };
+        // The engine's own count where it has one, and the harness's measure of its data
+        // directories (st_blocks, as resources.disk_bytes) where the harness knows them.
+        const engine = this.caps.disk ? (await this.target.request<'churn-disk'>({ type: 'churn-disk' }, this.opts.stepTimeoutS)).bytes : null;
+        const dir = this.target.dirBytes?.() ?? null;
+        if (engine === null && dir === null) throw new Unsupported('the participant has no diskBytes() and the harness knows no data directory of it');
+        rec.disk = { bytes: engine, dir_bytes: dir };
         return;
       }
       case 'freshness':

@@ -11,6 +11,7 @@ import { readResult, resultPath, writeResult } from '../results/store.ts';
 import { HostClient, HostError } from '../runner/client.ts';
 import { loadParticipant, type LoadedParticipant } from '../runner/participants.ts';
 import { QUERY_SEED, VECBENCH_VERSION, hardware } from '../runner/run.ts';
+import { diskUsage } from '../runner/resources.ts';
 import { startServer, type StartedServer } from '../runner/server.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256 } from '../util/hash.ts';
@@ -38,11 +39,18 @@ export interface ChurnOptions {
  * default options resumes the file (and keeps extra.churn) instead of measuring afresh. */
 const RUN_DEFAULT_CLIENTS = 32;
 
-/** Requests to a participant host process. */
+/** Requests to a participant host process. `dataDirs`: the engine's data directories (the
+ * host's work directory, the server's data directory), measured by the harness at disk steps. */
 export class HostTarget implements ChurnTarget {
-  constructor(private readonly host: HostClient) {}
+  constructor(
+    private readonly host: HostClient,
+    private readonly dataDirs: string[] = [],
+  ) {}
   request<T extends ChurnHostReply['type']>(req: ChurnHostRequest, timeoutS: number): Promise<Extract<ChurnHostReply, { type: T }>> {
     return this.host.request<T>(req, timeoutS) as Promise<Extract<ChurnHostReply, { type: T }>>;
+  }
+  dirBytes(): number | null {
+    return this.dataDirs.length === 0 ? null : this.dataDirs.reduce((a, d) => a + diskUsage(d), 0);
   }
 }
 
@@ -52,9 +60,13 @@ export class LocalTarget implements ChurnTarget {
     private readonly session: EngineSession,
     private readonly ds: Dataset,
     private readonly concurrent: boolean,
+    private readonly dataDirs: string[] = [],
   ) {}
   async request<T extends ChurnHostReply['type']>(req: ChurnHostRequest): Promise<Extract<ChurnHostReply, { type: T }>> {
     return (await handleChurn(this.session, this.ds, this.concurrent, req)) as Extract<ChurnHostReply, { type: T }>;
+  }
+  dirBytes(): number | null {
+    return this.dataDirs.length === 0 ? null : this.dataDirs.reduce((a, d) => a + diskUsage(d), 0);
   }
 }
 
@@ -106,10 +118,12 @@ function skeleton(p: LoadedParticipant, ds: Dataset): ResultFile {
   return JSON.parse(JSON.stringify(result)) as ResultFile;
 }
 
-function maxReaders(rb: Runbook): number {
+/** The most requests in flight at once: a mixed step's readers plus its writer (a pool sized
+ * to the readers alone would queue every write behind a read), or a search step's clients. */
+function maxInFlight(rb: Runbook): number {
   let m = 1;
   for (const s of rb.steps) {
-    if (s.op === 'mixed') m = Math.max(m, s.readers);
+    if (s.op === 'mixed') m = Math.max(m, s.readers + 1);
     if (s.op === 'search') m = Math.max(m, s.clients);
   }
   return m;
@@ -166,7 +180,7 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
       });
     }
     const opened = await host.request<'opened'>(
-      { type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: engineDir, maxConcurrency: maxReaders(rb), server: server?.handle.connection },
+      { type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: engineDir, maxConcurrency: maxInFlight(rb), server: server?.handle.connection },
       opts.loadTimeoutS,
     );
     rr.engine_version = opened.engineVersion;
@@ -186,7 +200,7 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
       stepTimeoutS: opts.stepTimeoutS,
       onStep: (i, total, what) => (i >= total ? steps.done() : steps.update(i, `step ${i + 1}: ${what}`)),
     };
-    const exec = new RunbookExecutor(rb, ds, { name: p.name, settings: p.settings, filters: p.adapter.filters, concurrentSearch: p.adapter.concurrentSearch }, new HostTarget(host), caps, rr, save, execOpts);
+    const exec = new RunbookExecutor(rb, ds, { name: p.name, settings: p.settings, filters: p.adapter.filters, concurrentSearch: p.adapter.concurrentSearch }, new HostTarget(host, server ? [engineDir, server.handle.connection.dataDir] : [engineDir]), caps, rr, save, execOpts);
     await exec.run();
     if (rr.status === 'failed') log(`${prefix}: ${rr.reason}`);
   } catch (e) {
@@ -247,7 +261,7 @@ export async function runChurn(opts: ChurnOptions): Promise<ResultFile[]> {
     names.add(rb.name);
   }
   const participants: LoadedParticipant[] = [];
-  for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name]));
+  for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name], opts.dataset));
   const ds = await prepareDataset(opts.dataDir, opts.dataset);
   for (const rb of opts.runbooks) checkRunbookRows(rb, ds.n, ds.name);
   const out: ResultFile[] = [];

@@ -139,7 +139,10 @@ export const stepResultSchema = z.object({
   search: searchResult.optional(),
   /** wait: the engine's compact() (flush / compaction / optimize / vacuum), timed. */
   wait: z.object({ duration_s: z.number() }).optional(),
-  disk: z.object({ bytes: z.number() }).optional(),
+  /** disk: `bytes` is the engine's own diskBytes() (null: it has none; in-memory engines report
+   * memory), `dir_bytes` the bytes allocated by its data directories (the host's work directory,
+   * the server's data directory), measured by the harness; absent in older files. */
+  disk: z.object({ bytes: z.number().nullable(), dir_bytes: z.number().nullable().optional() }).optional(),
   freshness: freshnessResult.optional(),
   mixed: mixedResult.optional(),
 });

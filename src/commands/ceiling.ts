@@ -1,16 +1,17 @@
 // `vecbench ceiling`: the client's own maximum rate per protocol, against null engines (METHOD 5:
-// the client must never be the limit). Prints one line per protocol and in-flight level and
-// writes <out>/ceiling.json.
+// the client must never be the limit): in process, HTTP, PostgreSQL and Redis (their servers
+// started from the pgvector and redis participants' lifecycles, holding k rows). Prints one line
+// per protocol and in-flight level and writes <out>/ceiling.json.
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { defaultWorkers } from '../loadgen/pool.ts';
-import { httpCeiling, inProcessCeiling, machineState, type CeilingFigure } from '../loadgen/ceiling.ts';
+import { inProcessCeiling, isNetworkProtocol, machineState, NETWORK_PROTOCOLS, protocolCeilings, type CeilingFigure } from '../loadgen/ceiling.ts';
 import { parseLevels } from '../loadgen/cli.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { list, outDir, positiveInt } from './common.ts';
 
-const PROTOCOLS = ['in-process', 'http'];
+const PROTOCOLS = ['in-process', ...NETWORK_PROTOCOLS];
 
 export function formatCeiling(f: CeilingFigure): string {
   const n = (v: number | null, digits = 0) => (v === null ? 'n/a' : v.toFixed(digits));
@@ -20,11 +21,11 @@ export function formatCeiling(f: CeilingFigure): string {
 export function registerCeiling(program: Command): void {
   program
     .command('ceiling')
-    .description("measure the load client's own maximum rate per protocol against null engines (in process, and HTTP with the null HTTP server)")
+    .description("measure the load client's own maximum rate per protocol against null engines (in process; HTTP with the null HTTP server; PostgreSQL and Redis with their servers holding k rows)")
     .option('--protocols <list>', `protocols to measure: ${PROTOCOLS.join(', ')}`, list, PROTOCOLS)
     .option('--in-flight <levels>', 'in-flight levels', (v: string) => parseLevels(v, '--in-flight', true), [1, 64])
     .option('--client-workers <n>', 'client worker threads for network protocols', positiveInt('--client-workers'))
-    .option('--seconds <s>', 'seconds per measurement', positiveInt('--seconds'), 5)
+    .option('--seconds <s>', 'seconds per run (network protocols: the faster of two runs per level)', positiveInt('--seconds'), 5)
     .option('--out <dir>', 'results directory: ceiling.json goes there (default results)')
     .action(async (o: { protocols: string[]; inFlight: number[]; clientWorkers?: number; seconds: number; out?: string }) => {
       const unknown = o.protocols.filter((p) => !PROTOCOLS.includes(p));
@@ -32,11 +33,16 @@ export function registerCeiling(program: Command): void {
       const state = machineState();
       process.stdout.write(`machine: ${state.cores} cores, load average ${state.load_average_1m} (other work on the machine lowers these figures)\n`);
       const figures: CeilingFigure[] = [];
+      const say = (f: CeilingFigure) => {
+        figures.push(f);
+        process.stdout.write(formatCeiling(f) + '\n');
+      };
       for (const protocol of o.protocols) {
-        for (const c of o.inFlight) {
-          const f = protocol === 'in-process' ? await inProcessCeiling(c, 200_000) : await httpCeiling({ inFlight: c, workers: o.clientWorkers ?? defaultWorkers(), seconds: o.seconds });
-          figures.push(f);
-          process.stdout.write(formatCeiling(f) + '\n');
+        if (isNetworkProtocol(protocol)) {
+          // One null engine per protocol, every level measured against it.
+          await protocolCeilings(protocol, { levels: o.inFlight, workers: o.clientWorkers ?? defaultWorkers(), seconds: o.seconds, onFigure: say });
+        } else {
+          for (const c of o.inFlight) say(await inProcessCeiling(c, 200_000));
         }
       }
       const path = join(outDir(o), 'ceiling.json');

@@ -17,6 +17,8 @@ import { prepareBeir } from '../datasets/beir.ts';
 import { EMBED_HELP } from '../embed/provider.ts';
 import { readAllResults } from '../results/store.ts';
 import { listParticipants, loadParticipant } from '../runner/participants.ts';
+import { connectionsFor, preflightServers } from '../runner/server.ts';
+import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { run } from '../runner/run.ts';
 import { UserError } from '../util/errors.ts';
 import { dataDir, list, outDir, positiveInt } from './common.ts';
@@ -111,8 +113,33 @@ export function registerCore(program: Command): void {
       },
       {} as Record<string, string>,
     )
+    .option(
+      '--connect <participant=url>',
+      'use a server you run for a server participant instead of starting one, e.g. pgvector=postgres://user:password@host:5432/db, redis=redis://:password@host:6379, chroma=http://host:8000 (repeatable; VECBENCH_CONNECT_<PARTICIPANT> does the same and keeps the password off the command line); passwords are masked in every output',
+      (v: string, acc: Record<string, string>) => {
+        const m = /^([^=]+)=(.+)$/.exec(v);
+        // Masked before anything can print it, even the error below.
+        if (m) registerUrlSecrets(m[2]);
+        // A UserError (not commander's usage dump): one line, exit 2.
+        if (!m) throw new UserError(`write --connect as PARTICIPANT=URL, e.g. pgvector=postgres://user:password@host:5432/db (got "${redactUrl(v)}")`);
+        return { ...acc, [m[1]]: m[2] };
+      },
+      {} as Record<string, string>,
+    )
+    .option(
+      '--server-port <participant=port>',
+      'start a server participant on this 127.0.0.1 port instead of a free one the kernel picks (repeatable)',
+      (v: string, acc: Record<string, number>) => {
+        const m = /^([^=]+)=(\d+)$/.exec(v);
+        const port = m ? Number(m[2]) : NaN;
+        if (!m || !(port >= 1 && port <= 65535)) throw new UserError(`write --server-port as PARTICIPANT=PORT with a port 1..65535 (got "${v}")`);
+        return { ...acc, [m[1]]: port };
+      },
+      {} as Record<string, number>,
+    )
     .option('--cold', 'cold protocol: evict the engine\'s data files from the page cache before every group (needs vmtouch)')
     .option('--fresh', 'measure again even where a complete result exists (default: resume unfinished results, keep complete ones)')
+    .option('--keep-engines', 'keep each engine\'s built data (<out>/.engines/) after its result is complete (default: removed; an unfinished result keeps it so a resumed run can reopen the index)')
     .option('--clients <n>', 'in-flight requests in the throughput view', positiveInt('--clients'), 32)
     .option('--point-timeout <s>', 'time limit of one point in seconds', positiveInt('--point-timeout'), 900)
     .option('--load-timeout <s>', 'time limit of one load in seconds', positiveInt('--load-timeout'), 3600)
@@ -120,11 +147,19 @@ export function registerCore(program: Command): void {
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
   addLoadOptions(program.commands.find((c) => c.name() === 'run')!)
     .action(
-      async (o: { dataset: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; fresh?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
+      async (o: { dataset: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
         if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
         const groups = o.groups?.map(parseGroupKey);
         const out = outDir(o);
-        await run({ dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o) });
+        // Servers given by URL, and fixed ports, are checked before any work (one line each).
+        const connect = connectionsFor(o.participants, o.connect);
+        if (o.cold && Object.keys(connect).length > 0) throw new UserError(`--cold evicts the engine's files from this machine's page cache, which a server given by URL (${Object.keys(connect).join(', ')}) does not use; drop --cold or the server URL`);
+        if (Object.keys(connect).length + Object.keys(o.serverPort).length > 0) {
+          const servers = [];
+          for (const name of o.participants) servers.push({ name, life: (await loadParticipant(name, o.settings[name])).adapter.server });
+          await preflightServers(servers, connect, o.serverPort);
+        }
+        await run({ dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
         printReport(out, false);
         process.stdout.write(`results: ${out}\n`);
         process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);

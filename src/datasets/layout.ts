@@ -170,7 +170,13 @@ export async function writePrepared(dataDir: string, name: string, data: Prepare
   mkdirSync(tmp, { recursive: true });
   const files: Record<string, z.infer<typeof fileEntry>> = {};
   const put = (file: string, bytes: Uint8Array) => {
-    writeFileAtomic(join(tmp, file), bytes);
+    try {
+      writeFileAtomic(join(tmp, file), bytes);
+    } catch (e) {
+      // A full disk (or any write failure) leaves no half-prepared directory behind.
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    }
     files[file] = { bytes: bytes.byteLength, sha256: sha256(bytes) };
   };
   put(fileNames.base, bytesOf(data.base));
@@ -206,7 +212,12 @@ export async function writePrepared(dataDir: string, name: string, data: Prepare
     files,
     created: new Date().toISOString(),
   };
-  writeJsonAtomic(join(tmp, 'manifest.json'), manifest);
+  try {
+    writeJsonAtomic(join(tmp, 'manifest.json'), manifest);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
   rmSync(final, { recursive: true, force: true });
   renameSync(tmp, final);
   return loadDataset(dataDir, name, { verify: false });

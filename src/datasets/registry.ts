@@ -7,6 +7,7 @@ import { generateSynthetic, parseSyntheticName } from './synthetic.ts';
 import { beirSource } from './beir.ts';
 import { debianPackagesSource } from './sources/debian-packages.ts';
 import { REAL_SOURCES } from './sources/index.ts';
+import { prepareGroundTruth } from '../groundtruth/cache.ts';
 
 export interface DatasetSource {
   /** Shown by `vecbench datasets`. */
@@ -54,8 +55,9 @@ export function sourceFor(name: string): DatasetSource {
   return s;
 }
 
-/** Prepares a dataset unless it already is (a second prepare is a no-op). */
-export async function prepareDataset(dataDir: string, name: string, opts: { force?: boolean } = {}): Promise<Dataset> {
+/** Prepares a dataset unless it already is (a second prepare is a no-op), then its ground
+ * truth (every filter kind, cached beside it). */
+export async function prepareDataset(dataDir: string, name: string, opts: { force?: boolean; groundTruth?: boolean } = {}): Promise<Dataset> {
   // A prepared set is used as it is, even one no source names (a `prepare custom` set).
   if (!opts.force && isPrepared(dataDir, name)) return loadDataset(dataDir, name);
   const source = sourceFor(name);
@@ -66,5 +68,6 @@ export async function prepareDataset(dataDir: string, name: string, opts: { forc
   else if (source.make) ds = await writePrepared(dataDir, name, await source.make(name));
   else throw new UserError(`dataset ${name} cannot be prepared by name; see vecbench datasets`);
   log(`prepared ${name}: ${ds.n} x ${ds.d} (${ds.metric}), ${ds.nq} queries in ${((performance.now() - t0) / 1000).toFixed(1)}s -> ${ds.dir}`);
+  if (opts.groundTruth !== false) prepareGroundTruth(ds);
   return ds;
 }

@@ -5,9 +5,9 @@ import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FilterExpr } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
-import { filterKey, filterKind, matchingRows } from '../datasets/groups.ts';
+import { FILTER_KINDS, filterKey, filterKind, matchingRows } from '../datasets/groups.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
-import { Progress } from '../util/progress.ts';
+import { Progress, log } from '../util/progress.ts';
 import { sha256 } from '../util/hash.ts';
 import { exactTopK, type Backend } from './exact.ts';
 import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
@@ -27,6 +27,33 @@ export interface GroundTruth {
   /** Rows that pass each query's filter. */
   matches: Int32Array;
   backend: Backend | 'cache';
+  /** When computed (not read from the cache): wall seconds and the floating-point operations
+   * the distances took (2 x d per (query, matching row) pair), for throughput figures. */
+  seconds?: number;
+  flops?: number;
+  /** CPU seconds of the process (every thread) meanwhile: on a shared machine the wall
+   * figure depends on the load, GFLOP per CPU second much less. */
+  cpuSeconds?: number;
+}
+
+/** CPU seconds this process (all its threads) has used. */
+export function cpuSecondsNow(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+/** Floating-point operations of brute force over every query's matching rows. */
+export function groundTruthFlops(matches: Int32Array, d: number): number {
+  let pairs = 0;
+  for (const m of matches) pairs += m;
+  return 2 * d * pairs;
+}
+
+/** "1234 queries/s, 56.7 GFLOP/s (30.1 per CPU second)" for a computed ground truth. */
+export function throughputText(nq: number, seconds: number, flops: number, cpuSeconds?: number): string {
+  const s = Math.max(seconds, 1e-9);
+  const cpu = cpuSeconds === undefined ? '' : ` (${(flops / Math.max(cpuSeconds, 1e-9) / 1e9).toFixed(1)} per CPU second, ${cpuSeconds.toFixed(1)} CPU s)`;
+  return `${Math.round(nq / s).toLocaleString('en-US')} queries/s, ${(flops / s / 1e9).toFixed(1)} GFLOP/s${cpu}`;
 }
 
 interface GtIndex {
@@ -64,6 +91,8 @@ export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math
     g.queries.push(q);
   }
   const progress = new Progress(`ground truth ${ds.name} ${filterName}`, nq, opts.quiet);
+  const t0 = performance.now();
+  const cpu0 = cpuSecondsNow();
   let done = 0;
   let backend: Backend = 'js';
   for (const { filter, queries } of byFilter.values()) {
@@ -85,8 +114,11 @@ export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math
       if (done < nq) progress.update(done);
     }
   }
-  progress.done(`(${backend})`);
-  return { filter: filterName, depth, nq, ids, dists, matches, backend };
+  const seconds = (performance.now() - t0) / 1000;
+  const cpuSeconds = cpuSecondsNow() - cpu0;
+  const flops = groundTruthFlops(matches, d);
+  progress.done(`(${backend}, ${throughputText(nq, seconds, flops, cpuSeconds)})`);
+  return { filter: filterName, depth, nq, ids, dists, matches, backend, seconds, flops, cpuSeconds };
 }
 
 /** Loads the cached ground truth for a filter kind, computing and storing it when missing
@@ -121,8 +153,12 @@ export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?
   // blocks, resumably (outofcore.ts); smaller ones are computed in memory.
   let gt: GroundTruth;
   if (ds.n * ds.d * 4 > gtMemoryBytes()) {
+    const cpu0 = cpuSecondsNow();
     const r = outOfCoreGroundTruth(ds, filterName, depth, { backend: opts.backend, quiet: opts.quiet });
-    gt = { filter: filterName, depth, nq: ds.nq, ids: r.ids, dists: r.dists, matches: r.matches, backend: r.backend };
+    const cpuSeconds = cpuSecondsNow() - cpu0;
+    const flops = groundTruthFlops(r.matches, ds.d);
+    if (!opts.quiet) log(`ground truth ${ds.name} ${filterName}: ${r.backend}, out of core, ${throughputText(ds.nq, r.seconds, flops, cpuSeconds)}`);
+    gt = { filter: filterName, depth, nq: ds.nq, ids: r.ids, dists: r.dists, matches: r.matches, backend: r.backend, seconds: r.seconds, flops, cpuSeconds };
   } else gt = computeGroundTruth(ds, filterName, depth, opts);
   writeFileAtomic(join(dir, `${filterName}.ids.i32`), bytes(gt.ids));
   writeFileAtomic(join(dir, `${filterName}.dists.f32`), bytes(gt.dists));
@@ -131,4 +167,25 @@ export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?
   writeJsonAtomic(indexPath, index);
   clearPartials(ds, filterName);
   return gt;
+}
+
+/** Computes (or reads from the cache) the exact ground truth of every filter kind and logs
+ * the throughput: part of preparing a set, so `run` starts measuring at once. */
+export function prepareGroundTruth(ds: Dataset, opts: { quiet?: boolean } = {}): { seconds: number; flops: number; queries: number; cpuSeconds: number } {
+  let seconds = 0;
+  let flops = 0;
+  let queries = 0;
+  let cpuSeconds = 0;
+  for (const kind of FILTER_KINDS) {
+    const gt = groundTruthFor(ds, kind.name, { quiet: opts.quiet });
+    if (gt.seconds === undefined) continue; // cached
+    seconds += gt.seconds;
+    flops += gt.flops ?? 0;
+    cpuSeconds += gt.cpuSeconds ?? 0;
+    queries += gt.nq;
+  }
+  if (queries > 0 && !opts.quiet) {
+    log(`ground truth ${ds.name}: ${FILTER_KINDS.length} filter kinds, ${queries.toLocaleString('en-US')} query lists in ${seconds.toFixed(1)}s: ${throughputText(queries, seconds, flops, cpuSeconds)} (effective: 2 x d per query and matching row)`);
+  }
+  return { seconds, flops, queries, cpuSeconds };
 }

@@ -1,12 +1,18 @@
 // The ceiling proof (METHOD 5): how fast the client itself can go, measured against engines that
 // do no work: in process, the participant host's own loop against a null session; over HTTP,
 // the worker-thread pool with the undici client against the null HTTP server (a process of its
-// own). Results record the client's and the null engine's CPU, so a reader can tell whether the
+// own); over the PostgreSQL and Redis protocols, the pool with the participant's own load client
+// against its real server holding only k rows (nullServerTarget). Results record the client's and the null engine's CPU, so a reader can tell whether the
 // figure is the client's limit or the null engine's (on 2 cores, both share the machine).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { availableParallelism, loadavg } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ATTRIBUTES, type EngineSession, type LoadClientSpec, type RowAttributes } from '../contracts.ts';
 import { HostClient } from '../runner/client.ts';
+import { loadParticipant } from '../runner/participants.ts';
+import { startServer } from '../runner/server.ts';
 import { makeRng } from '../util/hash.ts';
 import { CpuMeter } from './cpu.ts';
 import { nowMs } from './clock.ts';
@@ -28,17 +34,22 @@ export interface CeilingFigure {
   /** rps / client cores x the cores the client has: its rate with the null engine and other work
    * out of the way. */
   client_capacity_rps: number | null;
-  /** Which side was the limit: 'client' or 'null engine' (at >= 90 % of its cores), or 'other
-   * work on the machine' (neither got the CPU it wanted). */
+  /** Which side was the limit: 'client' or 'null engine' (at >= 90 % of its cores), 'both
+   * sides together' (they filled the machine's cores between them), or neither (round trips,
+   * or other work on the machine). */
   bound_by: string;
+  /** What answered: the null engine of this protocol. */
+  null_engine: string;
 }
 
-/** Which side set the rate: the client or the null engine when one used >= 90 % of its cores;
- * otherwise neither could get the CPU it wanted, i.e. other work on the machine. */
+/** Which side set the rate: the client or the null engine when one used >= 90 % of its cores,
+ * both together when they filled the machine's cores; otherwise neither saturated: round-trip
+ * latency (low in-flight levels) or other work on the machine held them back. */
 function boundBy(clientCores: number | null, clientAvailable: number, engineCores: number | null): string {
   if (clientCores !== null && clientCores >= 0.9 * clientAvailable) return 'client';
   if (engineCores !== null && engineCores >= 0.9) return 'null engine';
-  return 'other work on the machine';
+  if (clientCores !== null && engineCores !== null && clientCores + engineCores >= 0.9 * availableParallelism()) return 'both sides together';
+  return 'neither: round trips or other work on the machine';
 }
 
 /** Random unit vectors as stand-in queries (the null engines ignore them). */
@@ -66,7 +77,7 @@ export async function inProcessCeiling(inFlight: number, requests: number, k = 1
     const rps = requests / r.reply.wallS;
     // One thread: its capacity is the rate per CPU-second it actually got.
     const capacity = cores !== null && cores > 0 ? rps / Math.min(1, cores) : rps;
-    return { protocol: 'in-process', in_flight: inFlight, workers: 0, requests, rps, client_cpu_cores: cores, null_engine_cpu_cores: null, client_capacity_rps: capacity, bound_by: boundBy(cores, 1, null) };
+    return { protocol: 'in-process', in_flight: inFlight, workers: 0, requests, rps, client_cpu_cores: cores, null_engine_cpu_cores: null, client_capacity_rps: capacity, bound_by: boundBy(cores, 1, null), null_engine: 'a session answering every search at once (the host loop)' };
   } finally {
     await host.close();
   }
@@ -94,52 +105,173 @@ export function spawnNullHttpServer(k = 10): Promise<{ proc: ChildProcess; port:
   });
 }
 
+/** Network protocols with a ceiling: HTTP (the null HTTP server and the undici client, as
+ * Chroma's load client uses), PostgreSQL and Redis (the pgvector and redis participants' own
+ * servers and load clients against a near-null engine, below). */
+export const NETWORK_PROTOCOLS = ['http', 'postgres', 'redis'] as const;
+export type NetworkProtocol = (typeof NETWORK_PROTOCOLS)[number];
+
+/** The participant whose server and load client a protocol's ceiling uses. */
+const PROTOCOL_PARTICIPANT: Record<Exclude<NetworkProtocol, 'http'>, string> = { postgres: 'pgvector', redis: 'redis' };
+
+export function isNetworkProtocol(p: string): p is NetworkProtocol {
+  return (NETWORK_PROTOCOLS as readonly string[]).includes(p);
+}
+
+/** A null engine of one protocol, up and reachable through a load client spec. */
+interface NullTarget {
+  spec: LoadClientSpec;
+  serverPid: number | undefined;
+  /** Count the server's child processes too (PostgreSQL's backends). */
+  serverTree: boolean;
+  describe: string;
+  stop(): Promise<void>;
+}
+
+async function nullHttpTarget(k: number): Promise<NullTarget> {
+  const server = await spawnNullHttpServer(k);
+  return {
+    spec: { module: HTTP_CLIENT_MODULE, options: { origin: `http://127.0.0.1:${server.port}`, path: '/search' } },
+    serverPid: server.proc.pid,
+    serverTree: false,
+    describe: `the null HTTP server (src/loadgen/null-http-server.ts): a fixed body of ${k} ids and distances`,
+    stop: async () => server.stop(),
+  };
+}
+
+/**
+ * The protocol's real server (started by its participant's lifecycle in a directory of its own,
+ * stopped by PID) holding only k rows, so every search returns k real ids at once: the least work
+ * a server of that protocol can do for the participant's own request (PostgreSQL parses, binds
+ * and runs pgvector's statement over k rows; Redis runs VSIM over a k-element set). The requests
+ * go through the participant's own load client: the ceiling is the client path the participant
+ * is measured with.
+ */
+async function nullServerTarget(protocol: Exclude<NetworkProtocol, 'http'>, d: number, k: number, log: (m: string) => void): Promise<NullTarget> {
+  const name = PROTOCOL_PARTICIPANT[protocol];
+  const p = await loadParticipant(name);
+  const life = p.adapter.server;
+  if (!life) throw new Error(`participant ${name} has no server lifecycle`);
+  const dir = mkdtempSync(join(tmpdir(), `vecbench-null-${protocol}-`));
+  // The server may run as another user (PostgreSQL): it must reach its data directory.
+  chmodSync(dir, 0o755);
+  const workDir = join(dir, 'work');
+  mkdirSync(workDir);
+  mkdirSync(join(dir, 'server'));
+  const dataset = { name: `null-${k}`, n: k, d, metric: 'ip' as const, hasText: false };
+  const started = await startServer(life.start, { dataset, settings: p.index, dataDir: join(dir, 'server'), existing: false, logFile: join(dir, 'server.log'), log }, 120);
+  const handle = started.handle;
+  let session: EngineSession | null = null;
+  const stop = async () => {
+    await session?.close().catch(() => {});
+    await handle.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    session = await p.adapter.open({ dataset, settings: p.index, workDir, maxConcurrency: 1, log, server: handle.connection });
+    const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(k)])) as RowAttributes;
+    await session.ingest({ ids: Int32Array.from({ length: k }, (_, i) => i), vectors: randomQueries(k, d, 12), attrs });
+    await session.buildIndex();
+    await session.setKnobs({});
+    const spec = session.loadClient?.();
+    if (!spec) throw new Error(`participant ${name} has no load client`);
+    const version = await p.adapter.engineVersion();
+    return { spec, serverPid: handle.pid, serverTree: true, describe: `${version} holding ${k} rows, queried through participants/${name}'s load client`, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+export interface ProtocolCeilingOptions {
+  /** In-flight levels, measured one after the other against one null engine. */
+  levels: number[];
+  workers: number;
+  /** Seconds per run (after a short warm-up that also sizes the runs). */
+  seconds: number;
+  /** Runs per level, the fastest kept (default 2). */
+  rounds?: number;
+  d?: number;
+  k?: number;
+  log?: (message: string) => void;
+  /** Called with each level's figure as soon as it is measured. */
+  onFigure?: (f: CeilingFigure) => void;
+}
+
+/** A network protocol's ceiling at each level: the worker pool and the protocol's client against
+ * its null engine, with the client's and the null engine's CPU. */
+export async function protocolCeilings(protocol: NetworkProtocol, o: ProtocolCeilingOptions): Promise<CeilingFigure[]> {
+  const d = o.d ?? 128;
+  const k = o.k ?? 10;
+  const log = o.log ?? (() => {});
+  const target = protocol === 'http' ? await nullHttpTarget(k) : await nullServerTarget(protocol, d, k, log);
+  const nq = 1000;
+  const queries = randomQueries(nq, d);
+  let pool: WorkerPool | null = null;
+  try {
+    const levels = [...new Set(o.levels)].sort((a, b) => a - b);
+    pool = await WorkerPool.start(target.spec, o.workers, Math.max(...levels), queries, d);
+    await pool.setKnobs({});
+    const p = pool;
+    const order = (n: number) => Array.from({ length: n }, (_, i) => i % nq);
+    const run = (n: number, c: number) => p.closed(k, order(n), new Array(n).fill(null), c, 10_000);
+    const figures: CeilingFigure[] = [];
+    for (const c of levels) {
+      // Warm-up (connections, statements, JIT), which also sizes the measured runs to `seconds`.
+      const warm = Math.max(300, 20 * c);
+      const cal = await run(warm, c);
+      const n = Math.max(warm, Math.round((warm / cal.wallS) * o.seconds));
+      const available = Math.min(p.size, availableParallelism());
+      // The best of `rounds` runs: a burst of other work on the machine lowers one run, and a
+      // ceiling read low would flag points that are not client-limited.
+      let best: CeilingFigure | null = null;
+      for (let round = 0; round < (o.rounds ?? 2); round++) {
+        const cpu0 = process.cpuUsage();
+        const t0 = nowMs();
+        const serverMeter = new CpuMeter({ pid: target.serverPid, tree: target.serverTree });
+        const r = await run(n, c);
+        const wallS = (nowMs() - t0) / 1000;
+        const used = process.cpuUsage(cpu0);
+        const serverCores = serverMeter.cores();
+        if (r.errors + r.timeouts > 0) throw new Error(`the null ${protocol} engine failed ${r.errors + r.timeouts} of ${n} requests: ${r.firstError}`);
+        const clientCores = (used.user + used.system) / 1e6 / wallS;
+        const rps = n / r.wallS;
+        if (best !== null && rps <= best.rps) continue;
+        best = {
+          protocol,
+          in_flight: c,
+          workers: p.size,
+          requests: n,
+          rps,
+          client_cpu_cores: clientCores,
+          null_engine_cpu_cores: serverCores,
+          client_capacity_rps: clientCores > 0 ? (rps / clientCores) * available : null,
+          bound_by: boundBy(clientCores, available, serverCores),
+          null_engine: target.describe,
+        };
+      }
+      figures.push(best!);
+      o.onFigure?.(best!);
+    }
+    return figures;
+  } finally {
+    await pool?.close();
+    await target.stop();
+  }
+}
+
 export interface HttpCeilingOptions {
   inFlight: number;
   workers: number;
   seconds: number;
   d?: number;
   k?: number;
-  /** An already running null server's port (else one is started and stopped). */
-  port?: number;
-  serverPid?: number;
 }
 
-/** Over HTTP: the worker pool with the undici client against the null HTTP server. */
+/** Over HTTP at one level: the worker pool with the undici client against the null HTTP server. */
 export async function httpCeiling(o: HttpCeilingOptions): Promise<CeilingFigure> {
-  const d = o.d ?? 128;
-  const k = o.k ?? 10;
-  const server = o.port === undefined ? await spawnNullHttpServer(k) : null;
-  const port = o.port ?? server!.port;
-  const serverPid = o.serverPid ?? server?.proc.pid;
-  const nq = 1000;
-  const queries = randomQueries(nq, d);
-  let pool: WorkerPool | null = null;
-  try {
-    pool = await WorkerPool.start({ module: HTTP_CLIENT_MODULE, options: { origin: `http://127.0.0.1:${port}`, path: '/search' } }, o.workers, o.inFlight, queries, d);
-    const p = pool;
-    const ids = (n: number) => Array.from({ length: n }, (_, i) => i % nq);
-    const run = (n: number) => p.closed(k, ids(n), new Array(n).fill(null), o.inFlight, 10_000);
-    // Warm-up (connections, JIT), then a calibration sizes the measured run to `seconds`.
-    const cal = await run(3000);
-    const n = Math.max(2000, Math.round((3000 / cal.wallS) * o.seconds));
-    const cpu0 = process.cpuUsage();
-    const t0 = nowMs();
-    const serverMeter = new CpuMeter({ pid: serverPid, tree: false });
-    const r = await run(n);
-    const wallS = (nowMs() - t0) / 1000;
-    const used = process.cpuUsage(cpu0);
-    const clientCores = (used.user + used.system) / 1e6 / wallS;
-    const serverCores = serverMeter.cores();
-    if (r.errors + r.timeouts > 0) throw new Error(`the null HTTP server failed ${r.errors + r.timeouts} of ${n} requests: ${r.firstError}`);
-    const rps = n / r.wallS;
-    const available = Math.min(p.size, availableParallelism());
-    const bound = boundBy(clientCores, available, serverCores);
-    return { protocol: 'http', in_flight: o.inFlight, workers: p.size, requests: n, rps, client_cpu_cores: clientCores, null_engine_cpu_cores: serverCores, client_capacity_rps: clientCores > 0 ? (rps / clientCores) * available : null, bound_by: bound };
-  } finally {
-    await pool?.close();
-    server?.stop();
-  }
+  const [f] = await protocolCeilings('http', { levels: [o.inFlight], workers: o.workers, seconds: o.seconds, d: o.d, k: o.k });
+  return f;
 }
 
 /** Conditions of a ceiling measurement, printed and stored beside the figures. */

@@ -97,24 +97,73 @@ function recorder(capacity: number): Recorder {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-/** Runs one request with an optional time limit; resolves to its outcome, never rejects. */
-function attempt(search: SearchFn, i: number, timeoutMs: number): Promise<{ status: number; ids: ArrayLike<number> | null; error: string | null }> {
-  let p: Promise<ArrayLike<number>>;
-  try {
-    p = Promise.resolve(search(i));
-  } catch (e) {
-    return Promise.resolve({ status: FAILED, ids: null, error: message(e) });
+/** Outcome of one request: OK with its ids, FAILED with its error, or TIMED_OUT. */
+type Done = (j: number, sentMs: number, status: number, ids: ArrayLike<number> | null, error: string | null) => void;
+
+interface Pending {
+  j: number;
+  sentMs: number;
+  settled: boolean;
+}
+
+/**
+ * Sends requests and reports each outcome exactly once. The per-request cost is one `then` on the
+ * search's promise: time limits are enforced by one watchdog timer for all outstanding requests
+ * (a timer and a Promise.race per request cost more client time than a fast engine's answer
+ * takes to parse). A request past its limit is reported TIMED_OUT when the watchdog sees it
+ * (at most a twentieth of the limit late) and its answer, if it comes, is ignored.
+ */
+class Issuer {
+  private readonly live = new Set<Pending>();
+  private watchdog: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly search: SearchFn,
+    private readonly timeoutMs: number,
+    private readonly done: Done,
+  ) {}
+
+  issue(j: number): void {
+    const p: Pending = { j, sentMs: nowMs(), settled: false };
+    let r: Promise<ArrayLike<number>> | ArrayLike<number>;
+    try {
+      r = this.search(j);
+    } catch (e) {
+      // Reported on a later turn: a caller that sends its next request from `done` must not
+      // recurse once per synchronous failure.
+      queueMicrotask(() => this.settle(p, FAILED, null, message(e)));
+      return;
+    }
+    if (typeof (r as Promise<ArrayLike<number>>).then !== 'function') {
+      queueMicrotask(() => this.settle(p, OK, r as ArrayLike<number>, null));
+      return;
+    }
+    if (Number.isFinite(this.timeoutMs)) {
+      this.live.add(p);
+      this.watchdog ??= setInterval(() => this.expire(), Math.min(1000, Math.max(1, this.timeoutMs / 20)));
+    }
+    (r as Promise<ArrayLike<number>>).then(
+      (ids) => this.settle(p, OK, ids, null),
+      (e: unknown) => this.settle(p, FAILED, null, message(e)),
+    );
   }
-  const done = p.then(
-    (ids) => ({ status: OK, ids, error: null }),
-    (e: unknown) => ({ status: FAILED, ids: null, error: message(e) }),
-  );
-  if (!Number.isFinite(timeoutMs)) return done;
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<{ status: number; ids: null; error: string }>((r) => {
-    timer = setTimeout(() => r({ status: TIMED_OUT, ids: null, error: `no answer within ${timeoutMs} ms` }), timeoutMs);
-  });
-  return Promise.race([done, limit]).finally(() => clearTimeout(timer));
+
+  private settle(p: Pending, status: number, ids: ArrayLike<number> | null, error: string | null): void {
+    if (p.settled) return;
+    p.settled = true;
+    this.live.delete(p);
+    this.done(p.j, p.sentMs, status, ids, error);
+  }
+
+  private expire(): void {
+    const now = nowMs();
+    for (const p of this.live) if (now - p.sentMs >= this.timeoutMs) this.settle(p, TIMED_OUT, null, `no answer within ${this.timeoutMs} ms`);
+  }
+
+  stop(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
 }
 
 export interface ClosedLoopOptions {
@@ -127,22 +176,29 @@ export interface ClosedLoopOptions {
 }
 
 /** Closed loop: `inFlight` clients, each sending its next request when the previous returns. */
-export async function closedLoop(search: SearchFn, o: ClosedLoopOptions): Promise<DriveResult> {
+export function closedLoop(search: SearchFn, o: ClosedLoopOptions): Promise<DriveResult> {
   const rec = recorder(o.n);
   let counter = 0;
   const next = o.next ?? (() => (counter < o.n ? counter++ : -1));
-  const client = async () => {
-    for (;;) {
+  return new Promise((resolve) => {
+    const clients = Math.max(1, o.inFlight);
+    let running = clients;
+    const start = nowMs();
+    const issuer = new Issuer(search, o.timeoutMs, (i, sentMs, status, ids, error) => {
+      rec.record(i, nowMs() - sentMs, 0, status, ids, error);
+      send();
+    });
+    // One logical client: its next request, or it stops when none is left.
+    const send = () => {
       const i = next();
-      if (i < 0) return;
-      const t0 = nowMs();
-      const r = await attempt(search, i, o.timeoutMs);
-      rec.record(i, nowMs() - t0, 0, r.status, r.ids, r.error);
-    }
-  };
-  const start = nowMs();
-  await Promise.all(Array.from({ length: Math.max(1, o.inFlight) }, client));
-  return rec.finish(start, nowMs());
+      if (i >= 0) issuer.issue(i);
+      else if (--running === 0) {
+        issuer.stop();
+        resolve(rec.finish(start, nowMs()));
+      }
+    };
+    for (let c = 0; c < clients; c++) send();
+  });
 }
 
 export interface OpenLoopOptions {
@@ -169,18 +225,22 @@ export function openLoop(search: SearchFn, o: OpenLoopOptions): Promise<DriveRes
   let completed = 0;
   let firstSend = Infinity;
   return new Promise((resolve) => {
+    const issuer = new Issuer((j) => search(o.indices[j]), o.timeoutMs, (j, sentMs, status, ids, error) => {
+      const intended = o.startAtMs + o.intendedMs[j];
+      rec.record(o.indices[j], nowMs() - intended, sentMs - intended, status, ids, error);
+      inFlight--;
+      completed++;
+      if (qHead < qTail) launch(queue[qHead++]);
+      if (completed === n) {
+        issuer.stop();
+        resolve(rec.finish(Number.isFinite(firstSend) ? firstSend : o.startAtMs, nowMs()));
+      }
+    });
     const launch = (j: number) => {
       inFlight++;
-      const intended = o.startAtMs + o.intendedMs[j];
       const sent = nowMs();
       if (sent < firstSend) firstSend = sent;
-      void attempt(search, o.indices[j], o.timeoutMs).then((r) => {
-        rec.record(o.indices[j], nowMs() - intended, sent - intended, r.status, r.ids, r.error);
-        inFlight--;
-        completed++;
-        if (qHead < qTail) launch(queue[qHead++]);
-        if (completed === n) resolve(rec.finish(Number.isFinite(firstSend) ? firstSend : o.startAtMs, nowMs()));
-      });
+      issuer.issue(j);
     };
     const pump = () => {
       const now = nowMs();

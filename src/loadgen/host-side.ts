@@ -6,7 +6,7 @@ import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { nowMs } from './clock.ts';
 import { closedLoop, openLoop, type DriveResult } from './driver.ts';
-import { mergeResults, WorkerPool } from './pool.ts';
+import { loadClientProtocol, mergeResults, WorkerPool } from './pool.ts';
 import type { LoadgenHostReply, LoadgenHostRequest, LoadReply } from './protocol.ts';
 
 let pool: WorkerPool | null = null;
@@ -35,10 +35,11 @@ export async function handleLoadgen(session: EngineSession | null, ds: Dataset |
         pool = null;
       }
       const spec = s.loadClient?.();
-      if (!spec) return { type: 'loadgen-ready', mode: 'in-process', workers: 0, client: 'the host event loop (in-process engine)', concurrent };
+      if (!spec) return { type: 'loadgen-ready', mode: 'in-process', workers: 0, client: 'the host event loop (in-process engine)', concurrent, protocol: null };
+      const protocol = await loadClientProtocol(spec);
       pool = await WorkerPool.start(spec, req.workers, req.maxInFlight, ds!.queries, ds!.d);
       poolClient = spec.module;
-      return { type: 'loadgen-ready', mode: 'workers', workers: pool.size, client: poolClient, concurrent };
+      return { type: 'loadgen-ready', mode: 'workers', workers: pool.size, client: poolClient, concurrent, protocol };
     }
     case 'loadgen-closed': {
       const s = session!;

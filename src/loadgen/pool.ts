@@ -3,6 +3,8 @@
 // workers (they share one request counter); an open-loop point deals the arrivals round robin
 // (the union of the workers' arrivals is the whole schedule).
 import { availableParallelism } from 'node:os';
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FilterExpr, Knobs, LoadClientSpec } from '../contracts.ts';
 import { nowMs } from './clock.ts';
@@ -17,6 +19,14 @@ const WORKER = new URL('./worker-entry.mjs', import.meta.url);
  * on a 2-core machine and half the cores on a larger one. */
 export function defaultWorkers(cores = availableParallelism()): number {
   return Math.max(1, cores <= 2 ? 1 : Math.floor(cores / 2));
+}
+
+/** The protocol a load client module speaks (its `protocol` export: 'http', 'postgres',
+ * 'redis'), or null when it names none (no null ceiling to hold its points against). */
+export async function loadClientProtocol(spec: LoadClientSpec): Promise<string | null> {
+  const url = isAbsolute(spec.module) ? pathToFileURL(spec.module).href : spec.module;
+  const mod = (await import(url)) as { protocol?: unknown };
+  return typeof mod.protocol === 'string' ? mod.protocol : null;
 }
 
 class PoolWorker {

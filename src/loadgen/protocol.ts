@@ -41,7 +41,9 @@ export interface LoadReply {
 }
 
 export type LoadgenHostReply =
-  | { type: 'loadgen-ready'; mode: LoadMode; workers: number; client: string; concurrent: boolean }
+  /** `protocol`: what the load client module speaks (its `protocol` export: http, postgres,
+   * redis), naming the null ceiling its points are held against; null in process. */
+  | { type: 'loadgen-ready'; mode: LoadMode; workers: number; client: string; concurrent: boolean; protocol: string | null }
   | { type: 'loadgen-result'; reply: LoadReply }
   | { type: 'loadgen-stopped' };
 

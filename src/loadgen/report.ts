@@ -47,6 +47,13 @@ function table(header: string[], rows: string[][]): string[] {
 const f = (v: number | null, digits = 1) => (v === null ? '-' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
 const pct = (v: number | null, est: boolean) => (v === null ? '-' : `${v.toFixed(0)}%${est ? '~' : ''}`);
 
+/** The null ceiling the points were held against: the protocol's per in-flight level (workers),
+ * or the host loop's (in process). */
+function ceilingText(c: ConcurrencySection['client']): string {
+  if (c.protocol_ceilings && c.protocol_ceilings.length > 0) return `, ${c.protocol} null ceiling ${c.protocol_ceilings.map((x) => `${f(x.qps)} QPS at ${x.in_flight}`).join(', ')}`;
+  return c.ceiling_qps !== null ? `, null ceiling ${f(c.ceiling_qps)} QPS` : '';
+}
+
 export function renderLoad(rows: DerivedLoad[]): string {
   const out: string[] = [];
   for (const ds of [...new Set(rows.map((r) => r.dataset))]) {
@@ -64,7 +71,7 @@ export function renderLoad(rows: DerivedLoad[]): string {
         const c = r.concurrency!;
         const sat = c.saturation ? `saturates at in-flight ${c.saturation.in_flight} (${f(c.saturation.qps)} QPS)` : 'no saturation point';
         const anti = c.anti_scaling.length > 0 ? `; ANTI-SCALING: ${c.anti_scaling.map((a) => `${a.from_in_flight} -> ${a.to_in_flight} in flight: ${f(a.qps_from)} -> ${f(a.qps_to)} QPS`).join('; ')}` : '';
-        out.push(`${r.participant}: ${c.group} at ${JSON.stringify(c.knobs)} (${c.knobs_reason}); ${sat}${anti}; client: ${c.client.mode}${c.client.mode === 'workers' ? ` x${c.client.workers}` : ''}${c.client.ceiling_qps !== null ? `, null ceiling ${f(c.client.ceiling_qps)} QPS` : ''}`);
+        out.push(`${r.participant}: ${c.group} at ${JSON.stringify(c.knobs)} (${c.knobs_reason}); ${sat}${anti}; client: ${c.client.mode}${c.client.mode === 'workers' ? ` x${c.client.workers}` : ''}${ceilingText(c.client)}`);
         for (const n of c.notes) out.push(`  note: ${n}`);
       }
       out.push('');
@@ -79,7 +86,7 @@ export function renderLoad(rows: DerivedLoad[]): string {
       out.push(...table(['participant', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'send lag p99', 'engine CPU', 'client CPU', 'in budget', 'flags'], body));
       for (const r of opens) {
         const o = r.open_loop!;
-        out.push(`${r.participant}: highest rate with p99 <= ${o.budget_p99_ms} ms: ${o.max_qps_within_budget === null ? 'none' : `${f(o.max_qps_within_budget)}/s`}; ${o.saturated_at_qps === null ? 'not saturated' : `saturated at ${f(o.saturated_at_qps)}/s offered`} (rates: ${o.rates_from})`);
+        out.push(`${r.participant}: highest rate with p99 <= ${o.budget_p99_ms} ms: ${o.max_qps_within_budget === null ? 'none' : `${f(o.max_qps_within_budget)}/s`}; ${o.saturated_at_qps === null ? 'not saturated' : `saturated at ${f(o.saturated_at_qps)}/s offered`} (rates: ${o.rates_from}); client: ${o.client.mode}${o.client.mode === 'workers' ? ` x${o.client.workers}` : ''}${ceilingText(o.client)}`);
         for (const n of o.notes) out.push(`  note: ${n}`);
       }
       out.push('');

@@ -21,9 +21,15 @@ const clientSchema = z.object({
   /** The engine's searches overlap (else one at a time, in-flight capped at 1). */
   concurrent: z.boolean(),
   machine_cores: z.number().int().positive(),
-  /** The client's own maximum rate measured against a null engine in this run (in-process
-   * mode), or null where the client's CPU is measured directly (workers). */
+  /** The client's own maximum rate at in-flight 1 measured against a null engine in this run:
+   * the host loop's (in-process mode) or the protocol's (workers); null when there is none
+   * (host-thread, or a client naming no protocol). */
   ceiling_qps: z.number().nullable(),
+  /** workers: what the load client speaks (its module's `protocol` export). */
+  protocol: z.string().optional(),
+  /** workers: the protocol's null ceiling at each in-flight level it was measured at (the same
+   * client against a server of that protocol doing no search work: `vecbench ceiling`). */
+  protocol_ceilings: z.array(z.object({ in_flight: z.number().int().positive(), qps: z.number() })).optional(),
   /** The thresholds behind the client-limited flag. */
   rule: z.string(),
 });

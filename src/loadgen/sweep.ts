@@ -12,6 +12,7 @@ import { ladderFor, type LoadedParticipant } from '../runner/participants.ts';
 import type { HostReply, HostRequest, PointReply } from '../runner/protocol.ts';
 import { queryOrder, scorePoint, type AskedGroup } from '../runner/run.ts';
 import { Progress, log } from '../util/progress.ts';
+import { isNetworkProtocol, machineState, protocolCeilings } from './ceiling.ts';
 import { CpuMeter, DemandMeter } from './cpu.ts';
 import { OK } from './driver.ts';
 import { CLIENT_LIMIT_RULE, isClientLimited } from './flags.ts';
@@ -50,6 +51,9 @@ export interface LoadOptions {
 }
 
 export const DEFAULT_BUDGET_MS = 100;
+/** The in-flight level whose null ceiling open-loop steps are held against (their requests
+ * overlap without a fixed bound). */
+const OPEN_CEILING_LEVEL = 64;
 export const OPEN_LOOP_SEED = 7001;
 /** Fractions of the closed-loop peak offered by the automatic open-loop ramp. */
 export const AUTO_RAMP = [0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25];
@@ -117,6 +121,14 @@ class Measurer {
   workers = 0;
   client = '';
   concurrent = false;
+  /** What the worker threads' client speaks (http, postgres, redis), or null. */
+  protocol: string | null = null;
+  /** In-flight levels the protocol's ceiling is measured at (all at once, on first need). */
+  ceilingLevels: number[] = [1];
+  private protocolCeilings: Map<number, number> | null = null;
+  readonly notes: string[] = [];
+  /** The participant's name, for progress lines. */
+  label = '';
 
   constructor(
     private readonly engine: LoadEngine,
@@ -143,10 +155,14 @@ class Measurer {
     if (this.mode === 'host-thread') this.client = 'the host event loop, through the session (no loadClient)';
     this.client ||= ready.client;
     this.concurrent = ready.concurrent;
+    this.protocol = this.mode === 'workers' ? ready.protocol : null;
   }
 
-  /** The in-process client's own rate at this in-flight level, against the null engine. */
+  /** The client's own rate at this in-flight level against the null engine: the host loop's
+   * (in process), or the worker threads' client through its protocol (network engines; the
+   * nearest measured level at or below, for the open loop). */
   async ceiling(inFlight: number): Promise<number | null> {
+    if (this.mode === 'workers') return this.networkCeiling(inFlight);
     if (this.mode !== 'in-process') return null;
     const c = this.concurrent ? inFlight : 1;
     let v = this.ceilings.get(c);
@@ -159,8 +175,29 @@ class Measurer {
     return v;
   }
 
+  private async networkCeiling(inFlight: number): Promise<number | null> {
+    if (this.protocol === null || !isNetworkProtocol(this.protocol)) return null;
+    if (this.protocolCeilings === null) {
+      this.protocolCeilings = new Map();
+      const protocol = this.protocol;
+      const levels = [...new Set([...this.ceilingLevels, inFlight])].sort((a, b) => a - b);
+      log(`${this.label}: measuring the ${protocol} client's null ceiling at in-flight ${levels.join(', ')}`);
+      try {
+        const figures = await protocolCeilings(protocol, { levels, workers: this.workers, seconds: 1, d: this.ds.d, k: this.g.k, log: () => {} });
+        for (const f of figures) this.protocolCeilings.set(f.in_flight, f.rps);
+        this.notes.push(`the ${protocol} null ceiling (${figures[0]?.null_engine ?? 'null engine'}) was measured at in-flight ${levels.join(', ')}: ${figures.map((f) => `${f.in_flight}: ${round(f.rps, 0)}/s`).join(', ')}; load average ${machineState().load_average_1m}`);
+      } catch (e) {
+        this.notes.push(`the ${protocol} null ceiling could not be measured (${(e as Error).message.split('\n')[0]}): points are flagged by the client's busy thread only`);
+      }
+    }
+    const levels = [...this.protocolCeilings.keys()].sort((a, b) => a - b);
+    const at = levels.filter((c) => c <= inFlight).pop();
+    return at === undefined ? null : (this.protocolCeilings.get(at) ?? null);
+  }
+
   clientInfo(ceiling: number | null) {
-    return { mode: this.mode, workers: this.workers, client: this.client, concurrent: this.concurrent, machine_cores: availableParallelism(), ceiling_qps: ceiling === null ? null : round(ceiling, 0), rule: CLIENT_LIMIT_RULE };
+    const ceilings = this.protocolCeilings ? [...this.protocolCeilings].sort((a, b) => a[0] - b[0]).map(([in_flight, qps]) => ({ in_flight, qps: round(qps, 0) })) : undefined;
+    return { mode: this.mode, workers: this.workers, client: this.client, concurrent: this.concurrent, machine_cores: availableParallelism(), ceiling_qps: ceiling === null ? null : round(ceiling, 0), protocol: this.protocol ?? undefined, protocol_ceilings: ceilings, rule: CLIENT_LIMIT_RULE };
   }
 
   /** Runs one host request with the engine's and the client's CPU measured around it. */
@@ -184,7 +221,9 @@ class Measurer {
     const estimated = this.mode === 'in-process';
     const clientCores = estimated ? (ceiling ? qps / ceiling : null) : m.clientCores;
     const limited = isClientLimited(
-      estimated ? { mode: 'in-process', qps, ceilingQps: ceiling } : { mode: 'threads', qps, busiestThread: m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / Math.min(this.workers, availableParallelism())), sendLagP99Ms },
+      estimated
+        ? { mode: 'in-process', qps, ceilingQps: ceiling }
+        : { mode: 'threads', qps, ceilingQps: ceiling, busiestThread: m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / Math.min(this.workers, availableParallelism())), sendLagP99Ms },
     );
     const flags: string[] = [];
     if (limited) flags.push('client-limited');
@@ -233,7 +272,7 @@ class Measurer {
     // Only a client thread of its own can fall behind its schedule; in process, a late send
     // is the engine holding the thread (queueing, which the latency already carries).
     const lag = this.mode !== 'in-process' ? percentileOf(m.reply.sendLagMs, 99) : undefined;
-    const { clientCores, ceiling, ...c } = await this.common(queries, m, achieved, this.concurrent ? 64 : 1, lag);
+    const { clientCores, ceiling, ...c } = await this.common(queries, m, achieved, this.concurrent ? OPEN_CEILING_LEVEL : 1, lag);
     void clientCores;
     void ceiling;
     const within = c.p99_ms !== null && c.p99_ms <= budgetMs && c.errors + c.timeouts === 0 && !c.flags.includes('client-limited');
@@ -271,7 +310,11 @@ export async function measureLoad(engine: LoadEngine, p: LoadedParticipant, ds: 
   const { knobs, reason } = chooseKnobs(p, g, group, opts.recallTarget ?? 0.95);
   const levels = [...new Set(opts.concurrency ?? [])].sort((a, b) => a - b);
   const m = new Measurer(engine, ds, g, opts);
+  m.label = p.name;
   await m.init(Math.max(64, ...levels));
+  // The protocol's ceiling is measured once, at every level the points will be held against
+  // (the open loop's at OPEN_CEILING_LEVEL).
+  m.ceilingLevels = [...(wantSweep ? levels : []), ...(wantOpen ? [OPEN_CEILING_LEVEL] : [])];
   try {
     const requests = opts.requestsPerPoint ?? 1000;
     let peak = 0;
@@ -301,7 +344,7 @@ export async function measureLoad(engine: LoadEngine, p: LoadedParticipant, ds: 
         points,
         saturation: saturationOf(points),
         anti_scaling: antiScalingOf(points),
-        notes,
+        notes: [...notes, ...m.notes],
       };
       result.extra.concurrency = concurrencySchema.parse(section);
       save();
@@ -356,7 +399,7 @@ export async function measureLoad(engine: LoadEngine, p: LoadedParticipant, ds: 
         steps,
         max_qps_within_budget: ok.length > 0 ? Math.max(...ok) : null,
         saturated_at_qps: saturatedAt,
-        notes,
+        notes: [...notes, ...m.notes],
       };
       result.extra.open_loop = openLoopSchema.parse(section);
       save();

@@ -18,18 +18,26 @@ function transferOf(r: DriveResult): ArrayBuffer[] {
   return [r.indices.buffer, r.latenciesMs.buffer, r.sendLagMs.buffer, r.status.buffer, r.ids.buffer, r.offsets.buffer] as ArrayBuffer[];
 }
 
-/** request i -> the client's search, with each distinct query prepared before the clock starts
- * (a query's filter is the same wherever it appears in a point). */
+/** request i -> the client's search. Each distinct query's request (and what prepare makes of
+ * it) is built before the clock starts, so the timed loop only looks them up (a query's filter
+ * is the same wherever it appears in a point). */
 function searchFn(m: { k: number; queries: Int32Array; filters: (FilterExpr | null)[] }): (i: number) => Promise<ArrayLike<number>> {
   const c = client!;
-  const requestOf = (i: number): SearchRequest => {
+  const n = m.queries.length;
+  const byQuery = new Map<number, { request: SearchRequest; prepared: unknown }>();
+  const requests: SearchRequest[] = new Array(n);
+  const prepared: unknown[] = new Array(n);
+  for (let i = 0; i < n; i++) {
     const q = m.queries[i];
-    return { vector: queries!.subarray(q * d, (q + 1) * d), k: m.k, filter: m.filters[i] };
-  };
-  if (!c.prepare) return (i) => c.search(requestOf(i));
-  const prepared = new Map<number, unknown>();
-  for (let i = 0; i < m.queries.length; i++) if (!prepared.has(m.queries[i])) prepared.set(m.queries[i], c.prepare(requestOf(i)));
-  return (i) => c.search(requestOf(i), prepared.get(m.queries[i]));
+    let e = byQuery.get(q);
+    if (!e) {
+      const request: SearchRequest = { vector: queries!.subarray(q * d, (q + 1) * d), k: m.k, filter: m.filters[i] };
+      byQuery.set(q, (e = { request, prepared: c.prepare ? c.prepare(request) : undefined }));
+    }
+    requests[i] = e.request;
+    prepared[i] = e.prepared;
+  }
+  return c.prepare ? (i) => c.search(requests[i], prepared[i]) : (i) => c.search(requests[i]);
 }
 
 async function handle(m: WorkerRequest): Promise<DriveResult | undefined> {

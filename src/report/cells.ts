@@ -86,7 +86,8 @@ export function cellText(c: DerivedCell): string {
     case 'bracket_too_wide':
       return 'too wide';
     case 'none':
-      return 'none';
+      // A group that failed (a plan check, a crash) has a reason; say so rather than "none".
+      return c.reason ? 'failed' : 'none';
     case 'not_asked':
       return 'not asked';
     case 'unsupported':

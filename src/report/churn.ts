@@ -30,6 +30,7 @@ export interface ChurnRow {
   /** Per window of the mixed step: recall and read p95 latency over time. */
   mixed_recall_over_time: (number | null)[] | null;
   mixed_latency_p95_over_time: (number | null)[] | null;
+  mixed_write_rate_over_time: number[] | null;
   mixed_window_s: number | null;
   /** Deleted ids returned by any read after their delete was acknowledged, over all runbooks. */
   tombstone_leak: number;
@@ -38,8 +39,12 @@ export interface ChurnRow {
   recall_after_compaction: number | null;
   /** The engine's compact() (flush / compaction / optimize), timed; null: it has none. */
   compaction_s: number | null;
+  /** The engine's own diskBytes() before the first write and after the last (null: none). */
   disk_before_bytes: number | null;
   disk_after_bytes: number | null;
+  /** Bytes allocated by its data directories at the same steps, measured by the harness. */
+  dir_before_bytes: number | null;
+  dir_after_bytes: number | null;
 }
 
 const isWrite = (s: StepResult) => (s.op === 'insert' || s.op === 'upsert' || s.op === 'delete') && s.status === 'done';
@@ -51,8 +56,8 @@ function lastStep(runbooks: RunbookResult[], pick: (s: StepResult) => boolean): 
 }
 
 /** The delete-cycle figures of the last runbook that deleted rows. */
-function cycle(runbooks: RunbookResult[]): Pick<ChurnRow, 'recall_after_cycle' | 'recall_after_compaction' | 'compaction_s' | 'disk_before_bytes' | 'disk_after_bytes'> {
-  const out = { recall_after_cycle: null, recall_after_compaction: null, compaction_s: null, disk_before_bytes: null, disk_after_bytes: null } as ReturnType<typeof cycle>;
+function cycle(runbooks: RunbookResult[]): Pick<ChurnRow, 'recall_after_cycle' | 'recall_after_compaction' | 'compaction_s' | 'disk_before_bytes' | 'disk_after_bytes' | 'dir_before_bytes' | 'dir_after_bytes'> {
+  const out = { recall_after_cycle: null, recall_after_compaction: null, compaction_s: null, disk_before_bytes: null, disk_after_bytes: null, dir_before_bytes: null, dir_after_bytes: null } as ReturnType<typeof cycle>;
   const rb = [...runbooks].reverse().find((r) => r.steps.some((s) => s.op === 'delete' && s.status === 'done'));
   if (!rb) return out;
   const steps = rb.steps;
@@ -69,8 +74,12 @@ function cycle(runbooks: RunbookResult[]): Pick<ChurnRow, 'recall_after_cycle' |
     out.compaction_s = after[waitIdx].wait?.duration_s ?? null;
     out.recall_after_compaction = after.slice(waitIdx + 1).find((s) => s.op === 'search' && s.status === 'done')?.search?.recall ?? null;
   }
-  out.disk_before_bytes = steps.slice(0, firstWrite).filter((s) => s.op === 'disk' && s.status === 'done').at(-1)?.disk?.bytes ?? null;
-  out.disk_after_bytes = after.filter((s) => s.op === 'disk' && s.status === 'done').at(-1)?.disk?.bytes ?? null;
+  const diskBefore = steps.slice(0, firstWrite).filter((s) => s.op === 'disk' && s.status === 'done').at(-1)?.disk;
+  const diskAfter = after.filter((s) => s.op === 'disk' && s.status === 'done').at(-1)?.disk;
+  out.disk_before_bytes = diskBefore?.bytes ?? null;
+  out.disk_after_bytes = diskAfter?.bytes ?? null;
+  out.dir_before_bytes = diskBefore?.dir_bytes ?? null;
+  out.dir_after_bytes = diskAfter?.dir_bytes ?? null;
   return out;
 }
 
@@ -110,6 +119,7 @@ export function deriveChurn(results: ResultFile[]): ChurnRow[] {
       mixed_latency_p95_ms: mixed?.latency_ms?.p95 ?? null,
       mixed_recall_over_time: mixed ? mixed.timeline.map((w) => w.recall) : null,
       mixed_latency_p95_over_time: mixed ? mixed.timeline.map((w) => w.latency_ms?.p95 ?? null) : null,
+      mixed_write_rate_over_time: mixed ? mixed.timeline.map((w) => w.write_rate) : null,
       mixed_window_s: mixed?.timeline[0]?.width_s ?? null,
       tombstone_leak: all.reduce((a, x) => a + x.leaks.total, 0),
       ...cycle(measured),
@@ -157,7 +167,7 @@ export function renderChurn(rows: ChurnRow[], results: ResultFile[] = []): strin
     parts.push(`${dataset}: live churn (freshness = write ack to visible in the top 10; min recall = lowest window under writes; leaks = deleted ids returned)`);
     parts.push(
       table(
-        ['participant', 'fresh p50 ms', 'p95', 'max', 'never vis.', 'writes/s (target)', 'read QPS', 'min recall', 'mean', 'leaks', 'recall after cycle', 'after compact', 'compaction s', 'disk before -> after'],
+        ['participant', 'fresh p50 ms', 'p95', 'max', 'never vis.', 'writes/s (target)', 'read QPS', 'min recall', 'mean', 'leaks', 'recall after cycle', 'after compact', 'compaction s', 'engine bytes before -> after', 'data dir before -> after'],
         ok.map((r) => [
           r.participant,
           ms(r.freshness_p50_ms),
@@ -173,6 +183,7 @@ export function renderChurn(rows: ChurnRow[], results: ResultFile[] = []): strin
           num(r.recall_after_compaction, 3),
           r.compaction_s === null ? 'none' : r.compaction_s.toFixed(2),
           r.disk_before_bytes === null && r.disk_after_bytes === null ? '-' : `${bytes(r.disk_before_bytes)} -> ${bytes(r.disk_after_bytes)}`,
+          r.dir_before_bytes === null && r.dir_after_bytes === null ? '-' : `${bytes(r.dir_before_bytes)} -> ${bytes(r.dir_after_bytes)}`,
         ]),
       ),
     );

@@ -17,12 +17,14 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deriveCells, fmtQps, groupOrder, TARGETS, type DerivedCell } from './cells.ts';
-import type { ExtraCurve, PageData, PageSeries } from './page/types.ts';
+import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
+import { churnSection } from './page/churn-html.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
+import { redact, redactValue } from '../util/redact.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const APP_ENTRY = join(HERE, 'page', 'app.ts');
@@ -261,6 +263,11 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     for (const [key, label] of sections) {
       if (!present.has(key)) {
         absent.push(label);
+        continue;
+      }
+      if (key === 'churn') {
+        // Runbook steps do not flatten into a table: the churn section has them.
+        out.push(`<h3>${esc(label)}</h3><p class="note">In the <a href="#churn">live churn</a> section below.</p>`);
         continue;
       }
       out.push(`<h3>${esc(label)}</h3>`);
@@ -563,7 +570,9 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
   }
   const extraCurves: ExtraCurve[] = [];
   const general = generalSection(results, datasets, extraCurves);
-  const data: PageData = { datasets, participants, groups, series, cells, notRecorded, extraCurves };
+  const churnCurves: ChurnCurve[] = [];
+  const churn = churnSection(results, datasets, churnCurves);
+  const data: PageData = { datasets, participants, groups, series, cells, notRecorded, extraCurves, churnCurves };
 
   const ks = [...new Set(results.flatMap((r) => r.groups.map((g) => g.k)))].sort((a, b) => a - b);
   const filters = [...new Set(sortGroups(results.flatMap((r) => r.groups.map((g) => g.key))).map((g) => g.split('/')[0]))];
@@ -587,7 +596,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 <label>k <select id="sel-k">${option('all', 'all')}${ks.map((k, i) => option(String(k), String(k), i === 0)).join('')}</select></label>
 <label>filter <select id="sel-filter">${option('all', 'all')}${filters.map((f) => option(f, f)).join('')}</select></label>
 <label>curve <select id="sel-curve">${option('qps', 'throughput: QPS', true)}${option('p50', 'latency: p50')}${option('p99', 'latency: p99')}</select></label>
-<a href="#curves">curves</a><a href="#tables">tables</a><a href="#general">load &amp; resources</a><a href="#participants">participants</a><a href="#dataset">dataset</a>
+<a href="#curves">curves</a><a href="#tables">tables</a><a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
 </nav>
 <main>
 <section class="part" id="curves"><h2>Recall vs throughput</h2>
@@ -596,6 +605,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 </section>
 ${tablesSection(results, cells, datasets)}
 ${general}
+${churn}
 ${participantsSection(results, datasets, opts.participantsDir ?? DEFAULT_PARTICIPANTS_DIR)}
 ${datasetSection(results, datasets, opts.dataDir)}
 </main>
@@ -609,9 +619,11 @@ ${datasetSection(results, datasets, opts.dataDir)}
 
 /** Reads every result file under outDir and writes pageDir/index.html; returns its path. */
 export async function writePage(outDir: string, pageDir: string, opts: PageOptions = {}): Promise<string> {
-  const results = readAllResults(outDir);
+  // Credentials never reach the page: the data is masked value by value (result files written by
+  // another vecbench may hold some), then the whole text (README text, manifests) by rule.
+  const results = readAllResults(outDir).map((r) => redactValue(r));
   if (results.length === 0) throw new UserError(`no result files in ${outDir}; run vecbench run first (or pass --out DIR)`);
-  const html = await renderPage(results, opts);
+  const html = redact(await renderPage(results, opts), { keyValues: false });
   mkdirSync(pageDir, { recursive: true });
   const path = join(resolve(pageDir), 'index.html');
   writeFileAtomic(path, html);

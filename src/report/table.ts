@@ -31,6 +31,14 @@ export function renderTable(cells: DerivedCell[]): string {
     out.push(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) out.push(line(r));
     if (notAsked.length > 0) out.push(`not asked (filter keeps fewer than 10 x k rows): ${notAsked.join(', ')}`);
+    // Failed and unsupported groups with their reasons, one line per participant and group, so
+    // no failure (e.g. a plan check) is only a blank cell.
+    const noted = new Set<string>();
+    for (const c of dc) {
+      if (!c.reason || c.status === 'not_asked' || noted.has(`${c.participant}\u0000${c.group}`)) continue;
+      noted.add(`${c.participant}\u0000${c.group}`);
+      out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
+    }
     out.push('');
   }
   return out.join('\n');

@@ -142,6 +142,10 @@ export const resultSchema = z.object({
       disk_bytes: z.number().nullable(),
       /** Loads after the first (a resumed run or a restarted engine), each timed again. */
       reloads: z.array(z.object({ reason: z.string(), ingest_s: z.number(), index_s: z.number() })).default([]),
+      /** Starts of a resumed run that reopened the index a previous run built instead of loading
+       * it again (docs/contracts.md, "Resume and index reuse"): when that build finished, the
+       * seconds reopen() took, and how many check queries answered as after the build. */
+      reused: z.array(z.object({ reason: z.string(), built: z.string(), open_s: z.number().nullable(), check_queries: z.number().int() })).default([]),
     })
     .nullable(),
   groups: z.array(groupSchema),

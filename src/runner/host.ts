@@ -5,14 +5,20 @@
 import type { EngineSession, Knobs, RowAttributes } from '../contracts.ts';
 import { ATTRIBUTES } from '../contracts.ts';
 import { loadDataset, type Dataset } from '../datasets/layout.ts';
-import { UserError } from '../util/errors.ts';
+import { UserError, diskFullError } from '../util/errors.ts';
 import { loadParticipant } from './participants.ts';
 import { handleQuality } from '../hybrid/host-side.ts';
 import { handleChurn } from '../churn/host-side.ts';
 import { handleLoadgen } from '../loadgen/host-side.ts';
 import type { HostMessage, HostReply, HostRequest, PointReply } from './protocol.ts';
+import { redactStandardStreams } from '../util/redact.ts';
+
+// The host prints engine log lines and errors: credentials are masked there too.
+redactStandardStreams();
 
 let session: EngineSession | null = null;
+/** The engine's work directory (the last open), named when its disk is full. */
+let workDir: string | null = null;
 let dataset: Dataset | null = null;
 let concurrent = false;
 
@@ -96,6 +102,7 @@ async function handle(req: HostRequest): Promise<HostReply> {
       const p = await loadParticipant(req.participant, req.settingsPath);
       if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
       concurrent = p.adapter.concurrentSearch;
+      workDir = req.workDir;
       const ctx = {
         dataset: { name: dataset.name, n: dataset.n, d: dataset.d, metric: dataset.metric, hasText: dataset.text !== undefined },
         settings: p.index,
@@ -177,7 +184,12 @@ process.on('message', (raw) => {
       send({ id, ok: true, reply });
       if (reply.type === 'closed') setImmediate(() => process.exit(0));
     },
-    (e: unknown) => send({ id, ok: false, error: e instanceof Error ? e.message : String(e), userError: e instanceof UserError }),
+    (e: unknown) => {
+      // A full disk under the engine's data is the user's to fix, not an engine failure.
+      const full = diskFullError(e, workDir === null ? undefined : `the engine's data in ${workDir}`);
+      const err = full ?? e;
+      send({ id, ok: false, error: err instanceof Error ? err.message : String(err), userError: err instanceof UserError });
+    },
   );
 });
 // The host never outlives the runner: when the IPC channel closes, it exits.

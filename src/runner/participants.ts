@@ -16,6 +16,9 @@ const ladderRule = z
   .object({
     k: z.array(z.number().int().positive()).optional(),
     filters: z.array(z.string()).optional(),
+    /** Only for these datasets (e.g. a real set whose recall needs a longer ladder); a rule
+     * without it applies to every dataset. */
+    datasets: z.array(z.string().min(1)).min(1).optional(),
     knobs: z.record(z.string(), knobValues),
   })
   .strict();
@@ -84,7 +87,20 @@ export function checkLadders(name: string, rules: LadderRule[]): void {
   });
 }
 
-export async function loadParticipant(name: string, settingsPath?: string): Promise<LoadedParticipant> {
+/** The ladder rules in effect for a dataset: rules naming other datasets are dropped and the
+ * `datasets` matcher of the kept ones is removed, so results record the ladders measured. */
+export function laddersForDataset(rules: LadderRule[], dataset: string): LadderRule[] {
+  return rules
+    .filter((r) => r.datasets === undefined || r.datasets.includes(dataset))
+    .map((r) => {
+      const { datasets: _datasets, ...rest } = r;
+      return rest;
+    });
+}
+
+/** Loads a participant; with `dataset`, its ladders are those in effect for that dataset
+ * (laddersForDataset). */
+export async function loadParticipant(name: string, settingsPath?: string, dataset?: string): Promise<LoadedParticipant> {
   const dir = join(PARTICIPANTS_DIR, name);
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || !existsSync(join(dir, 'adapter.ts'))) {
     throw new UserError(`unknown participant "${name}"; known participants: ${listParticipants().join(', ')}`);
@@ -103,13 +119,21 @@ export async function loadParticipant(name: string, settingsPath?: string): Prom
   checkLadders(name, parsed.data.ladders);
   const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
   if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(index.error, 'index')}`);
-  return { name, dir, adapter, settings: parsed.data, index: index.data, settingsPath: resolve(path) };
+  const settings = dataset === undefined ? parsed.data : { ...parsed.data, ladders: laddersForDataset(parsed.data.ladders, dataset) };
+  return { name, dir, adapter, settings, index: index.data, settingsPath: resolve(path) };
 }
 
 /** The ladder points of a group: the first matching rule's knobs expanded as a product, in
- * order (the last knob varies fastest). Empty when no rule matches. */
-export function ladderFor(settings: SettingsFile, filter: string, k: number): Knobs[] {
-  const rule = settings.ladders.find((r) => (r.k === undefined || r.k.includes(k)) && (r.filters === undefined || r.filters.includes(filter)));
+ * order (the last knob varies fastest). Empty when no rule matches. A rule with `datasets`
+ * matches only when `dataset` is one of them (loadParticipant with a dataset has already
+ * resolved those rules). */
+export function ladderFor(settings: SettingsFile, filter: string, k: number, dataset?: string): Knobs[] {
+  const rule = settings.ladders.find(
+    (r) =>
+      (r.k === undefined || r.k.includes(k)) &&
+      (r.filters === undefined || r.filters.includes(filter)) &&
+      (r.datasets === undefined || (dataset !== undefined && r.datasets.includes(dataset))),
+  );
   if (!rule) return [];
   let points: Knobs[] = [{}];
   for (const [knob, values] of Object.entries(rule.knobs)) {

@@ -1,7 +1,7 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FilterExpr, Knobs } from '../contracts.ts';
@@ -21,12 +21,14 @@ import { HostClient, HostError } from './client.ts';
 import type { ServerHandle } from '../contracts.ts';
 import type { Resources } from '../results/schema.ts';
 import { ResourceRecorder, VMTOUCH_MISSING, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
-import { reapOrphans, startServer, type StartedServer } from './server.ts';
+import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, reapOrphans, remoteRecord, startServer, type StartedServer } from './server.ts';
+import { redactUrl, redactValue } from '../util/redact.ts';
 import { measureQuality } from '../hybrid/quality-run.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from './participants.ts';
 import type { HostReply, HostRequest, PointReply } from './protocol.ts';
 import { measureLoad, type LoadOptions } from '../loadgen/sweep.ts';
 import { pointClientFlags, startPointMeter } from '../loadgen/points.ts';
+import { ReuseRefused, buildSettingsHash, checkDiffers, discardHome, engineHome, engineWorkDir, idsPerQuery, markerMismatch, readMarker, startFreshBuild, writeMarker, type BuiltMarker } from './engine-home.ts';
 
 export const VECBENCH_VERSION = '0.1.0';
 export const QUERY_SEED = 20251129;
@@ -59,6 +61,12 @@ export interface RunOptions {
   qualityK?: number;
   /** Concurrency sweep and / or open loop after the groups (src/loadgen). */
   load?: Omit<LoadOptions, 'pointTimeoutS'>;
+  /** Keep each participant's engine data (<out>/.engines/...) after its result is complete. */
+  keepEngines?: boolean;
+  /** Per server participant: the URL of a server the user runs (--connect); none is started. */
+  connect?: Record<string, string>;
+  /** Per server participant: the 127.0.0.1 port to start its server on (--server-port). */
+  serverPorts?: Record<string, number>;
 }
 
 export interface AskedGroup extends GroupKey {
@@ -190,6 +198,9 @@ class EngineHandle {
   private recorder: ResourceRecorder | null = null;
   /** Why the last server died mid-run, recorded with the reload it causes. */
   private serverDeath: string | null = null;
+  /** Set by a resumed run: the next start first tries to reopen the index a previous run
+   * built (src/runner/engine-home.ts) instead of loading it again. */
+  reuseOnStart = false;
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
@@ -197,6 +208,81 @@ class EngineHandle {
     private readonly result: ResultFile,
     private readonly save: () => void,
   ) {}
+
+  /** The URL of the server the user runs for this participant (--connect), if any. */
+  private get remote(): string | undefined {
+    return this.opts.connect?.[this.p.name];
+  }
+
+  /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
+  get home(): string {
+    return engineHome(this.opts.outDir, this.ds.name, this.p.name);
+  }
+
+  private wantedBuild() {
+    return { participant: this.p.name, datasetHash: this.ds.hash, settingsHash: buildSettingsHash(this.p.index, this.p.settings.batch_size) };
+  }
+
+  /** The check queries: the between-load probe's queries and knobs, asked after the build. */
+  private async askCheck(host: HostClient): Promise<{ knobs: Knobs; k: number; queries: number[]; ids: number[][] } | string> {
+    const check = this.probeRequest();
+    const r = await host.request<'point'>({ type: 'point', knobs: check.knobs, k: check.k, queries: check.queries, filters: check.queries.map(() => null), clients: 1 }, this.opts.pointTimeoutS);
+    const failed = r.reply.errors.find((e) => e !== null);
+    return failed ? `a check query failed: ${failed}` : { ...check, ids: idsPerQuery(r.reply) };
+  }
+
+  /** After a finished load: asks the check queries and writes the marker that lets a resumed
+   * run reopen this build. An engine that cannot answer them gets no marker (no reuse). */
+  private async markBuilt(host: HostClient, rows: number): Promise<void> {
+    if (this.remote) return;
+    const check = await this.askCheck(host);
+    if (typeof check === 'string') {
+      log(`${this.p.name}: the built index is not marked for reuse: ${check}`);
+      return;
+    }
+    const want = this.wantedBuild();
+    const marker: BuiltMarker = { format: 'vecbench-engine/1', participant: want.participant, dataset: this.ds.name, dataset_hash: want.datasetHash, settings_hash: want.settingsHash, engine_version: this.result.engine_version, built: new Date().toISOString(), rows, check };
+    writeMarker(this.home, marker);
+  }
+
+  /**
+   * A resumed run: reopens the index a previous run built when its marker matches (same data,
+   * same settings, same engine version) and the reopened engine answers the check queries with
+   * the ids recorded after the build; records the reuse. Returns the host, or why the index
+   * cannot be reused (the caller then loads it again and records that reason with the reload).
+   */
+  private async tryReuse(reason: string): Promise<HostClient | string> {
+    const { p, ds, opts, result } = this;
+    if (this.remote) return 'the server is the user\'s (--connect)';
+    if (!p.adapter.reopen) return `the ${p.name} adapter cannot reopen its data (no reopen())`;
+    const marker = readMarker(this.home);
+    if (typeof marker === 'string') return marker;
+    const mismatch = markerMismatch(marker, this.wantedBuild());
+    if (mismatch) return mismatch;
+    this.workDir = engineWorkDir(this.home);
+    const res = result.resources ?? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host'));
+    this.recorder = new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    try {
+      const started = await this.startServer(true);
+      const host = new HostClient(p.name);
+      this.host = host;
+      const opened = await host.request<'opened'>({ type: 'open', reopen: true, participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: started?.handle.connection }, opts.loadTimeoutS);
+      if (opened.engineVersion !== marker.engine_version) throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
+      const check = await this.askCheck(host);
+      const differs = typeof check === 'string' ? check : checkDiffers(marker.check.ids, check.ids);
+      if (differs) throw new ReuseRefused(differs);
+      result.engine_version = opened.engineVersion;
+      this.recorder.startServing();
+      result.load!.reused.push({ reason, built: marker.built, open_s: opened.openS ?? null, check_queries: marker.check.queries.length });
+      log(`${p.name}: reopened the index built ${marker.built} (${marker.rows} rows) in ${fmtSeconds(opened.openS ?? 0)}: no reload`);
+      this.save();
+      return host;
+    } catch (e) {
+      if (e instanceof UserError || (e instanceof HostError && e.userError)) throw e;
+      await this.stop();
+      return e instanceof ReuseRefused ? e.message : `reopening it failed: ${(e as Error).message}`;
+    }
+  }
 
   /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
   async ready(reason: string): Promise<HostClient> {
@@ -227,13 +313,20 @@ class EngineHandle {
   private async start(reason: string): Promise<HostClient> {
     await this.stop();
     const { p, ds, opts, result } = this;
-    const workRoot = join(opts.outDir, '.work');
-    mkdirSync(workRoot, { recursive: true });
-    this.workDir = mkdtempSync(join(workRoot, `${p.name}-`));
+    let notReused: string | null = null;
+    if (this.reuseOnStart) {
+      this.reuseOnStart = false;
+      const reused = await this.tryReuse(reason);
+      if (typeof reused !== 'string') return reused;
+      notReused = reused;
+    }
+    this.workDir = startFreshBuild(this.home);
     // Resources are measured on the first load of a result; reloads only time their load.
     const firstLoad = result.load === null;
     const res = firstLoad || !result.resources ? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host')) : result.resources;
-    this.recorder = new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    // A server the user runs (--connect) is not ours to sample: its figures are left unmeasured.
+    if (this.remote) markRemoteUnmeasured(res);
+    this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
     const server = await this.startServer(false);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
@@ -241,23 +334,25 @@ class EngineHandle {
     const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: server?.handle.connection }, opts.loadTimeoutS);
     result.engine_version = opened.engineVersion;
     if (firstLoad) {
-      this.recorder.baseline();
-      this.recorder.startBuild();
+      this.recorder?.baseline();
+      this.recorder?.startBuild();
     }
     const probe = firstLoad ? this.probeRequest() : undefined;
     const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size, probe }, opts.loadTimeoutS);
     const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
     if (firstLoad) {
-      this.recorder.endBuild(this.dataDir());
+      this.recorder?.endBuild(this.dataDir());
       if (probe) res.probe = scoreProbe(ds, probe, loaded.probe);
     }
-    this.recorder.startServing();
+    this.recorder?.startServing();
     if (result.load === null) {
-      result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [] };
+      result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [], reused: [] };
     } else {
-      result.load.reloads.push({ reason: this.serverDeath ? `${reason} (${this.serverDeath})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
+      const why = [this.serverDeath, notReused === null ? null : `index not reused: ${notReused}`].filter((x) => x !== null);
+      result.load.reloads.push({ reason: why.length > 0 ? `${reason} (${why.join('; ')})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
       this.serverDeath = null;
     }
+    await this.markBuilt(host, loaded.rows);
     log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
     this.save();
     return host;
@@ -266,7 +361,7 @@ class EngineHandle {
   /** For the load generator's CPU figures: the engine's process (its server's tree, or the host
    * of an in-process engine) and the host (the client). */
   loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined } {
-    return { engine: this.server?.pid ?? this.host?.pid, engineTree: this.server !== null, host: this.host?.pid };
+    return { engine: this.remote ? undefined : (this.server?.pid ?? this.host?.pid), engineTree: this.server !== null, host: this.host?.pid };
   }
 
   /** The directory holding the engine's data: the server's, or the host's work directory. */
@@ -289,6 +384,12 @@ class EngineHandle {
     const { p, ds, opts } = this;
     const life = p.adapter.server;
     if (!life) return null;
+    if (this.remote) {
+      const attached = await attachServer(p.name, life, this.remote);
+      log(`${p.name}: using the server given by URL, ${redactUrl(this.remote)} (not started or stopped by vecbench)`);
+      this.server = attached.handle;
+      return attached;
+    }
     this.serverDir = join(this.workDir!, 'server');
     mkdirSync(this.serverDir, { recursive: true });
     // mkdtemp made the work directory 0700; a server running as its own user must reach its dir.
@@ -306,6 +407,7 @@ class EngineHandle {
         log: (m) => log(`${p.name}: ${m}`),
       },
       opts.loadTimeoutS,
+      opts.serverPorts?.[p.name] === undefined ? undefined : { port: opts.serverPorts[p.name], participant: p.name },
     ).catch((e: unknown) => {
       if (e instanceof UserError) throw e;
       throw new HostError(`participant ${p.name}: ${(e as Error).message}`);
@@ -369,7 +471,7 @@ class EngineHandle {
    */
   private async coldStart(res: Resources): Promise<void> {
     const { p, ds, opts } = this;
-    const why = !p.adapter.reopen ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())` : !haveVmtouch() ? VMTOUCH_MISSING : null;
+    const why = this.remote ? REMOTE_UNMEASURED : !p.adapter.reopen ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())` : !haveVmtouch() ? VMTOUCH_MISSING : null;
     if (why) {
       res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = why;
       return;
@@ -406,7 +508,7 @@ class EngineHandle {
     this.host = null;
     await this.stopServer();
     this.serverDir = null;
-    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
+    // The work directory stays in the engine's home: a resumed run may reopen it.
     this.workDir = null;
   }
 }
@@ -498,6 +600,7 @@ function resumable(prev: ResultFile, next: ResultFile): boolean {
     prev.run.query_seed === next.run.query_seed &&
     prev.run.clients === next.run.clients &&
     (prev.run.protocol ?? 'warm') === (next.run.protocol ?? 'warm') &&
+    JSON.stringify(prev.extra.connection ?? null) === JSON.stringify(next.extra.connection ?? null) &&
     JSON.stringify(prev.settings) === JSON.stringify(next.settings)
   );
 }
@@ -517,13 +620,15 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false, resumed: 0, protocol: opts.cold ? 'cold' : 'warm' },
     load: null,
     groups: [],
-    extra: {},
+    // Where the engine was, when it is a server the user runs (its URL's password masked).
+    extra: opts.connect?.[p.name] ? { connection: remoteRecord(opts.connect[p.name]) } : {},
   };
   const path = resultPath(opts.outDir, ds.name, p.name);
   if (!opts.fresh && existsSync(path)) {
     const prev = readResult(path);
     // Settings go through JSON in the file: compare like with like.
-    const normalized = JSON.parse(JSON.stringify(result)) as ResultFile;
+    // and credentials masked as they are in the file.
+    const normalized = redactValue(JSON.parse(JSON.stringify(result)) as ResultFile);
     if (resumable(prev, normalized)) {
       // A complete result still lacking the answer-quality section of a labelled dataset is
       // resumed for that section alone (its groups are complete and kept).
@@ -545,10 +650,12 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     result.run.updated = new Date().toISOString();
     writeResult(opts.outDir, result);
   };
-  // Engine data left by a killed run of this participant is of no use to a new engine.
+  // Work directories of the layout before engine homes (<out>/.work) are of no use.
   const workRoot = join(opts.outDir, '.work');
   if (existsSync(workRoot)) for (const f of readdirSync(workRoot)) if (f.startsWith(`${p.name}-`)) rmSync(join(workRoot, f), { recursive: true, force: true });
   const engine = new EngineHandle(p, ds, opts, result, save);
+  // A resumed result whose index a previous run built may reopen it instead of loading again.
+  engine.reuseOnStart = result.load !== null;
   const order = queryOrder(ds.nq);
   try {
     await engine.ready(result.load === null ? 'first load' : 'resumed run');
@@ -607,7 +714,12 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     save();
   } finally {
     await engine.stop();
+    // A load cut short (by a full disk, a failure) has no finished-build marker and is of no use
+    // to a resume: it leaves nothing behind.
+    if (typeof readMarker(engine.home) === 'string') discardHome(engine.home);
   }
+  // Finished work needs no engine data; an unfinished result keeps it for its resume.
+  if (result.run.complete && !opts.keepEngines) discardHome(engine.home);
   return result;
 }
 
@@ -615,8 +727,14 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   // Servers left by a run that was killed before it could stop them.
   for (const r of reapOrphans()) log(`stopped ${r.name} server (pid ${r.pid}) left by a killed run`);
   const participants: LoadedParticipant[] = [];
-  for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name]));
+  for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name], opts.dataset));
   const ds = await prepareDataset(opts.dataDir, opts.dataset);
+  // Settings that cannot suit this dataset (e.g. its dimension) stop the run before any work.
+  const info = { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined };
+  for (const p of participants) {
+    const why = p.adapter.checkDataset?.(p.index, info);
+    if (why) throw new UserError(`participant ${p.name}: ${why}`);
+  }
   const groups = prepareGroups(ds, opts.groups);
   const out: ResultFile[] = [];
   const failures: string[] = [];

@@ -6,3 +6,15 @@ export class UserError extends Error {
     this.name = 'UserError';
   }
 }
+
+/** A full disk (ENOSPC) or exhausted quota (EDQUOT) as one UserError line naming the file and
+ * the fix; null for any other error. */
+export function diskFullError(e: unknown, path?: string): UserError | null {
+  if (e instanceof UserError) return null;
+  const err = e as NodeJS.ErrnoException | null;
+  const code = err?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return null;
+  const file = path ?? err?.path;
+  const what = code === 'EDQUOT' ? 'the disk quota is exhausted' : 'no space left on the device';
+  return new UserError(`${what} while writing ${file ?? 'a file'}; free space there (or point --out / --data at a disk with room) and run again: finished results are kept`);
+}

@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Metric } from '../../contracts.ts';
-import { groundTruthFor } from '../../groundtruth/cache.ts';
+import { groundTruthFor, prepareGroundTruth } from '../../groundtruth/cache.ts';
 import { exactDistance } from '../../groundtruth/exact.ts';
 import { UserError } from '../../util/errors.ts';
 import { log } from '../../util/progress.ts';
@@ -163,6 +163,7 @@ export async function prepareCustom(dataDir: string, o: CustomOptions): Promise<
   if (!ds) {
     log(`preparing ${o.name} from ${o.base} and ${o.queries} (${metric}) ...`);
     ds = await convertCustom(dataDir, o, metric);
+    prepareGroundTruth(ds, { quiet: o.quiet });
   }
   let check: GroundTruthCheck | null = null;
   if (o.groundtruth) {

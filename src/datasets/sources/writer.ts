@@ -8,7 +8,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ATTRIBUTES, type AttrName, type Metric } from '../../contracts.ts';
-import { UserError } from '../../util/errors.ts';
+import { UserError, diskFullError } from '../../util/errors.ts';
 import { makeRng } from '../../util/hash.ts';
 import { Progress } from '../../util/progress.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
@@ -26,17 +26,30 @@ class HashedFile {
   private readonly hash: Hash = createHash('sha256');
   bytes = 0;
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'w');
+    try {
+      this.fd = openSync(path, 'w');
+    } catch (e) {
+      throw diskFullError(e, path) ?? e;
+    }
   }
   write(data: Uint8Array): void {
     let off = 0;
-    while (off < data.length) off += writeSync(this.fd, data, off, data.length - off);
+    try {
+      while (off < data.length) off += writeSync(this.fd, data, off, data.length - off);
+    } catch (e) {
+      // A full disk names this file; the writer's abort removes the temporary directory.
+      throw diskFullError(e, this.path) ?? e;
+    }
     this.hash.update(data);
     this.bytes += data.length;
   }
   /** fsyncs and closes; returns the manifest entry. */
   finish(): { bytes: number; sha256: string } {
-    fsyncSync(this.fd);
+    try {
+      fsyncSync(this.fd);
+    } catch (e) {
+      throw diskFullError(e, this.path) ?? e;
+    }
     closeSync(this.fd);
     return { bytes: this.bytes, sha256: this.hash.digest('hex') };
   }

@@ -12,6 +12,9 @@ export interface HttpJsonOptions {
   path: string;
 }
 
+/** The null ceiling this client's points are held against (pool.ts loadClientProtocol). */
+export const protocol = 'http';
+
 const IDS = Buffer.from('"ids":[');
 const HEADERS = { 'content-type': 'application/json' };
 

@@ -8,6 +8,7 @@
 import * as Plot from '@observablehq/plot';
 import { paretoFrontier, type Better, type CurvePoint } from '../../metrics/frontier.ts';
 import type { PageData, PagePoint, PageSeries } from './types.ts';
+import { drawChurnCharts } from './churn-app.ts';
 
 type Curve = 'qps' | 'p50' | 'p99';
 
@@ -234,6 +235,7 @@ function update(): void {
   applyVisibility(state());
   drawCharts();
   drawExtraCharts();
+  drawChurnCharts(data.churnCurves, state().dataset, colorOf(state().dataset));
 }
 
 for (const box of Array.from(document.querySelectorAll<HTMLInputElement>('input.toggle-not-asked'))) {

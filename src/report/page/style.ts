@@ -73,6 +73,8 @@ details > summary { cursor: pointer; color: var(--accent); font-size: 12.5px; ma
 .readme ul { padding-left: 18px; margin: 4px 0; }
 .readme p { margin: 4px 0; }
 .nm { color: var(--na); font-style: italic; }
+td.bad { color: var(--bad); font-weight: 600; }
+.churn-legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 10px; font-size: 12.5px; }
 footer { color: var(--muted); font-size: 12px; text-align: center; padding: 16px; }
 @media (max-width: 640px) {
   header.top, nav.controls, main { padding-left: 10px; padding-right: 10px; }

@@ -46,6 +46,8 @@ export interface PageData {
   notRecorded: Record<string, string[]>;
   /** Curves found in result files' extra sections (e.g. a concurrency sweep), one chart each. */
   extraCurves: ExtraCurve[];
+  /** Live-churn curves (absent in pages without churn results). */
+  churnCurves?: ChurnCurve[];
 }
 
 export interface ExtraCurve {
@@ -57,4 +59,15 @@ export interface ExtraCurve {
   logX: boolean;
   /** flagged: the row carries the "client-limited" flag (drawn as a red ring). */
   series: { participant: string; origin: 'measured' | 'imported'; points: { x: number; y: number; flagged?: boolean }[] }[];
+}
+
+/** A live-churn curve over the reads-under-writes step (src/report/page/churn-html.ts): one line
+ * per participant, each window's value at the window's middle (seconds from the step's start). */
+export interface ChurnCurve {
+  /** Matches the data-churn-chart attribute of the element the chart goes into. */
+  id: string;
+  dataset: string;
+  metric: 'recall' | 'latency_p95_ms' | 'write_rate';
+  label: string;
+  series: { participant: string; points: { t: number; y: number }[] }[];
 }
