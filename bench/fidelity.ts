@@ -5,7 +5,8 @@
 //    1,000 query vectors stored in a table. ONE statement, prepared:
 //      SELECT id FROM items ORDER BY embedding <-> (SELECT v FROM queries WHERE id = $1) LIMIT 10
 //    pgbench runs it from a custom script (-M prepared, random query id) and vecbench runs it
-//    through its worker-thread pool and closed loop (bench/fidelity-pg-client.ts), at the same
+//    through its worker-thread pool and closed loop (bench/fidelity-pg-client.ts, on the same
+//    PostgreSQL fast path as pgvector's load client: src/loadgen/clients/pg-ids.ts), at the same
 //    concurrency (1, 2, 4, 8, 16) and with the same client threads (-j = vecbench's workers).
 //    Prints `fidelity pgvector c=N vecbench_qps=X pgbench_qps=Y ratio=R`.
 // 2. HTTP: the null HTTP server against wrk (POST of the same JSON query body) and vecbench's
@@ -139,7 +140,9 @@ async function pgFidelity(): Promise<void> {
       }
       const f = (v: number | null) => (v === null ? 'n/a' : v.toFixed(2));
       say(`fidelity pgvector c=${conc} vecbench_qps=${vb.qps.toFixed(0)} pgbench_qps=${pb.qps.toFixed(0)} ratio=${(vb.qps / pb.qps).toFixed(3)}`);
-      say(`  detail c=${conc}: client cores vecbench ${f(vb.clientCores)} pgbench ${f(pb.clientCores)}; server cores during vecbench ${f(vb.serverCores)} pgbench ${f(pb.serverCores)}; load average ${loads.join(', ')}`);
+      // Client CPU per query: less sensitive to other work on the machine than the rates.
+      const us = (cores: number, qps: number) => (qps > 0 ? ((cores / qps) * 1e6).toFixed(0) : 'n/a');
+      say(`  detail c=${conc}: client cores vecbench ${f(vb.clientCores)} pgbench ${f(pb.clientCores)} (CPU per query ${us(vb.clientCores, vb.qps)} vs ${us(pb.clientCores, pb.qps)} us); server cores during vecbench ${f(vb.serverCores)} pgbench ${f(pb.serverCores)}; load average ${loads.join(', ')}`);
     }
   } finally {
     await server.stop();

@@ -6,7 +6,7 @@
 // provision.sh (run by .ci/run).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -16,6 +16,8 @@ import { SHORT_RUNBOOK, checkReportChurn, checkShortRun, type ShortRunExpect } f
 
 const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'vecbench-churn-servers-'));
+// PostgreSQL runs as its own user: it must reach its data directory under this one.
+chmodSync(dir, 0o755);
 after(() => {
   reapOrphans();
   rmSync(dir, { recursive: true, force: true });
@@ -63,21 +65,37 @@ describe('servers through a short runbook', () => {
     assert.equal(chroma.caps.disk, false);
     assert.equal(chroma.caps.upsert, true);
     assert.equal(chroma.steps[2].disk.bytes, null);
-    assert.ok(chroma.steps[2].disk.dir_bytes > 0 && chroma.steps[11].disk.dir_bytes > 0, JSON.stringify(chroma.steps[11].disk));
-    assert.equal(chroma.steps[9].status, 'unsupported', 'Chroma applies its log before a write returns: nothing to wait for');
+    assert.ok(chroma.steps[2].disk.dir_bytes > 0 && chroma.steps[12].disk.dir_bytes > 0, JSON.stringify(chroma.steps[12].disk));
+    assert.equal(chroma.steps[7].status, 'done', 'Chroma upserts');
+    assert.equal(chroma.steps[10].status, 'unsupported', 'Chroma applies its log before a write returns: nothing to wait for');
 
     // pgvector's compact() is VACUUM, timed; after it the searches are full again.
     const pg = runbook('pgvector');
-    assert.equal(pg.steps[9].status, 'done');
-    assert.ok(pg.steps[9].wait.duration_s > 0);
-    assert.equal(pg.steps[10].search.short_results, 0, 'no short result after VACUUM');
+    assert.equal(pg.steps[10].status, 'done');
+    assert.ok(pg.steps[10].wait.duration_s > 0);
+    assert.equal(pg.steps[11].search.short_results, 0, 'no short result after VACUUM');
     assert.ok(pg.steps[2].disk.bytes > 0 && pg.steps[2].disk.dir_bytes > pg.steps[2].disk.bytes, 'the server directory holds more than the table and its indexes');
 
     // Redis: VREM unlinks at once; no compaction.
-    for (const name of ['redis', 'redis-q8']) assert.equal(runbook(name).steps[9].status, 'unsupported', name);
+    for (const name of ['redis', 'redis-q8']) assert.equal(runbook(name).steps[10].status, 'unsupported', name);
 
     const rep = vecbench('report', '--out', out, '--json');
     assert.equal(rep.code, 0, rep.stderr);
     checkReportChurn(JSON.parse(rep.stdout).churn, 'synthetic-3000', NAMES);
+  });
+
+  test('a server that cannot start fails its runbook with the reason, and the command exits 1', () => {
+    const tiny = join(dir, 'tiny.json');
+    writeFileSync(tiny, JSON.stringify({ name: 'tiny', steps: [{ op: 'load', rows: [0, 100] }, { op: 'freshness', writes: 2 }] }));
+    const failedOut = join(dir, 'failed');
+    const r = spawnSync(process.execPath, [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'redis', '--runbook', tiny, '--out', failedOut], {
+      encoding: 'utf8',
+      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data'), VECBENCH_CACHE: '/nonexistent-vecbench-cache' },
+    });
+    assert.equal(r.status, 1, r.stderr);
+    const rr = JSON.parse(readFileSync(join(failedOut, 'synthetic-3000', 'redis.json'), 'utf8')).extra.churn.runbooks.tiny;
+    assert.equal(rr.status, 'failed');
+    assert.match(rr.reason, /participants\/redis\/provision\.sh/);
+    assert.match(r.stdout, /redis: tiny: .*provision\.sh/);
   });
 });

@@ -516,8 +516,9 @@ describe('real engines through a short runbook', () => {
     // directory of an in-process engine): LanceDB keeps its table there.
     for (const name of NAMES) {
       const rr = JSON.parse(readFileSync(join(out, 'synthetic-3000', `${name}.json`), 'utf8')).extra.churn.runbooks.short;
-      for (const i of [2, 11]) assert.equal(typeof rr.steps[i].disk.dir_bytes, 'number', `${name}: ${JSON.stringify(rr.steps[i].disk)}`);
-      if (name === 'lancedb') assert.ok(rr.steps[11].disk.dir_bytes > 0);
+      for (const i of [2, 12]) assert.equal(typeof rr.steps[i].disk.dir_bytes, 'number', `${name}: ${JSON.stringify(rr.steps[i].disk)}`);
+      if (name === 'lancedb') assert.ok(rr.steps[12].disk.dir_bytes > 0);
+      assert.equal(rr.steps[7].status, name === 'exact' ? 'unsupported' : 'done', `${name}: upsert ${rr.steps[7].reason ?? ''}`);
     }
 
     const rep = vecbench('report', '--out', out, '--json');

@@ -328,6 +328,26 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
     }
   });
 
+  test('vecbench ceiling: PostgreSQL and Redis through the participants\' own clients against their servers holding k rows', () => {
+    const out = join(dir, 'ceiling');
+    const r = vecbench('ceiling', '--protocols', 'postgres,redis', '--in-flight', '1,4', '--seconds', '1', '--out', out);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^ceiling postgres in_flight=1 workers=1 rps=\d+/m);
+    assert.match(r.stdout, /^ceiling redis in_flight=4 workers=1 rps=\d+/m);
+    const file = JSON.parse(readFileSync(join(out, 'ceiling.json'), 'utf8')) as { format: string; machine: { cores: number }; figures: { protocol: string; in_flight: number; rps: number; requests: number; null_engine: string; null_engine_cpu_cores: number | null; client_cpu_cores: number | null }[] };
+    assert.equal(file.format, 'vecbench-ceiling/1');
+    assert.deepEqual(file.figures.map((f) => `${f.protocol}@${f.in_flight}`), ['postgres@1', 'postgres@4', 'redis@1', 'redis@4']);
+    for (const f of file.figures) {
+      assert.ok(f.rps > 0 && f.requests >= 300, JSON.stringify(f));
+      assert.match(f.null_engine, f.protocol === 'postgres' ? /PostgreSQL.* holding 10 rows, queried through participants\/pgvector's load client/ : /Redis 8.* holding 10 rows, queried through participants\/redis's load client/);
+      // Both sides worked: the client threads, and the server's process tree.
+      assert.ok(f.client_cpu_cores !== null && f.client_cpu_cores > 0 && f.null_engine_cpu_cores !== null && f.null_engine_cpu_cores > 0, JSON.stringify(f));
+    }
+    const bad = vecbench('ceiling', '--protocols', 'mysql', '--out', out);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /unknown protocol "mysql"; known protocols: in-process, http, postgres, redis/);
+  });
+
   test('bad levels are one-line errors', () => {
     const r = vecbench('run', '--dataset', 'synthetic-3000', '--participants', 'hnswlib', '--concurrency', '1,0,4', '--out', join(dir, 'bad'));
     assert.equal(r.status, 1);

@@ -163,6 +163,9 @@ test('a cold-protocol run records resources for an in-process engine and a serve
   }
   const redis = results.find((r) => r.participant === 'redis')!;
   assert.ok(redis.resources!.cold_accept_s! > 0, 'redis has a cold start');
+  // Redis saves no file while serving (saving off) but its snapshot on the clean stop.
+  assert.equal(redis.resources!.disk_bytes, 0);
+  assert.ok(redis.resources!.disk_stopped_bytes! > 100_000, `redis snapshot ${redis.resources!.disk_stopped_bytes}`);
   assert.ok(redis.resources!.probe!.answered, 'redis answers between ingest and (its no-op) build');
   // No server left running.
   assert.deepEqual(reapOrphans(), []);
@@ -171,15 +174,17 @@ test('a cold-protocol run records resources for an in-process engine and a serve
   assert.equal(cli.status, 0, cli.stderr);
   const report = JSON.parse(cli.stdout) as { general: Record<string, unknown>[] };
   assert.equal(report.general.length, 2);
-  const keys = ['participant', 'dataset', 'ingest_s', 'index_s', 'disk_bytes', 'mem_build_peak_bytes', 'mem_serving_anon_bytes', 'mem_serving_file_bytes', 'cold_accept_s', 'cold_first_query_s'];
+  const keys = ['participant', 'dataset', 'ingest_s', 'index_s', 'disk_bytes', 'disk_stopped_bytes', 'mem_build_peak_bytes', 'mem_serving_anon_bytes', 'mem_serving_file_bytes', 'cold_accept_s', 'cold_first_query_s'];
   for (const g of report.general) {
     for (const k of keys) assert.ok(k in g, `general entry lacks ${k}`);
     assert.equal(g.dataset, 'synthetic-2k');
   }
   const gRedis = report.general.find((g) => g.participant === 'redis')!;
   assert.equal(gRedis.cold_accept_s, redis.resources!.cold_accept_s);
+  assert.equal(gRedis.disk_stopped_bytes, redis.resources!.disk_stopped_bytes);
   assert.equal(gRedis.ingest_s, redis.load!.ingest_s);
   const text = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'bin', 'vecbench.js'), 'report', '--out', out], { encoding: 'utf8' });
   assert.match(text.stdout, /synthetic-2k: load, size, memory/);
   assert.match(text.stdout, /cold accept/);
+  assert.match(text.stdout, /disk stopped/);
 });

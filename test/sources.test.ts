@@ -17,7 +17,7 @@ import { UserError } from '../src/util/errors.ts';
 import { makeRng } from '../src/util/hash.ts';
 import { loadDataset, type Dataset } from '../src/datasets/layout.ts';
 import { prepareDataset, sourceFor } from '../src/datasets/registry.ts';
-import { prepareGroups } from '../src/runner/run.ts';
+import { prepareGroups, scorePoint } from '../src/runner/run.ts';
 import { FILTER_KINDS } from '../src/datasets/groups.ts';
 import { heldOutRows } from '../src/datasets/sources/common.ts';
 import { download } from '../src/datasets/sources/download.ts';
@@ -909,5 +909,35 @@ describe('a failure while streaming leaves the data directory as it was, for eve
       delete process.env.VECBENCH_FASHION_MNIST_DIR;
     }
     assert.deepEqual(readdirSync(dataDir), []);
+  });
+});
+
+// ------------------------------------------------------------------ scoring real data
+
+describe('recall at raw-pixel L2 distances (Fashion-MNIST-like magnitudes)', () => {
+  test("the exact answer scores recall 1 (the k-th true distance is compared in float64, not the cache's float32)", async () => {
+    const d = 16;
+    const rng = makeRng(8);
+    const pix = (count: number) => Float32Array.from({ length: count * d }, () => Math.floor(rng.uniform() * 256));
+    const dir = freshDir('pix');
+    writeFvecs(join(dir, 'b.fvecs'), pix(2000), d);
+    writeFvecs(join(dir, 'q.fvecs'), pix(60), d);
+    const { ds } = await prepareCustom(dir, { name: 'pix', base: join(dir, 'b.fvecs'), queries: join(dir, 'q.fvecs'), quiet: true });
+    const [g] = prepareGroups(ds, [{ filter: 'none', k: 10 }]);
+    const queries = Array.from({ length: ds.nq }, (_, q) => q);
+    // The engine answers with the exact top-10 ids themselves.
+    const ids = new Int32Array(ds.nq * 10);
+    queries.forEach((q) => ids.set(g.gt.ids.subarray(q * g.gt.depth, q * g.gt.depth + 10), q * 10));
+    const offsets = Int32Array.from({ length: ds.nq + 1 }, (_, i) => i * 10);
+    const scores = scorePoint(ds, g, queries, { ids, offsets } as Parameters<typeof scorePoint>[3]);
+    assert.ok(scores.every((s) => s.tieAware === 1 && s.strict === 1), `tie-aware recalls: ${scores.map((s) => s.tieAware).join(' ')}`);
+    // The case is real: for some queries the float32 k-th distance lies below the float64 one
+    // by more than the 1e-6 tolerance, so a float32 comparison would refuse the true 10th.
+    const rounded = queries.filter((q) => {
+      const kth = g.gt.ids[q * g.gt.depth + 9];
+      const exact = Math.hypot(...Array.from({ length: d }, (_, j) => ds.queries[q * d + j] - ds.base[kth * d + j]));
+      return g.gt.dists[q * g.gt.depth + 9] < exact - 1e-6;
+    });
+    assert.ok(rounded.length > 5, `${rounded.length} queries whose float32 10th distance rounds down`);
   });
 });

@@ -250,6 +250,8 @@ async function churnParticipant(p: LoadedParticipant, ds: Dataset, opts: ChurnOp
     await runOne(p, ds, rb, rr, result, opts, save);
     rr.finished = new Date().toISOString();
     save();
+    // The other runbooks still run; the command's exit status says one failed.
+    if (rr.status === 'failed') process.exitCode = 1;
   }
   return result;
 }

@@ -9,7 +9,7 @@ import { FILTER_KINDS, filterKey, filterKind, matchingRows } from '../datasets/g
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { Progress, log } from '../util/progress.ts';
 import { sha256 } from '../util/hash.ts';
-import { exactTopK, type Backend } from './exact.ts';
+import { exactDistance, exactTopK, type Backend } from './exact.ts';
 import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
 
 export const GT_FORMAT = 'vecbench-groundtruth/1';
@@ -188,4 +188,16 @@ export function prepareGroundTruth(ds: Dataset, opts: { quiet?: boolean } = {}):
     log(`ground truth ${ds.name}: ${FILTER_KINDS.length} filter kinds, ${queries.toLocaleString('en-US')} query lists in ${seconds.toFixed(1)}s: ${throughputText(queries, seconds, flops, cpuSeconds)} (effective: 2 x d per query and matching row)`);
   }
   return { seconds, flops, queries, cpuSeconds };
+}
+
+/** The true distances of query q to score a group at k: the first kt = min(k, matches)
+ * entries, the kt-th recomputed in float64 with the harness's own distance. The cache keeps
+ * float32, whose rounding (~1e-4 at an L2 distance of 1,000, e.g. Fashion-MNIST pixels) would
+ * swamp the 1e-6 tie tolerance and refuse even the true kt-th neighbour. */
+export function scoringDists(ds: Pick<Dataset, 'd' | 'metric' | 'base' | 'queries'>, gt: GroundTruth, q: number, k: number): Float64Array {
+  const kt = Math.max(0, Math.min(k, gt.depth, gt.matches[q]));
+  const out = Float64Array.from(gt.dists.subarray(q * gt.depth, q * gt.depth + kt));
+  const id = kt > 0 ? gt.ids[q * gt.depth + kt - 1] : -1;
+  if (id >= 0) out[kt - 1] = exactDistance(ds.metric, ds.queries, q * ds.d, ds.base, id * ds.d, ds.d);
+  return out;
 }

@@ -159,7 +159,13 @@ async function nullServerTarget(protocol: Exclude<NetworkProtocol, 'http'>, d: n
   mkdirSync(workDir);
   mkdirSync(join(dir, 'server'));
   const dataset = { name: `null-${k}`, n: k, d, metric: 'ip' as const, hasText: false };
-  const started = await startServer(life.start, { dataset, settings: p.index, dataDir: join(dir, 'server'), existing: false, logFile: join(dir, 'server.log'), log }, 120);
+  let started;
+  try {
+    started = await startServer(life.start, { dataset, settings: p.index, dataDir: join(dir, 'server'), existing: false, logFile: join(dir, 'server.log'), log }, 120);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   const handle = started.handle;
   let session: EngineSession | null = null;
   const stop = async () => {

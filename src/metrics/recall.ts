@@ -50,7 +50,7 @@ export interface ScoreQueryArgs {
   /** exact top ids for this query (best first); at least min(k, matches) valid entries; -1 = padding */
   trueIds: Int32Array;
   /** their distances (lower is closer), aligned with trueIds */
-  trueDists: Float32Array;
+  trueDists: ArrayLike<number>;
   /** rows that pass the query's filter (all rows when unfiltered) */
   matches: number;
   /** id exists (in the live set) */

@@ -16,6 +16,8 @@ export interface GeneralRow {
   index_s: number | null;
   /** Bytes of the engine's data directory after load (harness-measured). */
   disk_bytes: number | null;
+  /** Bytes of that directory after a clean stop (the cold start's): what the engine keeps. */
+  disk_stopped_bytes: number | null;
   /** The engine's own count (e.g. pg_total_relation_size, an in-memory index's size). */
   engine_reported_bytes: number | null;
   mem_baseline_anon_bytes: number | null;
@@ -48,6 +50,7 @@ export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
       ingest_s: r.load?.ingest_s ?? null,
       index_s: r.load?.index_s ?? null,
       disk_bytes: res?.disk_bytes ?? null,
+      disk_stopped_bytes: res?.disk_stopped_bytes ?? null,
       engine_reported_bytes: r.load?.disk_bytes ?? null,
       mem_baseline_anon_bytes: res?.mem_baseline_anon_bytes ?? null,
       mem_build_peak_bytes: res?.mem_build_peak_bytes ?? null,
@@ -94,7 +97,7 @@ export function renderGeneral(rows: GeneralRow[]): string {
   const out: string[] = [];
   for (const ds of [...new Set(rows.map((r) => r.dataset))]) {
     const dr = rows.filter((r) => r.dataset === ds);
-    const header = ['participant', 'proc', 'ingest', 'index', 'probe', 'disk', 'engine says', 'build peak (anon/file)', 'serving anon', 'serving file', 'cold accept', 'cold 1st query'];
+    const header = ['participant', 'proc', 'ingest', 'index', 'probe', 'disk', 'disk stopped', 'engine says', 'build peak (anon/file)', 'serving anon', 'serving file', 'cold accept', 'cold 1st query'];
     const table = dr.map((r) => [
       r.participant,
       r.measured_process ?? '-',
@@ -102,6 +105,7 @@ export function renderGeneral(rows: GeneralRow[]): string {
       secs(r.index_s),
       probe(r),
       bytes(r.disk_bytes),
+      bytes(r.disk_stopped_bytes),
       bytes(r.engine_reported_bytes),
       r.mem_build_peak_bytes === null ? '-' : `${bytes(r.mem_build_peak_bytes)} (${bytes(r.mem_build_peak_anon_bytes)}/${bytes(r.mem_build_peak_file_bytes)})`,
       bytes(r.mem_serving_anon_bytes),
@@ -118,7 +122,7 @@ export function renderGeneral(rows: GeneralRow[]): string {
     const notes = dr.flatMap((r) => {
       const reasons = new Map<string, string[]>();
       for (const [field, why] of Object.entries(r.unmeasured)) {
-        if (!['cold_accept_s', 'disk_bytes', 'resources', 'mem_build_peak_bytes', 'mem_serving_anon_bytes'].includes(field)) continue;
+        if (!['cold_accept_s', 'disk_bytes', 'disk_stopped_bytes', 'resources', 'mem_build_peak_bytes', 'mem_serving_anon_bytes'].includes(field)) continue;
         reasons.set(why, [...(reasons.get(why) ?? []), field]);
       }
       return [...reasons].map(([why, fields]) => `  ${r.participant}: ${fields.map((f) => f.replace(/_s$|_bytes$/, '')).join(', ')} not measured: ${why}`);

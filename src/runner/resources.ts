@@ -287,6 +287,7 @@ export function emptyResources(measured: Resources['measured_process']): Resourc
   return {
     measured_process: measured,
     disk_bytes: null,
+    disk_stopped_bytes: null,
     mem_baseline_anon_bytes: null,
     mem_baseline_file_bytes: null,
     mem_build_peak_bytes: null,

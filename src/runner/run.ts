@@ -8,7 +8,7 @@ import type { FilterExpr, Knobs } from '../contracts.ts';
 import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, type GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../datasets/registry.ts';
-import { groundTruthFor, type GroundTruth } from '../groundtruth/cache.ts';
+import { groundTruthFor, scoringDists, type GroundTruth } from '../groundtruth/cache.ts';
 import { exactDistance } from '../groundtruth/exact.ts';
 import { scoreQuery, summarize, type QueryScore } from '../metrics/recall.ts';
 import { mean, percentile } from '../metrics/stats.ts';
@@ -20,7 +20,7 @@ import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError } from './client.ts';
 import type { ServerHandle } from '../contracts.ts';
 import type { Resources } from '../results/schema.ts';
-import { ResourceRecorder, VMTOUCH_MISSING, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
+import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
 import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, reapOrphans, remoteRecord, startServer, type StartedServer } from './server.ts';
 import { redactUrl, redactValue } from '../util/redact.ts';
 import { measureQuality } from '../hybrid/quality-run.ts';
@@ -149,7 +149,8 @@ export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply:
       returned,
       k: g.k,
       trueIds: g.gt.ids.subarray(q * depth, (q + 1) * depth),
-      trueDists: g.gt.dists.subarray(q * depth, (q + 1) * depth),
+      // The kt-th true distance in float64 (the cache's float32 would swamp the 1e-6 tie rule).
+      trueDists: scoringDists(ds, g.gt, q, g.k),
       matches: g.gt.matches[q],
       isKnownId: (id) => id >= 0 && id < ds.n,
       passes: (id) => passes(filter, ds.attrs, id),
@@ -473,7 +474,7 @@ class EngineHandle {
     const { p, ds, opts } = this;
     const why = this.remote ? REMOTE_UNMEASURED : !p.adapter.reopen ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())` : !haveVmtouch() ? VMTOUCH_MISSING : null;
     if (why) {
-      res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = why;
+      res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = res.unmeasured.disk_stopped_bytes = why;
       return;
     }
     await this.ready('engine restarted');
@@ -481,6 +482,8 @@ class EngineHandle {
     await this.host?.close();
     this.host = null;
     await this.stopServer();
+    // What the engine keeps on disk once stopped cleanly (a memory engine saves only now).
+    res.disk_stopped_bytes = diskUsage(dir);
     res.cold_eviction = evictPageCache(dir);
     const host = new HostClient(p.name);
     this.host = host;

@@ -16,6 +16,7 @@ export const SHORT_RUNBOOK = {
     { op: 'mixed', duration_s: 5, write_rate: 150, readers: 6, window_s: 1, queries: 100, recall_samples: 50 },
     { op: 'delete', share: 0.2 },
     { op: 'insert', new_share: 0.2 },
+    { op: 'upsert', share: 0.05 },
     { op: 'search', group: 'none/10', queries: 100, label: 'after cycle' },
     { op: 'search', group: 'cat10/10', queries: 100, label: 'after cycle, filtered' },
     { op: 'wait' },
@@ -36,7 +37,8 @@ export interface ShortRunExpect {
 }
 
 /** The stored runbook of each engine: measured, no leak, every write visible, reads under writes
- * scored, 20 % deleted and 20 % x n inserted, only live valid rows returned, disk measured. */
+ * scored, 20 % deleted, 20 % x n inserted and 5 % moved (upsert, where the engine has it), only
+ * live valid rows returned (a moved row is judged at its new vector), disk measured. */
 export function checkShortRun(out: string, dataset: string, n: number, engines: Record<string, ShortRunExpect>): void {
   for (const [name, expect] of Object.entries(engines)) {
     const result = JSON.parse(readFileSync(join(out, dataset, `${name}.json`), 'utf8'));
@@ -60,16 +62,19 @@ export function checkShortRun(out: string, dataset: string, n: number, engines: 
     const deleted = step(6).write;
     assert.equal(deleted.rows, Math.round(0.2 * step(5).live_rows), `${name}: 20 % of the live rows deleted`);
     assert.equal(step(7).write.rows, Math.round(0.2 * n), `${name}: 20 % x n new rows`);
-    for (const i of [8, 9, 11]) {
+    const upsert = step(8);
+    if (upsert.status === 'unsupported') assert.match(upsert.reason, /no upsert\(\)/);
+    else assert.equal(upsert.write.rows, Math.round(0.05 * step(7).live_rows), `${name}: 5 % of the live rows moved`);
+    for (const i of [9, 10, 12]) {
       const s = step(i).search;
       assert.equal(s.unknown_ids + s.filter_violations + s.duplicate_ids + s.errors, 0, `${name}: step ${i} returned only live, valid rows`);
-      if (i === 8 && expect.lowAfterDeletes) continue;
+      if (i === 9 && expect.lowAfterDeletes) continue;
       assert.ok(s.recall >= expect.minRecall, `${name}: step ${i} recall ${s.recall}`);
     }
-    const wait = step(10);
+    const wait = step(11);
     assert.ok(wait.status === 'done' || wait.status === 'unsupported', name);
     if (wait.status === 'unsupported') assert.match(wait.reason, /no compact\(\)/);
-    for (const i of [3, 12]) {
+    for (const i of [3, 13]) {
       const disk = step(i).disk;
       assert.ok((disk.bytes ?? 0) > 0 || (disk.dir_bytes ?? 0) > 0, `${name}: step ${i} measured the engine's bytes or its data directory`);
     }

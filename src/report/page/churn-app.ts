@@ -51,7 +51,10 @@ export function drawChurnCharts(curves: ChurnCurve[] | undefined, dataset: strin
       c.metric === 'recall'
         ? // Enough room below the lowest window for a drop to read as one.
           { label: 'recall@k (tie-aware)', domain: [Math.max(0, Math.min(0.9, ...ys) - 0.02), 1.005], grid: true }
-        : { label: c.metric === 'write_rate' ? 'writes / s' : 'ms', grid: true, zero: true };
+        : c.metric === 'latency_p95_ms'
+          ? // Engines' read latencies differ by orders of magnitude.
+            { type: 'log', label: 'ms (log)', grid: true }
+          : { label: 'writes / s', grid: true, zero: true };
     host.replaceChildren(
       Plot.plot({
         width,
