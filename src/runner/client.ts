@@ -95,7 +95,14 @@ export class HostClient {
           reject(e);
         },
       });
-      this.child.send({ id, req });
+      // A host that died between the check above and this send makes the send fail (EPIPE)
+      // asynchronously; without a callback that would be an uncaught 'error' event.
+      this.child.send({ id, req }, (err) => {
+        if (!err || !this.pending.has(id)) return;
+        this.pending.delete(id);
+        clearTimeout(timer);
+        reject(new HostError(`participant ${this.name}: engine process ${this.exited ?? `cannot take requests (${err.message})`}`));
+      });
     });
   }
 
