@@ -146,7 +146,7 @@ describe('a PostgreSQL given by URL with a password (--connect)', () => {
   test('the run uses that server; no file under --out, no line of stdout or stderr holds the password', async () => {
     const out = join(dir, 'pg-out');
     const url = `postgres://vb:${PASSWORD}@127.0.0.1:${port}/db`;
-    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'pgvector', '--groups', 'none/10', '--clients', '2', '--out', out, '--connect', `pgvector=${url}`]);
+    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'pgvector', '--groups', 'none/10', '--clients', '2', '--concurrency', '1,2', '--out', out, '--connect', `pgvector=${url}`]);
     assert.equal(r.code, 0, r.stderr);
     const files = assertNowhere(PASSWORD, out, { stdout: r.stdout, stderr: r.stderr });
     assert.ok(files >= 2, `the result and the page were written (${files} files)`);
@@ -158,6 +158,10 @@ describe('a PostgreSQL given by URL with a password (--connect)', () => {
     assert.equal(result.extra.connection.started_by, 'user');
     const none10 = result.groups.find((g: { key: string }) => g.key === 'none/10');
     assert.ok(none10.points.length > 0 && none10.points.every((p: { recall: number }) => p.recall > 0), 'points were measured on the server');
+    // The sweep's worker clients (the PostgreSQL fast path) authenticated with SCRAM as vb.
+    const sweep = result.extra.concurrency as { points: { in_flight: number; requests: number; errors: number; recall: number }[] };
+    assert.deepEqual(sweep.points.map((p) => p.in_flight), [1, 2]);
+    for (const p of sweep.points) assert.ok(p.requests > 0 && p.errors === 0 && p.recall > 0, JSON.stringify(p));
     assert.match(result.engine_version, /PostgreSQL 15/);
     // Not ours to measure: memory and cold start are null with the reason.
     assert.equal(result.resources.mem_build_peak_bytes, null);

@@ -5,7 +5,7 @@
 // the same knob SETs and plan mode, through the load generator's PostgreSQL fast path
 // (src/loadgen/clients/pg-ids.ts: executions encoded before the timed loop, only the ids read).
 import type { CreateLoadClient, FilterExpr, Knobs, LoadClient, Metric, SearchRequest } from '../../src/contracts.ts';
-import { encodeExecution, encodeSetup, PgIdConnections, type PgExecution } from '../../src/loadgen/clients/pg-ids.ts';
+import { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../../src/loadgen/clients/pg-ids.ts';
 import { searchStatement, vectorBinary } from '../pgvector-pglite/sql.ts';
 import { parseKnobs } from './adapter.ts';
 
@@ -26,7 +26,7 @@ export interface PgLoadOptions {
 
 interface Prepared {
   exec: PgExecution;
-  setup: Buffer;
+  setup: PgSetup;
 }
 
 export const createLoadClient: CreateLoadClient = async (options, ctx) => {
