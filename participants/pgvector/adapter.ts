@@ -193,6 +193,18 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
   });
 }
 
+/**
+ * The plan settings of a search statement, as SETs. Unfiltered: sequential scans off, so the plan
+ * is the HNSW scan the settings promise (at a high ef_search or k = 1000 the planner otherwise
+ * prices a seq scan + sort below the index and silently answers exactly; the plan check would
+ * fail the group). Filtered: the planner's free choice between the HNSW scan and an exact scan of
+ * the btree matches, planned per execution with the actual values when filtered_plans = custom.
+ */
+export function planSettings(filtered: boolean, filteredPlans: 'custom' | 'generic'): string[] {
+  if (!filtered) return ['SET plan_cache_mode = auto', 'SET enable_seqscan = off'];
+  return [`SET plan_cache_mode = ${filteredPlans === 'custom' ? 'force_custom_plan' : 'auto'}`, 'SET enable_seqscan = on'];
+}
+
 // ---- the session ----
 
 /** Per-connection state: which knobs and plan mode were SET on it, which statements it has. */
@@ -266,8 +278,9 @@ class PgvectorSession implements EngineSession {
     this.knobsKey = this.keyOf(this.knobs);
   }
 
-  private planModeFor(filter: FilterExpr | null): string {
-    return filter !== null && this.settings.filtered_plans === 'custom' ? 'force_custom_plan' : 'auto';
+  /** The session settings a request's plan needs (planSettings: shared with the load client). */
+  private planSetsFor(filter: FilterExpr | null): string {
+    return planSettings(filter !== null, this.settings.filtered_plans).join('; ');
   }
 
   /** A pooled connection with the current knobs and the request's plan mode SET on it. */
@@ -275,10 +288,10 @@ class PgvectorSession implements EngineSession {
     const client = await this.pool.connect();
     let st = connState.get(client);
     if (!st) connState.set(client, (st = { knobsKey: '', planMode: '' }));
-    const mode = this.planModeFor(filter);
+    const mode = this.planSetsFor(filter);
     const sets: string[] = [];
     if (st.knobsKey !== this.knobsKey) sets.push(this.knobsKey);
-    if (st.planMode !== mode) sets.push(`SET plan_cache_mode = ${mode}`);
+    if (st.planMode !== mode) sets.push(mode);
     if (sets.length > 0) {
       try {
         await client.query(sets.join('; '));
@@ -323,7 +336,7 @@ class PgvectorSession implements EngineSession {
       const args = [`'${vectorLiteral(request.vector)}'::vector`, ...params.map(String)].join(', ');
       const rows = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (FORMAT TEXT) EXECUTE ${name}(${args})`)).rows;
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-      const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} plan_cache_mode=${this.planModeFor(request.filter)}`;
+      const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} ${planSettings(request.filter !== null, this.settings.filtered_plans).map((x) => x.replace(/^SET (\S+) = /, '$1=')).join(' ')}`;
       return `${describePath(plan)}\n${knobs}\nstatement: ${text}\n${plan}`;
     } finally {
       client.release();

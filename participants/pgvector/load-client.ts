@@ -7,7 +7,7 @@
 import type { CreateLoadClient, FilterExpr, Knobs, LoadClient, Metric, SearchRequest } from '../../src/contracts.ts';
 import { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../../src/loadgen/clients/pg-ids.ts';
 import { searchStatement, vectorBinary } from '../pgvector-pglite/sql.ts';
-import { parseKnobs } from './adapter.ts';
+import { parseKnobs, planSettings } from './adapter.ts';
 
 /** The null ceiling its points are held against (`vecbench ceiling --protocols postgres`). */
 export const protocol = 'postgres';
@@ -33,12 +33,13 @@ export const createLoadClient: CreateLoadClient = async (options, ctx) => {
   const o = options as PgLoadOptions;
   const conns = await PgIdConnections.open(o, Math.max(1, ctx.maxInFlight));
   let resort = false;
-  // The session settings an execution needs, per plan mode: the same SETs as the session, so
-  // both measure the same engine configuration. One Buffer per setting (compared by identity).
-  let setups = { auto: encodeSetup([]), custom: encodeSetup([]) };
+  // The session settings an execution needs, unfiltered or filtered: the same SETs as the
+  // session, so both measure the same engine configuration. One object per setting (compared by
+  // identity).
+  let setups = { unfiltered: encodeSetup([]), filtered: encodeSetup([]) };
   const names = new Map<string, string>();
 
-  const setupFor = (f: FilterExpr | null) => (f !== null && o.filteredPlans === 'custom' ? setups.custom : setups.auto);
+  const setupFor = (f: FilterExpr | null) => (f === null ? setups.unfiltered : setups.filtered);
 
   const prepare = (r: SearchRequest): Prepared => {
     if (r.vector.length !== o.d) throw new Error(`query vector has ${r.vector.length} dimensions, the table ${o.d}`);
@@ -53,7 +54,7 @@ export const createLoadClient: CreateLoadClient = async (options, ctx) => {
     async setKnobs(knobs: Knobs) {
       const k = parseKnobs(knobs);
       const sets = [`SET hnsw.ef_search = ${k.ef_search}`, `SET hnsw.iterative_scan = ${k.iterative_scan}`, `SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`];
-      setups = { auto: encodeSetup([...sets, 'SET plan_cache_mode = auto']), custom: encodeSetup([...sets, 'SET plan_cache_mode = force_custom_plan']) };
+      setups = { unfiltered: encodeSetup([...sets, ...planSettings(false, o.filteredPlans)]), filtered: encodeSetup([...sets, ...planSettings(true, o.filteredPlans)]) };
       resort = k.iterative_scan === 'relaxed_order';
     },
     prepare,
