@@ -7,7 +7,7 @@
       "target_name": "topk",
       "sources": ["topk.c"],
       "include_dirs": ["<(openblas_include)"],
-      "cflags": ["-O3", "-std=gnu11", "-Wall"],
+      "cflags": ["-O3", "-std=gnu11", "-Wall", "-ffp-contract=off"],
       "libraries": ["-lopenblas", "-lpthread"]
     }
   ]

@@ -200,6 +200,49 @@ describe('native and js agree on clustered data', () => {
   }
 });
 
+describe('native selection at large k', () => {
+  // The addon keeps, per query, a threshold and a buffer of the rows that reach it, cut back to
+  // the kk best by quickselect whenever it fills (kk = k + 8 + k/8); groups of 256 queries,
+  // the rows split into ranges when there are fewer groups than threads, ranges merged at the
+  // end. Integer entries keep sgemm exact, so both backends must return the same lists.
+  for (const metric of METRICS) {
+    it(`${metric}: many cuts, several query groups, split rows, equal to js and naive`, () => {
+      requireNative('native');
+      const n = 4000, d = 8, k = 300;
+      const base = integerRows(20, n, d);
+      const queries = integerRows(21, 300, d);
+      const r = rng(22);
+      const rows = Int32Array.from({ length: n }, (_, i) => i).filter(() => r() < 0.6).reverse();
+      for (const [nq, threads] of [[300, 2], [5, 2], [5, 3], [300, 1]] as const) {
+        for (const sub of [undefined, rows]) {
+          const args: ExactArgs = { base, n, d, queries: queries.subarray(0, nq * d), nq, metric, k, rows: sub, threads };
+          const a = exactTopK({ ...args, backend: 'native' });
+          const b = exactTopK({ ...args, backend: 'js' });
+          assert.deepEqual(a.ids, b.ids, `ids, nq=${nq} threads=${threads} rows=${sub !== undefined}`);
+          assert.deepEqual(a.dists, b.dists, `dists, nq=${nq} threads=${threads} rows=${sub !== undefined}`);
+          assert.deepEqual(a.counts, b.counts);
+          if (nq === 5) checkAgainstNaive(args, a);
+        }
+      }
+    });
+  }
+
+  it('rows stored in order of improving score (every row raises the threshold)', () => {
+    requireNative('native');
+    // Row j points along the query direction with a length growing with j (ip), so a sweep in
+    // row order would admit every row; plus copies of the best row near both ends (ties).
+    const n = 5000, d = 4, nq = 3, k = 700;
+    const base = new Float32Array(n * d);
+    for (let j = 0; j < n; j++) base.set([1 + j / 64, (j % 7) / 8, 0, 0], j * d);
+    for (const j of [1, 2, 4990]) base.copyWithin(j * d, (n - 1) * d, n * d);
+    const queries = Float32Array.from([1, 0, 0, 0, 1, 0.5, 0, 0, 0.5, 1, 0, 0]);
+    for (const threads of [1, 2]) {
+      const args: ExactArgs = { base, n, d, queries, nq, metric: 'ip', k, threads, backend: 'native' };
+      checkAgainstNaive(args, exactTopK(args));
+    }
+  });
+});
+
 describe('exactTopK input validation', () => {
   const n = 20, d = 4, nq = 3;
   const good = (): ExactArgs => ({

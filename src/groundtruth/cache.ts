@@ -2,6 +2,7 @@
 // dataset's hash, so it is recomputed only when the inputs change (docs/contracts.md,
 // "Ground-truth files").
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FilterExpr } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
@@ -9,7 +10,7 @@ import { FILTER_KINDS, filterKey, filterKind, matchingRows } from '../datasets/g
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { Progress, log } from '../util/progress.ts';
 import { sha256 } from '../util/hash.ts';
-import { exactDistance, exactTopK, type Backend } from './exact.ts';
+import { exactDistance, exactTopK, nativeAvailable, type Backend } from './exact.ts';
 import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
 
 export const GT_FORMAT = 'vecbench-groundtruth/1';
@@ -74,6 +75,12 @@ function readArray<T extends Int32Array | Float32Array>(path: string, ctor: { ne
   return new ctor(ab);
 }
 
+/** The backend exactTopK will pick for `want` (as its own auto rule). */
+function backendOf(want: 'auto' | Backend | undefined): Backend {
+  if (want === 'js' || want === 'native') return want;
+  return process.env.VECBENCH_GT_BACKEND !== 'js' && nativeAvailable() ? 'native' : 'js';
+}
+
 /** Computes exact top-depth for every query under one filter kind. Queries sharing a filter
  * (same category, same range bucket, same cluster) go through one matrix product. */
 export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math.min(GT_DEPTH, ds.n), opts: { backend?: 'auto' | Backend; quiet?: boolean; live?: Int32Array } = {}): GroundTruth {
@@ -97,8 +104,10 @@ export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math
   let backend: Backend = 'js';
   for (const { filter, queries } of byFilter.values()) {
     const rows = filter === null && !opts.live ? undefined : matchingRows(filter, ds.attrs, ds.n, opts.live);
-    // Chunks of queries keep progress moving and memory bounded.
-    const chunk = 256;
+    // Chunks of queries keep progress moving and memory bounded. The addon gives each thread
+    // whole groups of 256 queries (splitting the rows, and so the work of selection, only when
+    // there are fewer groups than threads), so it gets two groups per thread at a time.
+    const chunk = backendOf(opts.backend) === 'native' ? Math.min(4096, 512 * availableParallelism()) : 256;
     for (let s = 0; s < queries.length; s += chunk) {
       const part = queries.slice(s, s + chunk);
       const qm = new Float32Array(part.length * d);

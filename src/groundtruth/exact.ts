@@ -1,6 +1,7 @@
 // Exact top-k ground truth. Two backends select candidates: a native N-API addon (OpenBLAS sgemm
-// over row blocks plus a heap per query, native/topk.c) and a portable TypeScript fallback. Both
-// then recompute the selected candidates' distances with exactDistance (float64) and sort them by
+// over row blocks plus a thresholded buffer per query, native/topk.c) and a portable TypeScript
+// fallback. Both then recompute the selected candidates' distances in float64 with the same
+// arithmetic as exactDistance (the addon in its own threads, bit for bit) and sort them by
 // (distance, id), so identical ids always carry identical distances whichever backend ran.
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
@@ -39,10 +40,17 @@ export interface ExactArgs {
 }
 
 interface NativeModule {
+  /** Candidate ids: the kk best per query by float32 score (unordered, -1 padding). */
   topk(
     base: Float32Array, n: number, d: number, queries: Float32Array, nq: number,
     metric: number, kk: number, rows: Int32Array | null, threads: number,
   ): Int32Array;
+  /** topk, then the candidates ranked as rerank() does, the k best written to ids / dists. */
+  ranked?(
+    base: Float32Array, n: number, d: number, queries: Float32Array, nq: number,
+    metric: number, kk: number, rows: Int32Array | null, threads: number,
+    k: number, ids: Int32Array, dists: Float32Array,
+  ): void;
   cores: number;
 }
 
@@ -147,7 +155,16 @@ export function exactTopK(args: ExactArgs): ExactResult {
   if (kk === 0 || nq === 0) candIds = new Int32Array(0);
   else if (backend === 'native') {
     const threads = args.threads ?? availableParallelism();
-    candIds = loadNative()!.topk(base, n, d, queries, nq, METRIC_CODE[metric], kk, rows ?? null, threads);
+    const mod = loadNative()!;
+    if (mod.ranked) {
+      // The addon ranks too, in its threads: one JS thread sorting nq x kk candidates would
+      // otherwise take as long as the whole selection on a large k.
+      const ids = new Int32Array(nq * k);
+      const dists = new Float32Array(nq * k);
+      mod.ranked(base, n, d, queries, nq, METRIC_CODE[metric], kk, rows ?? null, threads, k, ids, dists);
+      return { k, nq, ids, dists, counts: new Int32Array(nq).fill(Math.min(k, kk)), backend };
+    }
+    candIds = mod.topk(base, n, d, queries, nq, METRIC_CODE[metric], kk, rows ?? null, threads);
   } else candIds = jsCandidates(base, d, queries, nq, metric, kk, rows, cands);
   return rerank(base, d, queries, nq, metric, k, kk, candIds, backend);
 }
