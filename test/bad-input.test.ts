@@ -262,6 +262,13 @@ describe('settings: a dimension they cannot take, fields that do not validate, l
     expectBadInput('dimension mismatch settings / dataset', withSettings('lancedb', f), /^vecbench: participant lancedb: settings index\.num_sub_vectors = 3 does not divide the 8 dimensions of dataset tiny \(IVF_PQ splits each vector into equal sub-vectors\); use a divisor of 8 \(2, 4, 8\) or leave num_sub_vectors out$/, [cleanData, cleanOut]);
   });
 
+  test('an engine that cannot rank by the dataset\'s metric (Redis vector sets: cosine only; tiny is l2) stops the run before any work', () => {
+    for (const name of ['redis', 'redis-q8']) {
+      const args = ['run', '--dataset', 'tiny', '--participants', `exact,${name}`, '--groups', 'none/10', '--data', cleanData, '--out', cleanOut];
+      expectBadInput(`metric the engine lacks (${name})`, args, new RegExp(`^vecbench: participant ${name}: Redis vector sets rank by cosine similarity only and tiny is an l2 dataset: leave this participant out of --participants for it$`), [cleanData, cleanOut]);
+    }
+  });
+
   test('fields that do not validate are named by their path', () => {
     let f = settingsFile('m', { index: { M: -1 }, ladders: [{ knobs: { ef: [10, 20] } }] });
     expectBadInput('settings field invalid (index)', withSettings('hnswlib', f), /participant hnswlib: .*m\.json does not validate: index\.M: /, [cleanData, cleanOut]);

@@ -296,6 +296,10 @@ const participant: Participant<Settings> = {
   filterStrategy: "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
   concurrentSearch: true,
   server: { provision: 'provision.sh', start: startRedis, remote },
+  checkDataset(_settings, dataset) {
+    // Asked before any work: a run that includes an l2 dataset stops at once with the fix.
+    return dataset.metric === 'l2' ? `Redis vector sets rank by cosine similarity only and ${dataset.name} is an l2 dataset: leave this participant out of --participants for it` : null;
+  },
   async open(ctx) {
     if (ctx.dataset.metric === 'l2') throw new UserError(`redis vector sets rank by cosine similarity only; dataset ${ctx.dataset.name} is l2`);
     const pool = await poolFor(ctx);
