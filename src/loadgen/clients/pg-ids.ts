@@ -121,16 +121,14 @@ class Connection {
   private readonly pending: Pending[] = [];
   private rest: Buffer | null = null;
   private closedError: Error | null = null;
-
+  /** Whether this module reads the socket yet (pg does until it has authenticated). */
   private mine = false;
 
   constructor(
     readonly client: pg.Client,
     private readonly stream: Socket,
     private readonly onIdle: (c: Connection) => void,
-  ) {
-    void client;
-  }
+  ) {}
 
   /** Bytes read from the socket into its one reused buffer (net.Socket's onread: no Buffer and
    * no stream events per read). Until the take-over they go to pg, as the 'data' it listens for. */
@@ -150,10 +148,6 @@ class Connection {
     };
     stream.on('close', () => closed('the PostgreSQL connection closed'));
     stream.on('error', (e: Error) => closed(`the PostgreSQL connection failed: ${e.message}`));
-  }
-
-  get busy(): number {
-    return this.pending.length;
   }
 
   send(exec: PgExecution, setup: PgSetup | null, resolve: (ids: number[]) => void, reject: (e: Error) => void): void {
