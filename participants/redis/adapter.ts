@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
 import { serverHandle, spawnServer } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
 import type { RedisLoadOptions } from './load-client.ts';
@@ -286,6 +286,11 @@ async function poolFor(ctx: OpenContext<Settings>): Promise<Pool> {
   return pool;
 }
 
+/** Why this dataset's metric cannot be served (vector sets rank by cosine only), or null. */
+function metricProblem(dataset: { name: string; metric: Metric }): string | null {
+  return dataset.metric === 'l2' ? `Redis vector sets rank by cosine similarity only and ${dataset.name} is an l2 dataset: leave this participant out of --participants for it` : null;
+}
+
 const participant: Participant<Settings> = {
   engine: 'Redis vector sets',
   async engineVersion() {
@@ -296,12 +301,11 @@ const participant: Participant<Settings> = {
   filterStrategy: "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
   concurrentSearch: true,
   server: { provision: 'provision.sh', start: startRedis, remote },
-  checkDataset(_settings, dataset) {
-    // Asked before any work: a run that includes an l2 dataset stops at once with the fix.
-    return dataset.metric === 'l2' ? `Redis vector sets rank by cosine similarity only and ${dataset.name} is an l2 dataset: leave this participant out of --participants for it` : null;
-  },
+  // Asked before any work by the runner; open asks again for the commands that do not (churn).
+  checkDataset: (_settings, dataset) => metricProblem(dataset),
   async open(ctx) {
-    if (ctx.dataset.metric === 'l2') throw new UserError(`redis vector sets rank by cosine similarity only; dataset ${ctx.dataset.name} is l2`);
+    const problem = metricProblem(ctx.dataset);
+    if (problem) throw new UserError(problem);
     const pool = await poolFor(ctx);
     await pool.sendCommand(['DEL', KEY]);
     versionCache = await readVersion(pool);

@@ -10,7 +10,7 @@ import { FILTER_KINDS, filterKey, filterKind, matchingRows } from '../datasets/g
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { Progress, log } from '../util/progress.ts';
 import { sha256 } from '../util/hash.ts';
-import { exactDistance, exactTopK, nativeAvailable, type Backend } from './exact.ts';
+import { exactDistance, exactTopK, pickBackend, type Backend } from './exact.ts';
 import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
 
 export const GT_FORMAT = 'vecbench-groundtruth/1';
@@ -75,12 +75,6 @@ function readArray<T extends Int32Array | Float32Array>(path: string, ctor: { ne
   return new ctor(ab);
 }
 
-/** The backend exactTopK will pick for `want` (as its own auto rule). */
-function backendOf(want: 'auto' | Backend | undefined): Backend {
-  if (want === 'js' || want === 'native') return want;
-  return process.env.VECBENCH_GT_BACKEND !== 'js' && nativeAvailable() ? 'native' : 'js';
-}
-
 /** Computes exact top-depth for every query under one filter kind. Queries sharing a filter
  * (same category, same range bucket, same cluster) go through one matrix product. */
 export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math.min(GT_DEPTH, ds.n), opts: { backend?: 'auto' | Backend; quiet?: boolean; live?: Int32Array } = {}): GroundTruth {
@@ -107,7 +101,7 @@ export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math
     // Chunks of queries keep progress moving and memory bounded. The addon gives each thread
     // whole groups of 256 queries (splitting the rows, and so the work of selection, only when
     // there are fewer groups than threads), so it gets two groups per thread at a time.
-    const chunk = backendOf(opts.backend) === 'native' ? Math.min(4096, 512 * availableParallelism()) : 256;
+    const chunk = pickBackend(opts.backend ?? 'auto') === 'native' ? Math.min(4096, 512 * availableParallelism()) : 256;
     for (let s = 0; s < queries.length; s += chunk) {
       const part = queries.slice(s, s + chunk);
       const qm = new Float32Array(part.length * d);

@@ -132,7 +132,9 @@ function validate(args: ExactArgs): void {
   }
 }
 
-function pickBackend(want: ExactArgs['backend']): Backend {
+/** The backend a request for `want` gets: native when asked or, for auto, when the addon loads
+ * (VECBENCH_GT_BACKEND=js forces js). Shared by the in-memory and out-of-core paths. */
+export function pickBackend(want: ExactArgs['backend']): Backend {
   if (want === 'js') return 'js';
   if (want === 'native') {
     if (!loadNative()) throw new Error(`exactTopK: native backend unavailable (${nativeError}); run "node scripts/build-native.mjs"`);

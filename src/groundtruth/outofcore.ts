@@ -21,7 +21,7 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256 } from '../util/hash.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
-import { exactTopK, nativeAvailable, type Backend } from './exact.ts';
+import { exactTopK, pickBackend, type Backend } from './exact.ts';
 
 export const DEFAULT_GT_MEMORY = 2 * 2 ** 30;
 const CKPT_FORMAT = 'vecbench-gt-partial/1';
@@ -311,12 +311,6 @@ export interface OutOfCoreResult extends PartialTopK {
   resumedRows: number;
 }
 
-function pickBackend(want: OutOfCoreOptions['backend']): Backend {
-  if (want === 'js' || want === 'native') return want;
-  if (process.env.VECBENCH_GT_BACKEND === 'js') return 'js';
-  return nativeAvailable() ? 'native' : 'js';
-}
-
 /** Where a filter's shard checkpoints live. */
 export function partialDir(src: Pick<GtSource, 'dir'>, filterName: string): string {
   return join(src.dir, 'groundtruth', 'partial', filterName.replace(/[^A-Za-z0-9_.+-]/g, '_'));
@@ -370,7 +364,7 @@ export interface ShardPlan {
 
 /** Splits the rows into shards and blocks within the memory setting. */
 export function planShards(src: GtSource, filterName: string, depth: number, opts: OutOfCoreOptions = {}): ShardPlan {
-  const backend = pickBackend(opts.backend);
+  const backend = pickBackend(opts.backend ?? 'auto');
   const cores = Math.max(1, opts.threads ?? availableParallelism());
   const memory = opts.memoryBytes ?? gtMemoryBytes();
   const [r0, r1] = opts.rowRange ?? [0, src.n];
