@@ -3,7 +3,7 @@
 // fix) and exit code 2.
 import { Command } from 'commander';
 import { killAllHosts } from './runner/client.ts';
-import { VECBENCH_VERSION } from './runner/run.ts';
+import { VECBENCH_VERSION } from './runner/points.ts';
 import { UserError, diskFullError } from './util/errors.ts';
 import { redactStandardStreams } from './util/redact.ts';
 import { registerCore } from './commands/core.ts';
@@ -11,6 +11,7 @@ import { registerImport } from './commands/import.ts';
 import { registerQuality } from './commands/quality.ts';
 import { registerChurn } from './commands/churn.ts';
 import { registerCeiling } from './commands/ceiling.ts';
+import { registerCompare } from './commands/compare.ts';
 
 // Credentials never reach the terminal or a log: every line this process prints is masked.
 redactStandardStreams();
@@ -26,6 +27,7 @@ registerImport(program);
 registerQuality(program);
 registerChurn(program);
 registerCeiling(program);
+registerCompare(program);
 
 function onSignal(sig: NodeJS.Signals) {
   killAllHosts();

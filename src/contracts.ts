@@ -221,6 +221,13 @@ export interface Participant<S = unknown> {
   /** Opens the data a previous session left (in ctx.workDir, or on ctx.server) after close(),
    * without ingest: the cold-start measurement uses it. Absent: cold start is not measured. */
   reopen?(ctx: OpenContext<S>): Promise<EngineSession>;
+  /** reopen() may run in worker threads while the session is open: the data it reads is not
+   * written by searches; the throughput view then searches with that many threads, each with
+   * its own reopened copy (docs/contracts.md, "Threads for synchronous engines"). Only for
+   * engines with concurrentSearch false; the host reopens after buildIndex and never after a
+   * write. 'copy': the open data cannot be opened twice (PGlite), so each thread reopens its
+   * own copy of workDir, made after buildIndex and removed when the threads close. */
+  reopenInThreads?: boolean | 'copy';
   /** Present when the engine is a server the runner must start and stop. */
   server?: ServerLifecycle<S>;
   /** Optional: why these settings cannot run on this dataset (e.g. PQ sub-vectors that do not

@@ -4,7 +4,10 @@
 // `vecbench report --html`. Checked: it loads with no console error, no request leaves the
 // page and no dialog opens (hostile strings sit in engine-controlled fields); every table
 // number equals `vecbench report --json`; switching a selector changes the curves; a point
-// can be hovered; it fits a phone's width. Screenshots go to test-artifacts/.
+// can be hovered; it fits a phone's width. A page written from stable-point fixtures (intervals,
+// calibrated and flagged points, two builds) draws the interval bars and marks, leaves flagged
+// points off the frontier, and switches the recall axis to nines. Screenshots go to
+// test-artifacts/.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadDataset } from '../src/datasets/layout.ts';
 import { fmtQps, type DerivedCell } from '../src/report/cells.ts';
 import type { ChurnRow } from '../src/report/churn.ts';
+import { renderPage } from '../src/report/html.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
+import { STABLE_DATASET, stableFixtureResults } from './report-fixtures.ts';
 
 /** Debian's chromium (CI installs it in .ci/run); VECBENCH_CHROMIUM points elsewhere. */
 const CHROMIUM = process.env.VECBENCH_CHROMIUM ?? '/usr/bin/chromium';
@@ -48,6 +53,8 @@ interface PageCell {
   status: string;
   value: string;
   lead: string;
+  ciLow: string;
+  tie: string;
   text: string;
 }
 
@@ -64,6 +71,15 @@ before(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium; run: apt-get install chromium (CI's .ci/run installs it)`);
   }
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/** Our own results and imported ones through the real command line, and their page opened. */
+async function openRunPage(): Promise<void> {
   // Our own results, through the real command line; `run` ends by writing the page.
   const ran = vecbench('run', '--dataset', DS, '--participants', 'exact,hnswlib', '--out', out, '--clients', '4');
   const printed = /^page: (.+index\.html)$/m.exec(ran);
@@ -105,8 +121,7 @@ before(async () => {
   cells = json.cells;
   churnRows = json.churn;
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (m) => {
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
@@ -118,15 +133,13 @@ before(async () => {
   page.on('request', (r) => requests.push(r.url()));
   await page.goto(pathToFileURL(pagePath).href);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
-});
-
-after(async () => {
-  await browser?.close();
-});
+}
 
 const captions = () => page.$$eval('#charts figure.chart-card figcaption', (els) => els.map((e) => e.textContent ?? ''));
 
 describe('the results page in chromium', () => {
+  before(openRunPage);
+
   test('loads with no console error, no dialog and no request leaving the page; curves drawn', async () => {
     assert.deepEqual(consoleErrors, []);
     assert.deepEqual(dialogs, []);
@@ -157,6 +170,8 @@ describe('the results page in chromium', () => {
         status: e.getAttribute('data-status') ?? '',
         value: e.getAttribute('data-value') ?? '',
         lead: e.getAttribute('data-lead') ?? '',
+        ciLow: e.getAttribute('data-ci-low') ?? '',
+        tie: e.getAttribute('data-tie') ?? '',
         text: (e.textContent ?? '').replace(/\s+/g, ' ').trim(),
       })),
     );
@@ -168,7 +183,10 @@ describe('the results page in chromium', () => {
       assert.equal(s.status, c.status, `${c.participant} ${c.group} ${c.target}`);
       assert.equal(s.value === '' ? null : Number(s.value), c.value, `${c.participant} ${c.group} ${c.target} value`);
       assert.equal(s.lead === '' ? null : Number(s.lead), c.lead, `${c.participant} ${c.group} ${c.target} lead`);
-      if (c.value !== null) assert.ok(s.text.startsWith(fmtQps(c.value)) && s.text.endsWith(`×${c.lead!.toFixed(2)}`), s.text);
+      assert.equal(s.ciLow === '' ? null : Number(s.ciLow), c.ci_low ?? null, `${c.participant} ${c.group} ${c.target} interval`);
+      assert.equal(s.tie, c.tie ? '1' : '0', `${c.participant} ${c.group} ${c.target} tie`);
+      // The value first; then the lead, or ≈ where the intervals overlap the best's.
+      if (c.value !== null) assert.ok(s.text.startsWith(fmtQps(c.value)) && s.text.includes(c.tie ? '≈' : `×${c.lead!.toFixed(2)}`), s.text);
       if (c.status === 'not_reached') assert.equal(s.text, `max ${c.max_recall!.toFixed(2)}`);
     }
     // The imported files are in the table with cells the rule derived.
@@ -270,5 +288,96 @@ describe('the results page in chromium', () => {
     assert.ok(scroll <= inner + 1, `page is ${scroll}px wide in a ${inner}px viewport`);
     await page.screenshot({ path: join(ARTIFACTS, 'report-narrow.png'), fullPage: true });
     assert.deepEqual(consoleErrors, []);
+  });
+});
+
+describe('stable points in chromium: intervals, calibrated and flagged points, the nines axis', () => {
+  let sp: Page;
+  const errors: string[] = [];
+  const stable = stableFixtureResults();
+  const none10 = () => sp.locator('#charts figure.chart-card[data-group="none/10"]');
+  const tickLabels = () => none10().locator('g[aria-label="x-axis tick label"] text').allTextContents();
+
+  before(async () => {
+    const path = join(dir, 'stable', 'index.html');
+    mkdirSync(join(dir, 'stable'), { recursive: true });
+    writeFileSync(path, await renderPage(stable));
+    sp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+    sp.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    sp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await sp.goto(pathToFileURL(path).href);
+    await sp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+  });
+
+  test('every point with an interval gets a QPS bar and a recall bar; calibrated points are diamonds, flagged ones red rings', async () => {
+    assert.equal(await sp.locator('#sel-dataset').inputValue(), STABLE_DATASET);
+    const throughput = stable.flatMap((r) => r.groups.filter((g) => g.key === 'none/10').flatMap((g) => g.points.filter((p) => p.view === 'throughput')));
+    assert.equal(throughput.length, 21);
+    assert.equal(await none10().locator('g.vb-ci-y line').count(), throughput.length);
+    assert.equal(await none10().locator('g.vb-ci-x line').count(), throughput.length);
+    assert.equal(await none10().locator('g.vb-calibrated path').count(), throughput.filter((p) => p.calibrated_for !== undefined).length);
+    assert.equal(await none10().locator('g.vb-excluded circle').count(), 2);
+    // A bar spans the stored interval: its length on the log axis matches the point's ±3 % or ±2 %.
+    const bars = await none10().locator('g.vb-ci-y line').evaluateAll((ls) => ls.map((l) => Math.abs(Number(l.getAttribute('y2')) - Number(l.getAttribute('y1')))));
+    assert.ok(bars.every((h) => h > 0.5), String(bars));
+    // The p99 curve draws the latency intervals instead.
+    await sp.selectOption('#sel-curve', 'p99');
+    assert.equal(await none10().locator('g.vb-ci-y line').count(), 21);
+    assert.match((await none10().locator('svg').textContent()) ?? '', /p99 latency, ms \(1 at a time, log\)/);
+    await sp.selectOption('#sel-curve', 'qps');
+    assert.deepEqual(errors, []);
+  });
+
+  test('flagged points are not on the drawn frontier; one frontier per participant and build', async () => {
+    const lines = await none10().locator('g[aria-label="line"] path').evaluateAll((ps) => ps.map((p) => p.getAttribute('d') ?? ''));
+    assert.equal(lines.length, 3, 'gamma builds 0 and 1, delta');
+    const vertices = lines.flatMap((d) => [...d.matchAll(/(-?[\d.]+),(-?[\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]));
+    const rings = await none10().locator('g.vb-excluded circle').evaluateAll((cs) => cs.map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]));
+    assert.equal(rings.length, 2);
+    for (const [cx, cy] of rings) assert.ok(!vertices.some(([x, y]) => Math.hypot(x - cx, y - cy) < 0.5), `a frontier passes through the flagged point at ${cx},${cy}`);
+    // Every other point of build 0 that beats its neighbours is a vertex: the frontier is drawn at all.
+    assert.ok(vertices.length >= 3 * 2);
+  });
+
+  test('the tooltip names the calibration target, why a point is left off, and the build', async () => {
+    const tipOf = async (selector: string) => {
+      const mark = none10().locator(selector).first();
+      const box = (await mark.boundingBox())!;
+      await sp.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      const tip = sp.locator('#charts [aria-label="tip"]').first();
+      await tip.waitFor({ timeout: 5000 });
+      const text = (await tip.textContent()) ?? '';
+      await sp.mouse.move(5, 5);
+      return text;
+    };
+    const calibrated = await tipOf('g.vb-calibrated path');
+    assert.match(calibrated, /calibrated for 0\.9\b/);
+    assert.match(calibrated, /index build\s*0 \(of 2\)/);
+    assert.match(calibrated, /QPS\s*7,400\s+\(95 %: 7,178 – 7,622\)/);
+    const flagged = await tipOf('g.vb-excluded circle');
+    assert.match(flagged, /left off the frontier: (busy-machine|client-limited)/);
+    assert.deepEqual(errors, []);
+  });
+
+  test('the nines axis: ticks at 0.9, 0.99, 0.999; back to linear', async () => {
+    const linear = await tickLabels();
+    assert.ok(linear.includes('0.95') && !linear.includes('0.999'), String(linear));
+    const before = await none10().locator('g.vb-point circle').first().getAttribute('cx');
+    await sp.selectOption('#sel-xaxis', 'nines');
+    const nines = await tickLabels();
+    assert.ok(nines.includes('0.9') && nines.includes('0.99') && nines.includes('0.999'), String(nines));
+    assert.ok(!nines.includes('0.95'), String(nines));
+    assert.match((await none10().locator('svg').textContent()) ?? '', /nines: −log10\(1 − recall\)/);
+    assert.notEqual(await none10().locator('g.vb-point circle').first().getAttribute('cx'), before, 'the points moved');
+    // The bars and marks are still all there.
+    assert.equal(await none10().locator('g.vb-ci-x line').count(), 21);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await sp.screenshot({ path: join(ARTIFACTS, 'report-intervals-nines.png'), fullPage: true });
+    await sp.selectOption('#sel-xaxis', 'linear');
+    assert.deepEqual(await tickLabels(), linear);
+    await sp.screenshot({ path: join(ARTIFACTS, 'report-intervals.png'), fullPage: true });
+    assert.deepEqual(errors, []);
   });
 });

@@ -107,3 +107,146 @@ export function fixtureResults(): ResultFile[] {
   ]);
   return [alpha, beta];
 }
+
+// ---------- stable points: intervals, calibration, flags, builds, how each was driven ----------
+
+interface StableOptions {
+  build?: number;
+  calibratedFor?: number;
+  flags?: string[];
+  /** How the throughput view was driven (the latency view: one at a time). */
+  driven: string;
+  /** Relative half-width of the QPS and latency intervals. */
+  spread: number;
+}
+
+/** A warm point with its per-pass figures and 95 % intervals, as the stable-point runner stores it. */
+function stablePoint(ladder_index: number, knobs: ResultPoint['knobs'], view: ResultPoint['view'], recall: number, qps: number, o: StableOptions): ResultPoint {
+  const p = point(ladder_index, knobs, view, recall, qps, { flags: o.flags ?? [], clients: view === 'latency' ? 1 : 2 });
+  const band = (v: number): [number, number] => [v * (1 - o.spread), v * (1 + o.spread)];
+  const passes = (v: number) => [v * (1 - o.spread / 2), v, v * (1 + o.spread / 2)];
+  const lat = p.latency_ms;
+  // Recall's interval narrows towards 1, as a bootstrap over ~3000 answers would.
+  const recallHalf = 1.96 * Math.sqrt((recall * (1 - recall)) / 3000);
+  return {
+    ...p,
+    passes: 3,
+    pass: {
+      qps: passes(qps),
+      wall_s: passes(p.duration_s),
+      latency_ms: { mean: passes(lat.mean), p50: passes(lat.p50), p95: passes(lat.p95), p99: passes(lat.p99), p999: passes(lat.p999) },
+    },
+    ci: {
+      qps: band(qps),
+      recall: [Math.max(0, recall - recallHalf), Math.min(1, recall + recallHalf)],
+      latency_ms: { mean: band(lat.mean), p50: band(lat.p50), p95: band(lat.p95), p99: band(lat.p99), p999: band(lat.p999) },
+    },
+    driven: view === 'latency' ? '1 at a time' : o.driven,
+    ...(o.build !== undefined ? { build: o.build } : {}),
+    ...(o.calibratedFor !== undefined ? { calibrated_for: o.calibratedFor } : {}),
+  };
+}
+
+type StableRow = { knobs: ResultPoint['knobs']; recall: number; qps: number; calibratedFor?: number; flags?: string[] };
+
+/** A measured group of stable points: each row in both views (the flags only in the throughput view). */
+function stableGroup(key: string, rows: StableRow[], o: Omit<StableOptions, 'calibratedFor' | 'flags'>, calibration?: ResultGroup['calibration']): ResultGroup {
+  const [filter, k] = key.split('/');
+  return {
+    key,
+    filter,
+    k: Number(k),
+    status: 'measured',
+    median_matches: 3000,
+    first_query_ms: 1.1,
+    points: rows.flatMap((r, i) => [
+      stablePoint(i, r.knobs, 'latency', r.recall, r.qps / 3, { ...o, calibratedFor: r.calibratedFor }),
+      stablePoint(i, r.knobs, 'throughput', r.recall, r.qps, { ...o, calibratedFor: r.calibratedFor, flags: r.flags }),
+    ]),
+    skipped: [],
+    ...(calibration ? { calibration } : {}),
+  };
+}
+
+/** Points of several builds merged into one group (each build measured the same ladder). */
+function merged(groups: ResultGroup[]): ResultGroup {
+  return { ...groups[0], points: groups.flatMap((g) => g.points) };
+}
+
+export const STABLE_DATASET = 'stable-fixture';
+
+/**
+ * Two participants measured with stable points on their own dataset:
+ * - gamma: an in-process engine driven by 2 threads, 2 index builds, calibrated points for every
+ *   target; in build 0 a busy-machine point that would dominate none/10 at 0.95 if it were read;
+ *   cat10/10 has calibration accounts (below range, a failed probe, not reached).
+ * - delta: a server driven with 32 in flight, one build; a client-limited point that would
+ *   dominate none/10 at 0.95; none/10 at 0.95 ties gamma's (the intervals overlap), at 0.90 and
+ *   0.99 gamma leads.
+ */
+export function stableFixtureResults(): ResultFile[] {
+  const gammaNone = (build: number, scale: number, extra: StableRow[]): ResultGroup =>
+    stableGroup(
+      'none/10',
+      [
+        { knobs: { ef: 10 }, recall: 0.85, qps: 9000 * scale },
+        { knobs: { ef: 20 }, recall: 0.93, qps: 6000 * scale },
+        { knobs: { ef: 40 }, recall: 0.96, qps: 4000 * scale },
+        ...extra,
+        { knobs: { ef: 80 }, recall: 0.995, qps: 1500 * scale },
+        { knobs: { ef: 16 }, recall: 0.902, qps: 7400 * scale, calibratedFor: 0.9 },
+        { knobs: { ef: 33 }, recall: 0.951, qps: 5000 * scale, calibratedFor: 0.95 },
+        { knobs: { ef: 70 }, recall: 0.989, qps: 1900 * scale, calibratedFor: 0.99 },
+      ],
+      { build, driven: '2 threads', spread: 0.03 },
+    );
+  const gammaCat = (build: number, scale: number): ResultGroup =>
+    stableGroup(
+      'cat10/10',
+      [
+        { knobs: { ef: 10 }, recall: 0.93, qps: 3000 * scale },
+        { knobs: { ef: 20 }, recall: 0.97, qps: 2000 * scale },
+      ],
+      { build, driven: '2 threads', spread: 0.03 },
+      [
+        { target: 0.9, knob: 'ef', status: 'below_range', knobs: [], probes: [{ knobs: { ef: 10 }, recall: 0.93 }] },
+        { target: 0.95, knob: 'ef', status: 'failed', knobs: [], probes: [], reason: 'a probe timed out' },
+        { target: 0.99, knob: 'ef', status: 'not_reached', knobs: [], probes: [{ knobs: { ef: 200 }, recall: 0.97 }] },
+      ],
+    );
+  const gamma = base('gamma', 'gamma-engine', '2.0.0', [
+    merged([gammaNone(0, 1, [{ knobs: { ef: 60 }, recall: 0.975, qps: 12000, flags: ['busy-machine'] }]), gammaNone(1, 1.04, [{ knobs: { ef: 60 }, recall: 0.975, qps: 3000 * 1.04 }])]),
+    merged([gammaCat(0, 1), gammaCat(1, 1.04)]),
+  ]);
+  const delta = base('delta', 'delta-engine', '0.4.0', [
+    stableGroup(
+      'none/10',
+      [
+        { knobs: { nprobes: 5 }, recall: 0.9, qps: 7000 },
+        { knobs: { nprobes: 6 }, recall: 0.95, qps: 4900 },
+        { knobs: { nprobes: 7 }, recall: 0.97, qps: 9000, flags: ['client-limited'] },
+        { knobs: { nprobes: 8 }, recall: 0.985, qps: 1800 },
+        { knobs: { nprobes: 9 }, recall: 0.998, qps: 900 },
+      ],
+      { driven: '32 in flight', spread: 0.02 },
+    ),
+    stableGroup(
+      'cat10/10',
+      [
+        { knobs: { nprobes: 5 }, recall: 0.91, qps: 2500 },
+        { knobs: { nprobes: 9 }, recall: 0.97, qps: 900 },
+      ],
+      { driven: '32 in flight', spread: 0.02 },
+    ),
+  ]);
+  for (const r of [gamma, delta]) {
+    r.dataset.name = STABLE_DATASET;
+    r.run.protocol = 'warm';
+    r.run.timing = { min_passes: 3, min_seconds: 1, max_passes: 10 };
+  }
+  gamma.run.builds = 2;
+  gamma.run.threads = 2;
+  gamma.run.clients = 2;
+  delta.run.clients = 32;
+  return [gamma, delta];
+}

@@ -7,23 +7,27 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { deriveCells, fmtQps, type DerivedCell } from '../src/report/cells.ts';
+import { deriveCells, fmtPct, fmtQps, halfWidth, type DerivedCell } from '../src/report/cells.ts';
 import { esc, jsonForScript, miniMarkdown, renderPage, writePage } from '../src/report/html.ts';
 import { resultSchema, type ResultFile } from '../src/results/schema.ts';
 import { readAllResults, writeResult } from '../src/results/store.ts';
 import { CELL_CASES } from './cell-cases.ts';
-import { HOSTILE, fixtureResults } from './report-fixtures.ts';
+import { HOSTILE, STABLE_DATASET, fixtureResults, stableFixtureResults } from './report-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vecbench-html-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Every table cell of a page: its data attributes and its text. */
+/** Undoes esc() for comparing attribute text. */
+const unesc = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+
+/** Every table cell of a page: its data attributes, class, title, inner markup and text. */
 function pageCells(html: string) {
-  const out: { attrs: Record<string, string>; text: string }[] = [];
-  for (const m of html.matchAll(/<td class="cell[^"]*"([^>]*)>(.*?)<\/td>/g)) {
+  const out: { attrs: Record<string, string>; cls: string; title: string; inner: string; text: string }[] = [];
+  for (const m of html.matchAll(/<td class="(cell[^"]*)"([^>]*)>(.*?)<\/td>/g)) {
     const attrs: Record<string, string> = {};
-    for (const a of m[1].matchAll(/data-([a-z-]+)="([^"]*)"/g)) attrs[a[1]] = a[2];
-    out.push({ attrs, text: m[2].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() });
+    for (const a of m[2].matchAll(/data-([a-z-]+)="([^"]*)"/g)) attrs[a[1]] = a[2];
+    const title = unesc(/ title="([^"]*)"/.exec(m[2])?.[1] ?? '');
+    out.push({ attrs, cls: m[1], title, inner: m[3], text: m[3].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() });
   }
   return out;
 }
@@ -46,6 +50,7 @@ describe('the results page', () => {
       assert.equal(cell.attrs.status, c.status);
       assert.equal(cell.attrs.value, c.value === null ? '' : String(c.value));
       assert.equal(cell.attrs.lead, c.lead === null ? '' : String(c.lead));
+      assert.equal(cell.attrs['ci-low'], '', 'old results carry no interval');
       if (c.value !== null) assert.ok(cell.text.includes(fmtQps(c.value)) && cell.text.includes(`×${c.lead!.toFixed(2)}`), cell.text);
     }
     assert.equal(pageCells(page).length, cells.length, 'no cell the rule did not derive');
@@ -103,11 +108,142 @@ describe('the results page', () => {
     assert.match(general, /<td>disk_bytes<\/td><td><span class="nm">not measured<\/span><\/td><td>2\.00 MiB<\/td>/);
   });
 
+  test('results without stable points: how they were driven falls back to the run\'s clients; points carry no new field', () => {
+    assert.match(page, /<th scope="col">alpha<span class="driven">4 clients<\/span><\/th>/);
+    assert.match(page, /<td>throughput view driven<\/td><td>4 clients<\/td><td>4 clients<\/td>/);
+    assert.match(page, /<dt>driven<\/dt><dd>throughput view: 4 clients<\/dd>/);
+    const json = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(page)![1]) as { series: { points: Record<string, unknown>[] }[] };
+    const points = json.series.flatMap((s) => s.points);
+    assert.ok(points.length > 0);
+    for (const field of ['ci', 'calibrated_for', 'build', 'driven', 'passes']) assert.ok(points.every((p) => !(field in p)), `${field} stays absent`);
+  });
+
   test('selectors for dataset, k and filter; rows tagged for them', () => {
     assert.match(page, /<select id="sel-dataset"><option value="synthetic-fixture" selected>/);
     assert.match(page, /<select id="sel-k"><option value="all">all<\/option><option value="10" selected>10<\/option><option value="100">100<\/option>/);
     assert.match(page, /<select id="sel-filter">.*<option value="cat10">cat10<\/option>/);
     assert.match(page, /<tr class="first-of-group" data-k="100" data-filter="none">/);
+    assert.match(page, /<select id="sel-xaxis"><option value="linear" selected>linear<\/option><option value="nines">/);
+    assert.match(page, /recall 1\.0 is drawn at 0\.99999/);
+  });
+});
+
+describe('stable points on the page: intervals, ties, calibration, flags, builds, driving', () => {
+  const stable = stableFixtureResults();
+  const cells = deriveCells(stable);
+  const find = (participant: string, group: string, target: number) => {
+    const derived = cells.find((c) => c.participant === participant && c.group === group && c.target === target)!;
+    return { derived, shown: findCell(html, derived)! };
+  };
+  let html = '';
+
+  test('every cell carries its interval: exact bounds in data attributes and the title, ± in small text', async () => {
+    html = await renderPage(stable);
+    assert.equal(pageCells(html).length, cells.length);
+    let withCi = 0;
+    for (const c of cells) {
+      const cell = findCell(html, c)!;
+      assert.equal(cell.attrs['ci-low'], c.ci_low === null ? '' : String(c.ci_low));
+      assert.equal(cell.attrs['ci-high'], c.ci_high === null ? '' : String(c.ci_high));
+      assert.equal(cell.attrs.tie, c.tie ? '1' : '0');
+      if (c.ci_low === null || c.ci_high === null) continue;
+      withCi++;
+      assert.ok(c.ci_low < c.value! && c.value! < c.ci_high);
+      assert.ok(cell.inner.includes(`<span class="ci">±${fmtPct(halfWidth(c))}</span>`), cell.inner);
+      assert.ok(cell.title.includes(`95 % interval: ${Math.round(c.ci_low).toLocaleString('en-US')} – ${Math.round(c.ci_high).toLocaleString('en-US')} QPS`), cell.title);
+    }
+    assert.equal(withCi, 8, 'every cell with a value has an interval');
+  });
+
+  test('a tie shows ≈ and says no lead counts; a clear lead keeps its ×lead and best mark', () => {
+    const tied = find('delta', 'none/10', 0.95);
+    assert.ok(tied.derived.tie && tied.derived.lead! < 0.99, 'the fixture ties below the best value');
+    assert.ok(tied.shown.text.includes('≈'), tied.shown.text);
+    assert.ok(!tied.shown.text.includes(`×${tied.derived.lead!.toFixed(2)}`), tied.shown.text);
+    assert.ok(tied.shown.title.includes('intervals overlap the best: no lead counts'), tied.shown.title);
+    const tiedBest = find('gamma', 'none/10', 0.95);
+    assert.equal(tiedBest.derived.lead, 1);
+    assert.match(tiedBest.shown.cls, /\btie\b/);
+    assert.doesNotMatch(tiedBest.shown.cls, /\bbest\b/, 'a tie claims no best');
+
+    const led = find('delta', 'none/10', 0.9);
+    assert.equal(led.derived.tie, false);
+    assert.ok(led.shown.text.includes(`×${led.derived.lead!.toFixed(2)}`) && !led.shown.text.includes('≈'), led.shown.text);
+    assert.ok(!led.shown.title.includes('no lead counts'));
+    assert.match(find('gamma', 'none/10', 0.9).shown.cls, /\bbest\b/);
+  });
+
+  test('a calibrated cell renders like a point, read without the flagged points', () => {
+    const { derived, shown } = find('gamma', 'none/10', 0.95);
+    assert.equal(shown.attrs.status, 'calibrated');
+    // Build 0's busy-machine point (12,000 QPS at 0.975) would set the cell if it were read.
+    assert.equal(derived.value, 5100);
+    assert.match(shown.text, /^5,100 ±5\.0% ≈×1\.00 ⚑1$/);
+    assert.ok(shown.title.startsWith('calibrated for 0.95: a measured point'), shown.title);
+    assert.match(find('gamma', 'none/10', 0.99).shown.text, /^1,938 ±5\.0% ×1\.00 ⚑1$/);
+  });
+
+  test('why a cell is above, too wide or not reached is in its title', () => {
+    assert.ok(find('gamma', 'cat10/10', 0.9).shown.title.includes('why: the lowest ef already reaches 0.930'));
+    assert.ok(find('gamma', 'cat10/10', 0.95).shown.title.includes('why: a probe timed out'));
+    assert.ok(find('gamma', 'cat10/10', 0.99).shown.title.includes('why: the highest ef reaches 0.970'));
+    assert.ok(!find('delta', 'cat10/10', 0.99).shown.title.includes('why:'), 'no account without calibration');
+  });
+
+  test('points left off the frontier: a mark with the counts by flag', () => {
+    const gamma = find('gamma', 'none/10', 0.9).shown;
+    assert.ok(gamma.inner.includes('<span class="excl" title="points left off the frontier: 1 busy-machine">⚑1</span>'), gamma.inner);
+    assert.ok(find('delta', 'none/10', 0.99).shown.inner.includes('title="points left off the frontier: 1 client-limited"'));
+    assert.ok(!find('gamma', 'cat10/10', 0.9).shown.inner.includes('class="excl"'), 'no mark where nothing was left off');
+  });
+
+  test('a group whose every point is flagged reads "all flagged", not "failed"', async () => {
+    const flagged = structuredClone(stable);
+    for (const pt of flagged[1].groups.find((g) => g.key === 'cat10/10')!.points) if (pt.view === 'throughput') pt.flags = ['busy-machine'];
+    const page2 = await renderPage(flagged);
+    const cell = pageCells(page2).find((x) => x.attrs.participant === 'delta' && x.attrs.group === 'cat10/10' && x.attrs.target === '0.95')!;
+    assert.equal(cell.attrs.status, 'none');
+    assert.equal(cell.text, 'all flagged ⚑2');
+    assert.ok(cell.title.includes('every point is flagged (busy-machine)'), cell.title);
+    // A failed group stays "failed" (the old fixtures: alpha's lang/10).
+    assert.equal(findCell(page, { participant: 'alpha', group: 'lang/10', target: 0.9 })!.text, 'failed');
+  });
+
+  test('several builds: the title lists each build with its interval', () => {
+    const { derived, shown } = find('gamma', 'none/10', 0.95);
+    assert.equal(shown.attrs.builds, '2');
+    assert.deepEqual(derived.builds!.map((b) => b.value), [5000, 5200]);
+    assert.ok(shown.title.includes('build 0: 5,000 (4,850 – 5,150)'), shown.title);
+    assert.ok(shown.title.includes('build 1: 5,200 (5,044 – 5,356)'), shown.title);
+    assert.ok(find('gamma', 'cat10/10', 0.99).shown.title.includes('build 1: not reached'));
+    assert.equal(find('delta', 'none/10', 0.95).shown.attrs.builds, undefined);
+  });
+
+  test('how each participant was driven, as measured, instead of its client count', () => {
+    assert.ok(!/\b32 clients\b/.test(html) && !/\b2 clients\b/.test(html), 'no client count where the points say how they were driven');
+    assert.match(html, /<th scope="col">delta<span class="driven">32 in flight<\/span><\/th>/);
+    assert.match(html, /<th scope="col">gamma<span class="driven">2 threads<\/span><\/th>/);
+    assert.match(html, /<td>throughput view driven<\/td><td>32 in flight<\/td><td>2 threads<\/td>/);
+    assert.match(html, /<td>index builds<\/td><td>1<\/td><td>2<\/td>/);
+    assert.match(html, /<dt>driven<\/dt><dd>throughput view: 32 in flight; latency view: 1 at a time<\/dd>/);
+    assert.match(html, /warm protocol, 2 index builds<\/dd>/);
+  });
+
+  test('the page data carries the stable-point fields of every point', () => {
+    const json = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(html)![1]) as {
+      series: { dataset: string; participant: string; points: { ci?: { qps: number[] }; calibrated_for?: number; build?: number; driven?: string; passes?: number; flags: string[]; qps: number }[] }[];
+    };
+    const points = json.series.filter((s) => s.dataset === STABLE_DATASET).flatMap((s) => s.points);
+    const stored = stable.flatMap((r) => r.groups.flatMap((g) => g.points));
+    assert.equal(points.length, stored.length);
+    points.forEach((p, i) => {
+      assert.deepEqual(p.ci, stored[i].ci);
+      assert.equal(p.calibrated_for, stored[i].calibrated_for);
+      assert.equal(p.build, stored[i].build);
+      assert.equal(p.driven, stored[i].driven);
+      assert.equal(p.passes, 3);
+    });
+    assert.ok(points.some((p) => p.flags.includes('busy-machine')) && points.some((p) => p.calibrated_for === 0.95) && points.some((p) => p.build === 1));
   });
 });
 

@@ -17,7 +17,7 @@ import { UserError } from '../src/util/errors.ts';
 import { makeRng } from '../src/util/hash.ts';
 import { loadDataset, type Dataset } from '../src/datasets/layout.ts';
 import { prepareDataset, sourceFor } from '../src/datasets/registry.ts';
-import { prepareGroups, scorePoint } from '../src/runner/run.ts';
+import { prepareGroups, scorePoint } from '../src/runner/points.ts';
 import { FILTER_KINDS } from '../src/datasets/groups.ts';
 import { heldOutRows } from '../src/datasets/sources/common.ts';
 import { download } from '../src/datasets/sources/download.ts';

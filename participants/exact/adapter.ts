@@ -139,6 +139,9 @@ const participant: Participant<z.infer<typeof settingsSchema>> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'exact scan of the rows that pass the filter',
   concurrentSearch: false,
+  // reopen reads the two files buildIndex saved into memory; searches never write them.
+  // Not reopenInThreads: each search already runs on every core (the native addon's threads).
+
   open: async (ctx: OpenContext<z.infer<typeof settingsSchema>>) => new ExactSession(ctx.dataset.d, ctx.dataset.metric, ctx.dataset.n, ctx.workDir),
   reopen: async (ctx: OpenContext<z.infer<typeof settingsSchema>>) => ExactSession.reopen(ctx.dataset.d, ctx.dataset.metric, ctx.workDir),
 };

@@ -474,6 +474,9 @@ const participant: Participant<Settings> = {
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass) and an exact scan of the matches through btree indexes',
   concurrentSearch: false,
+  // A second PGlite cannot open the live data directory; a copy made after buildIndex (which
+  // ends with a CHECKPOINT) opens and answers as the session does (README, "Threads").
+  reopenInThreads: 'copy',
   keywordScoring: "PostgreSQL full text (to_tsvector('english'), GIN index, the query's lexemes OR-ed) ranked by ts_rank: not BM25, no IDF (a rare term weighs no more than a common one)",
   async open(ctx: OpenContext<Settings>): Promise<EngineSession> {
     return connect(ctx, false);

@@ -282,6 +282,9 @@ const participant: Participant<UsearchSettings> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'post-filter: HNSW search of k x expansion candidates, then the first k that pass (short results when too few pass)',
   concurrentSearch: false,
+  // reopen loads (copies, never views) the files buildIndex saved; searches and knob reloads
+  // only read them.
+  reopenInThreads: true,
   async open(ctx) {
     // cosine: vectors are unit length after prepare, so the index ranks by inner product.
     const metric = ctx.dataset.metric === 'l2' ? MetricKind.L2sq : MetricKind.IP;

@@ -11,7 +11,7 @@ import type { Dataset } from '../datasets/layout.ts';
 import { summarize, type QueryScore } from '../metrics/recall.ts';
 import { mean, percentile } from '../metrics/stats.ts';
 import { ladderFor, type SettingsFile } from '../runner/participants.ts';
-import { latencySummary, queryOrder } from '../runner/run.ts';
+import { latencySummary, queryOrder } from '../runner/points.ts';
 import { makeRng } from '../util/hash.ts';
 import { LiveStore } from './live.ts';
 import type { ChurnCaps, ChurnHostReply, ChurnHostRequest, WirePlan, WireRows, WriteOp } from './protocol.ts';

@@ -10,7 +10,7 @@ import { RESULT_FORMAT, type ResultFile } from '../results/schema.ts';
 import { readResult, resultPath, writeResult } from '../results/store.ts';
 import { HostClient, HostError } from '../runner/client.ts';
 import { loadParticipant, type LoadedParticipant } from '../runner/participants.ts';
-import { QUERY_SEED, VECBENCH_VERSION, hardware } from '../runner/run.ts';
+import { QUERY_SEED, VECBENCH_VERSION, hardware } from '../runner/points.ts';
 import { diskUsage } from '../runner/resources.ts';
 import { startServer, type StartedServer } from '../runner/server.ts';
 import { UserError } from '../util/errors.ts';

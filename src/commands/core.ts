@@ -5,7 +5,7 @@ import { isPrepared } from '../datasets/layout.ts';
 import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
 import { datasetListing } from '../datasets/sources/listing.ts';
 import type { Metric } from '../contracts.ts';
-import { DEFAULT_DATASET, prepareDataset, sourceFor } from '../datasets/registry.ts';
+import { DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
 import { parseGroupKey } from '../datasets/groups.ts';
 import { deriveCells } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
@@ -24,6 +24,8 @@ import { UserError } from '../util/errors.ts';
 import { dataDir, list, outDir, positiveInt } from './common.ts';
 import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
+import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
 
 /** In-process participants that need no server: the embedded default run. */
 export const DEFAULT_PARTICIPANTS = ['exact', 'hnswlib', 'usearch', 'lancedb', 'pgvector-pglite'];
@@ -98,7 +100,7 @@ export function registerCore(program: Command): void {
   program
     .command('run')
     .description('load each participant, sweep its ladders over every query group, store measured points and print the table')
-    .option('--dataset <name>', 'dataset to run on', DEFAULT_DATASET)
+    .option('--dataset <name>', 'dataset to run on (default ' + DEFAULT_DATASET + ', with the groups ' + DEFAULT_GROUPS.join(',') + ' unless --groups says otherwise)')
     .option('--participants <list>', 'comma-separated participants', list, DEFAULT_PARTICIPANTS)
     .option('--groups <list>', 'only these groups, e.g. none/10,cat100/10', list)
     .option('--out <dir>', 'results directory (default results)')
@@ -143,13 +145,36 @@ export function registerCore(program: Command): void {
     .option('--clients <n>', 'in-flight requests in the throughput view', positiveInt('--clients'), 32)
     .option('--point-timeout <s>', 'time limit of one point in seconds', positiveInt('--point-timeout'), 900)
     .option('--load-timeout <s>', 'time limit of one load in seconds', positiveInt('--load-timeout'), 3600)
+    .option('--queries <n|all>', `warm protocol: queries every point of a group answers, a seeded subset of the dataset's (default ${DEFAULT_QUERY_SET}), or all`, (v: string) => {
+      if (v === 'all') return 'all' as const;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('--queries must be a positive integer or "all"');
+      return n;
+    })
+    .option('--min-passes <n>', `warm protocol: timed passes per point at least (default ${DEFAULT_TIMING.minPasses})`, positiveInt('--min-passes'))
+    .option('--min-seconds <s>', `warm protocol: timed seconds per point at least (default ${DEFAULT_TIMING.minSeconds})`, (v: string) => {
+      const n = Number(v);
+      if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--min-seconds must be a number >= 0');
+      return n;
+    })
+    .option('--max-passes <n>', `warm protocol: passes per point at most, busy ones included (default ${DEFAULT_TIMING.maxPasses})`, positiveInt('--max-passes'))
+    .option('--busy-cores <n>', `warm protocol: cores other processes may use (averaged over a round of passes) before the round counts as busy and is retaken (default ${DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES})`, (v: string) => {
+      const n = Number(v);
+      if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--busy-cores must be a number >= 0');
+      return n;
+    })
+    .option('--threads <n>', 'throughput view: threads for synchronous in-process engines (default: the cores)', positiveInt('--threads'))
+    .option('--builds <n>', 'build each index this many times from scratch and time the calibrated points on each (default 1)', positiveInt('--builds'), 1)
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
   addLoadOptions(program.commands.find((c) => c.name() === 'run')!)
     .action(
-      async (o: { dataset: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
+      async (o: { busyCores?: number; queries?: number | 'all'; minPasses?: number; minSeconds?: number; maxPasses?: number; threads?: number; builds: number; dataset?: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
+        // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
+        const embedded = o.dataset === undefined;
+        o.dataset ??= DEFAULT_DATASET;
         if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
-        const groups = o.groups?.map(parseGroupKey);
+        const groups = (o.groups ?? (embedded ? DEFAULT_GROUPS : undefined))?.map(parseGroupKey);
         const out = outDir(o);
         // Servers given by URL, and fixed ports, are checked before any work (one line each).
         const connect = connectionsFor(o.participants, o.connect);
@@ -159,7 +184,9 @@ export function registerCore(program: Command): void {
           for (const name of o.participants) servers.push({ name, life: (await loadParticipant(name, o.settings[name])).adapter.server });
           await preflightServers(servers, connect, o.serverPort);
         }
-        await run({ dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
+        const timing = { minPasses: o.minPasses ?? DEFAULT_TIMING.minPasses, minSeconds: o.minSeconds ?? DEFAULT_TIMING.minSeconds, maxPasses: o.maxPasses ?? DEFAULT_TIMING.maxPasses };
+        if (timing.maxPasses < timing.minPasses) throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
+        await run({ busyCores: o.busyCores, querySet: o.queries, timing, threads: o.threads, builds: o.builds, dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
         printReport(out, false);
         process.stdout.write(`results: ${out}\n`);
         process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);

@@ -10,7 +10,7 @@ import { summarize } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup } from '../results/schema.ts';
 import { ladderFor, type LoadedParticipant } from '../runner/participants.ts';
 import type { HostReply, HostRequest, PointReply } from '../runner/protocol.ts';
-import { queryOrder, scorePoint, type AskedGroup } from '../runner/run.ts';
+import { queryOrder, scorePoint, type AskedGroup } from '../runner/points.ts';
 import { Progress, log } from '../util/progress.ts';
 import { isNetworkProtocol, machineState, protocolCeilings } from './ceiling.ts';
 import { CpuMeter, DemandMeter } from './cpu.ts';

@@ -27,6 +27,16 @@
 //   (adjacent knob values: nothing could be measured between them); then it is
 //   interpolated as usual. (When several points share the nearest recall on a side, the
 //   exception holds if any point on one side is adjacent to any point on the other.)
+// - Calibrated reading, before all of the above: when a usable point was calibrated for this
+//   target (calibratedFor === target) and its recall lies within CALIBRATION_TOLERANCE of it, the
+//   cell is 'calibrated': the calibrated point's value, unless the frontier point with the lowest
+//   recall >= its recall (the best value measured at that recall or better) is better beyond
+//   the intervals (its whole interval better than the calibrated point's; without intervals,
+//   simply better): then that point's. Points of other harnesses carry no calibratedFor, so
+//   their cells read as before.
+// - Intervals: a point may carry low / high (its 95 % interval of value). A cell read at one
+//   point carries that point's interval; an interpolated cell interpolates the lows and the
+//   highs (log, linear in recall) with the same weight as the value.
 // - leads: for each value, value / best, where best is the max (higher) or min (lower) of
 //   the values present; null stays null, so the best has lead 1. A value that is not a
 //   finite number > 0 cannot come out of readCell and is treated like null.
@@ -39,9 +49,15 @@ export interface CurvePoint {
   value: number;
   knobs: Knobs;
   ladderIndex: number;
+  /** The target recall this point's knobs were calibrated to (vecbench's own runs). */
+  calibratedFor?: number;
+  /** 95 % interval of value, when measured. */
+  low?: number;
+  high?: number;
 }
 
 export type CellStatus =
+  | 'calibrated'
   | 'point'
   | 'interpolated'
   | 'above'
@@ -57,12 +73,17 @@ export interface Cell {
   maxRecall: number | null;
   /** the frontier point(s) the value was read from */
   from?: CurvePoint[];
+  /** 95 % interval of value (null where the points carry none). */
+  low: number | null;
+  high: number | null;
 }
 
 /** Widest recall gap between the measured points around the target that may be interpolated. */
 export const MAX_BRACKET = 0.02;
 /** Recalls this close count as equal. */
 export const RECALL_EPS = 1e-12;
+/** A calibrated point this close to its target recall is read as the cell (METHOD: ±0.005). */
+export const CALIBRATION_TOLERANCE = 0.005;
 
 export function isUsable(p: CurvePoint): boolean {
   return (
@@ -120,28 +141,48 @@ export function adjacentKnobs(a: Knobs, b: Knobs): boolean {
   return differing === 1;
 }
 
-function logInterpolate(lo: CurvePoint, hi: CurvePoint, target: number): number {
-  const t = (target - lo.recall) / (hi.recall - lo.recall);
-  return Math.exp(Math.log(lo.value) + t * (Math.log(hi.value) - Math.log(lo.value)));
+function logInterpolate(lo: number, hi: number, t: number): number {
+  return Math.exp(Math.log(lo) + t * (Math.log(hi) - Math.log(lo)));
 }
+
+const hasInterval = (p: CurvePoint) => Number.isFinite(p.low) && Number.isFinite(p.high) && p.low! > 0 && p.high! > 0;
+
+/** A cell read at one point: its value and interval. */
+function atPoint(status: CellStatus, p: CurvePoint, maxRecall: number): Cell {
+  return { status, value: p.value, maxRecall, from: [p], low: hasInterval(p) ? p.low! : null, high: hasInterval(p) ? p.high! : null };
+}
+
+const empty = (status: CellStatus, maxRecall: number | null): Cell => ({ status, value: null, maxRecall, low: null, high: null });
 
 export function readCell(points: CurvePoint[], target: number, better: Better): Cell {
   if (!Number.isFinite(target)) throw new RangeError(`readCell: target recall must be finite, got ${target}`);
   const usable = points.filter(isUsable);
-  if (usable.length === 0) return { status: 'none', value: null, maxRecall: null };
+  if (usable.length === 0) return empty('none', null);
 
   let maxRecall = -Infinity;
   for (const p of usable) if (p.recall > maxRecall) maxRecall = p.recall;
 
   const frontier = paretoFrontier(usable, better);
 
-  const exact = frontier.find((p) => Math.abs(p.recall - target) <= RECALL_EPS);
-  if (exact) return { status: 'point', value: exact.value, maxRecall, from: [exact] };
+  // A point calibrated for this target: the best value at its recall or better.
+  const calibrated = usable
+    .filter((p) => p.calibratedFor !== undefined && Math.abs(p.calibratedFor - target) <= RECALL_EPS && Math.abs(p.recall - target) <= CALIBRATION_TOLERANCE + RECALL_EPS)
+    .sort((a, b) => b.recall - a.recall)[0];
+  if (calibrated) {
+    // The best value at its recall or better; a neighbour counts as better only when its
+    // interval lies wholly beyond the calibrated point's (noise does not move the reading).
+    const reading = frontier.find((p) => p.recall >= calibrated.recall - RECALL_EPS);
+    const beats = reading !== undefined && reading !== calibrated && hasInterval(reading) && hasInterval(calibrated) ? betterThan(better === 'higher' ? reading.low! : reading.high!, better === 'higher' ? calibrated.high! : calibrated.low!, better) : reading !== undefined && reading !== calibrated;
+    return atPoint('calibrated', beats ? reading! : calibrated, maxRecall);
+  }
 
-  if (maxRecall < target) return { status: 'not_reached', value: null, maxRecall };
+  const exact = frontier.find((p) => Math.abs(p.recall - target) <= RECALL_EPS);
+  if (exact) return atPoint('point', exact, maxRecall);
+
+  if (maxRecall < target) return empty('not_reached', maxRecall);
 
   const lowest = frontier[0];
-  if (lowest.recall > target) return { status: 'above', value: lowest.value, maxRecall, from: [lowest] };
+  if (lowest.recall > target) return atPoint('above', lowest, maxRecall);
 
   // lo < target < hi, adjacent on the frontier. hi exists because maxRecall > target here
   // and the highest-recall usable point with the best value there is on the frontier.
@@ -163,10 +204,19 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
     const belowPts = usable.filter((p) => p.recall === belowRecall);
     const abovePts = usable.filter((p) => p.recall === aboveRecall);
     const adjacent = belowPts.some((b) => abovePts.some((a) => adjacentKnobs(b.knobs, a.knobs)));
-    if (!adjacent) return { status: 'bracket_too_wide', value: null, maxRecall };
+    if (!adjacent) return empty('bracket_too_wide', maxRecall);
   }
 
-  return { status: 'interpolated', value: logInterpolate(lo, hi, target), maxRecall, from: [lo, hi] };
+  const t = (target - lo.recall) / (hi.recall - lo.recall);
+  const both = hasInterval(lo) && hasInterval(hi);
+  return {
+    status: 'interpolated',
+    value: logInterpolate(lo.value, hi.value, t),
+    maxRecall,
+    from: [lo, hi],
+    low: both ? logInterpolate(lo.low!, hi.low!, t) : null,
+    high: both ? logInterpolate(lo.high!, hi.high!, t) : null,
+  };
 }
 
 export function leads(values: (number | null)[], better: Better): (number | null)[] {

@@ -8,6 +8,10 @@
 //   bundled with Observable Plot and src/metrics/frontier.ts by esbuild into one IIFE and
 //   inlined, with the stored points as JSON, so viewing the page needs no network (a
 //   Content-Security-Policy forbids any fetch).
+// - Uncertainty is shown where it was measured: a cell prints ± (half its 95 % interval) and ≈
+//   for a tie (leadText), its title the exact bounds, each build's reading, the calibration's
+//   account (why) and the flagged points left off the frontier; the curves draw interval bars.
+//   Results measured before stable points carry none of it and render as before.
 // - Everything that came from a result file or a participant's README is escaped here, or
 //   set as text by the script.
 // esbuild is pinned to the version tsx depends on (0.28.2), so one copy serves both and the
@@ -16,7 +20,7 @@ import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deriveCells, fmtQps, groupOrder, TARGETS, type DerivedCell } from './cells.ts';
+import { deriveCells, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, type DerivedCell } from './cells.ts';
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
@@ -96,6 +100,7 @@ function fmtLeaf(key: string, v: unknown): string {
 }
 
 const STATUS_TEXT: Record<string, string> = {
+  calibrated: 'a measured point within ±0.005 of the target recall, at knobs calibrated for it: the best frontier value at its recall or above',
   point: 'a measured frontier point at the target recall',
   interpolated: 'read on the frontier between the two points around the target (log QPS, linear recall)',
   above: 'every frontier point is above the target: the value of the lowest-recall frontier point (marked ↑)',
@@ -106,31 +111,80 @@ const STATUS_TEXT: Record<string, string> = {
   unsupported: 'the participant cannot run this group',
 };
 
-/** One table cell from a derived cell; the exact numbers ride along in data attributes. */
-export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number): string {
+/** The lead as the tables print it (leadText), with the page's multiplication sign. */
+const leadShown = (c: DerivedCell) => leadText(c).replace('x', '×');
+
+/** Points of the cell's group left off the frontier, by flag: "2 busy-machine, 1 client-limited". */
+function excludedText(c: DerivedCell): string {
+  return Object.entries(c.excluded)
+    .map(([flag, n]) => `${n} ${flag}`)
+    .join(', ');
+}
+
+/** The title's lines on the interval, the lead and the builds of a cell with a value. */
+function valueTitle(c: DerivedCell): string[] {
+  const lines: string[] = [];
+  if (c.ci_low !== null && c.ci_high !== null) lines.push(`95 % interval: ${fmtNum(c.ci_low)} – ${fmtNum(c.ci_high)} QPS (±${fmtPct(halfWidth(c))})`);
+  else lines.push('no interval recorded');
+  const leadCi = c.lead_ci ? ` (interval ×${c.lead_ci[0].toFixed(2)} – ×${c.lead_ci[1].toFixed(2)})` : '';
+  if (c.tie) lines.push(`intervals overlap the best: no lead counts (×${c.lead!.toFixed(2)}${leadCi})`);
+  else lines.push(`lead ×${c.lead!.toFixed(2)}${leadCi}`);
+  return lines;
+}
+
+/** Each build's reading, where the cell was read on several index builds. */
+function buildsTitle(c: DerivedCell): string[] {
+  if (!c.builds || c.builds.length === 0) return [];
+  const each = c.builds.map((b) => {
+    if (b.value === null) return `build ${b.build}: ${b.status.replace(/_/g, ' ')}`;
+    const ci = b.ci_low !== null && b.ci_high !== null ? ` (${fmtNum(b.ci_low)} – ${fmtNum(b.ci_high)})` : '';
+    return `build ${b.build}: ${fmtNum(b.value)}${ci}`;
+  });
+  return [`${c.builds.length} index builds: the median, its interval spanning theirs`, ...each];
+}
+
+/** One table cell from a derived cell; the exact numbers ride along in data attributes.
+ * groupFailed: the group's run failed (its reason is then a failure, not the flags). */
+export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false): string {
   const key = `data-participant="${esc(participant)}" data-group="${esc(group)}" data-target="${target}"`;
   if (!c) return `<td class="cell st-missing" ${key} data-status="missing" title="no result for this group">—</td>`;
-  const data = `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"`;
-  const reason = c.reason ? ` — ${c.reason}` : '';
-  const title = esc(`${STATUS_TEXT[c.status] ?? c.status}${reason}`);
+  const data =
+    `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
+    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''}`;
+  const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
+  const lines = [`${status}${c.reason ? ` — ${c.reason}` : ''}`];
+  if (c.why) lines.push(`why: ${c.why}`);
+  if (c.value !== null) lines.push(...valueTitle(c));
+  lines.push(...buildsTitle(c));
+  const excluded = excludedText(c);
+  if (excluded) lines.push(`left off the frontier: ${excluded}`);
+  const title = esc(lines.join('\n'));
+  // The count of flagged points, with its own title so hovering the mark explains it.
+  const exclMark = excluded ? `<span class="excl" title="${esc(`points left off the frontier: ${excluded}`)}">⚑${Object.values(c.excluded).reduce((a, b) => a + b, 0)}</span>` : '';
   switch (c.status) {
+    case 'calibrated':
     case 'point':
     case 'interpolated':
     case 'above': {
-      const best = c.lead === 1 ? ' best' : '';
+      // A tie claims no lead: it is not marked best.
+      const cls = c.tie ? ' tie' : c.lead === 1 ? ' best' : '';
       const mark = c.status === 'above' ? '<span class="mark">↑</span>' : '';
-      return `<td class="cell st-${c.status}${best}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}<span class="lead">×${c.lead!.toFixed(2)}</span></td>`;
+      const ci = c.ci_low !== null && c.ci_high !== null ? `<span class="ci">±${esc(fmtPct(halfWidth(c)))}</span>` : '';
+      return `<td class="cell st-${c.status}${cls}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}${ci}<span class="lead">${esc(leadShown(c))}</span>${exclMark}</td>`;
     }
     case 'not_reached':
-      return `<td class="cell st-not_reached" ${data} title="${title}">max ${c.max_recall!.toFixed(2)}</td>`;
+      return `<td class="cell st-not_reached" ${data} title="${title}">max ${c.max_recall!.toFixed(2)}${exclMark}</td>`;
     case 'bracket_too_wide':
-      return `<td class="cell st-bracket_too_wide" ${data} title="${title}">bracket too wide</td>`;
+      return `<td class="cell st-bracket_too_wide" ${data} title="${title}">bracket too wide${exclMark}</td>`;
     case 'not_asked':
       return `<td class="cell st-not_asked" ${data} title="${title}">not asked</td>`;
     case 'unsupported':
       return `<td class="cell st-unsupported" ${data} title="${title}">unsupported</td>`;
-    case 'none':
-      return `<td class="cell st-none" ${data} title="${title}">${c.reason ? 'failed' : 'no points'}</td>`;
+    case 'none': {
+      // Every point flagged is not a failure of the engine: say which it is.
+      const allFlagged = !groupFailed && excluded !== '';
+      return `<td class="cell st-none" ${data} title="${title}">${allFlagged ? 'all flagged' : c.reason ? 'failed' : 'no points'}${exclMark}</td>`;
+    }
   }
 }
 
@@ -152,16 +206,28 @@ function sortGroups(keys: Iterable<string>): string[] {
   });
 }
 
+/** How a participant was driven in a view, from its points ("32 in flight"); null for results
+ * measured before points recorded it. */
+function drivenOf(r: ResultFile, view: 'throughput' | 'latency'): string | null {
+  const seen = [...new Set(r.groups.flatMap((g) => g.points.filter((p) => p.view === view && p.driven).map((p) => p.driven!)))];
+  return seen.length > 0 ? seen.join(' / ') : null;
+}
+
+/** The throughput view's driving as measured, or the run's client count where points do not say. */
+function throughputDriven(r: ResultFile): string {
+  return drivenOf(r, 'throughput') ?? `${r.run.clients} clients`;
+}
+
 // ---------- sections ----------
 
 function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: string[]): string {
   const out: string[] = [];
   out.push(`<section class="part" id="tables"><h2>Throughput at target recall</h2>`);
   out.push(
-    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it, and ×lead = value / the best value in the row. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
+    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
   );
   out.push(
-    `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points</span></div>`,
+    `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span class="tie-key">≈ intervals overlap the best: no lead counts</span><span>±3.1%: 95 % interval</span><span>⚑2: points left off the frontier</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points / all flagged</span></div>`,
   );
   for (const ds of datasets) {
     const parts = participantOrder(results, ds);
@@ -174,7 +240,10 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
       `<p class="note">${esc(ds)}: ${parts.length} participant(s). <label><input type="checkbox" class="toggle-not-asked"> show the ${notAsked.length} group(s) nobody was asked</label></p>`,
     );
     out.push(`<div class="scroll"><table class="cells" data-dataset="${esc(ds)}"><thead><tr><th>group</th><th>recall</th>`);
-    for (const p of parts) out.push(`<th scope="col">${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}</th>`);
+    for (const p of parts) {
+      const r = results.find((x) => x.dataset.name === ds && x.participant === p.name)!;
+      out.push(`<th scope="col">${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
+    }
     out.push(`</tr></thead><tbody>`);
     for (const g of groups) {
       const [filter, k] = g.split('/');
@@ -182,7 +251,10 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
       TARGETS.forEach((t, i) => {
         out.push(`<tr class="${i === 0 ? 'first-of-group' : ''}${cls}" data-k="${esc(k)}" data-filter="${esc(filter)}">`);
         out.push(`<td class="grp">${i === 0 ? esc(g) : ''}</td><td class="tgt">${t.toFixed(2)}</td>`);
-        for (const p of parts) out.push(cellHtml(byKey.get(`${p.name}\u0000${g}\u0000${t}`), p.name, g, t));
+        for (const p of parts) {
+          const failed = results.some((r) => r.dataset.name === ds && r.participant === p.name && r.groups.some((x) => x.key === g && x.status === 'failed'));
+          out.push(cellHtml(byKey.get(`${p.name}\u0000${g}\u0000${t}`), p.name, g, t, failed));
+        }
         out.push(`</tr>`);
       });
     }
@@ -253,7 +325,8 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
       return xs.length ? esc(`${fmtNum(xs[Math.floor(xs.length / 2)])} ms`) : nm;
     });
     row('groups measured', (r) => esc(`${r.groups.filter((g) => g.status === 'measured').length} of ${r.groups.length}`));
-    row('throughput clients', (r) => esc(String(r.run.clients)));
+    row('throughput view driven', (r) => esc(throughputDriven(r)));
+    if (rs.some((r) => (r.run.builds ?? 1) > 1)) row('index builds', (r) => esc(String(r.run.builds ?? 1)));
     out.push(`</tbody></table></div>`);
 
     const present = new Set(rs.flatMap((r) => Object.keys(r.extra ?? {})).filter((k) => !NOT_GENERAL.has(k)));
@@ -410,7 +483,10 @@ function participantsSection(results: ResultFile[], datasets: string[], particip
       if (r.settings.notes) fact('notes', esc(r.settings.notes));
       if (r.settings.batch_size !== undefined) fact('batch size', esc(r.settings.batch_size));
       fact('hardware', esc(hardwareText(r.hardware)));
-      fact('run', esc(`vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, ${r.run.clients} clients, query seed ${r.run.query_seed}, ${(r.run as { protocol?: string }).protocol ?? 'warm'} protocol`));
+      fact('run', esc(`vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, query seed ${r.run.query_seed}, ${r.run.protocol ?? 'warm'} protocol${(r.run.builds ?? 1) > 1 ? `, ${r.run.builds} index builds` : ''}`));
+      const latencyDriven = drivenOf(r, 'latency');
+      fact('driven', esc(`throughput view: ${throughputDriven(r)}${latencyDriven ? `; latency view: ${latencyDriven}` : ''}`));
+      if (r.run.timing) fact('passes per point', esc(`${r.run.timing.min_passes} to ${r.run.timing.max_passes}, at least ${r.run.timing.min_seconds} s`));
       out.push(`</dl>`);
       out.push(`<h4>Index settings</h4><pre>${pretty(r.settings.index)}</pre>`);
       if (r.settings.ladders.length) out.push(`<details><summary>knob ladders</summary><pre>${pretty(r.settings.ladders)}</pre></details>`);
@@ -560,6 +636,12 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
         qps: p.qps,
         latency_ms: p.latency_ms,
         flags: p.flags,
+        // Absent in older results; JSON leaves undefined fields out, so they stay absent.
+        passes: p.passes,
+        ci: p.ci,
+        calibrated_for: p.calibrated_for,
+        build: p.build,
+        driven: p.driven,
       })),
     })),
   );
@@ -596,11 +678,12 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 <label>k <select id="sel-k">${option('all', 'all')}${ks.map((k, i) => option(String(k), String(k), i === 0)).join('')}</select></label>
 <label>filter <select id="sel-filter">${option('all', 'all')}${filters.map((f) => option(f, f)).join('')}</select></label>
 <label>curve <select id="sel-curve">${option('qps', 'throughput: QPS', true)}${option('p50', 'latency: p50')}${option('p99', 'latency: p99')}</select></label>
+<label>recall axis <select id="sel-xaxis">${option('linear', 'linear', true)}${option('nines', 'nines: −log10(1 − recall)')}</select></label>
 <a href="#curves">curves</a><a href="#tables">tables</a><a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
 </nav>
 <main>
 <section class="part" id="curves"><h2>Recall vs throughput</h2>
-<p class="note">One chart per group (filter, k). Dots are measured points (hollow: imported from another harness); the line is each participant's Pareto frontier; × marks the table's readings. QPS is on a log axis. Hover a point for its knobs, recall readings, latency and flags.</p>
+<p class="note">One chart per group (filter, k). Dots are measured points (hollow: imported from another harness; ◆: a point calibrated for a target recall; red ring: a flagged point left off the frontier); the line is each participant's Pareto frontier (one per index build where there are several); × marks the table's readings. Bars are 95 % intervals: vertical for QPS (or the latency percentile drawn), horizontal for recall. QPS and latency are on log axes. The recall axis is linear or in nines, x = −log10(1 − recall), which spreads 0.9 – 0.9999 evenly; there recall 1.0 is drawn at 0.99999, the right edge. Hover a point for its knobs, recall readings, intervals, latency and flags.</p>
 <div id="charts"><p class="empty">The charts need JavaScript.</p></div>
 </section>
 ${tablesSection(results, cells, datasets)}

@@ -23,11 +23,15 @@ export function renderTable(cells: DerivedCell[]): string {
         })]);
       }
     }
+    // How each participant was driven in the throughput view: part of what a figure means.
+    const driven = participants.map((p) => dc.find((c) => c.participant === p && c.driven !== null)?.driven ?? '');
     const header = ['group', 'recall', ...names];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const drivenRow = ['', '', ...driven.map((d) => (d ? `(${d})` : ''))];
+    const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
-    out.push(`${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; x = lead vs the row's best; ^ = read above the target`);
+    out.push(`${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: the interval overlaps the best's (a tie, no lead counts); ^ = read above the target`);
     out.push(line(header));
+    if (driven.some((d) => d !== '')) out.push(line(drivenRow));
     out.push(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) out.push(line(r));
     if (notAsked.length > 0) out.push(`not asked (filter keeps fewer than 10 x k rows): ${notAsked.join(', ')}`);
@@ -38,6 +42,22 @@ export function renderTable(cells: DerivedCell[]): string {
       if (!c.reason || c.status === 'not_asked' || noted.has(`${c.participant}\u0000${c.group}`)) continue;
       noted.add(`${c.participant}\u0000${c.group}`);
       out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
+    }
+    // Cells that are not read at a calibrated point, with calibration's account of why.
+    for (const c of dc) {
+      if (!c.why || (c.status !== 'above' && c.status !== 'bracket_too_wide' && c.status !== 'interpolated')) continue;
+      out.push(`${c.participant} ${c.group} ${c.target.toFixed(2)} ${c.status === 'above' ? '^' : c.status === 'interpolated' ? 'interpolated' : 'too wide'}: ${c.why}`);
+    }
+    // Points left off the frontier, counted per participant by flag.
+    for (const p of participants) {
+      const counts = new Map<string, number>();
+      const seen = new Set<string>();
+      for (const c of dc) {
+        if (c.participant !== p || seen.has(c.group)) continue;
+        seen.add(c.group);
+        for (const [f, n] of Object.entries(c.excluded)) counts.set(f, (counts.get(f) ?? 0) + n);
+      }
+      if (counts.size > 0) out.push(`${p}: points left off the frontier: ${[...counts].map(([f, n]) => `${n} ${f}`).join(', ')}`);
     }
     out.push('');
   }

@@ -14,7 +14,26 @@ export const latencySchema = z.object({
   max: z.number(),
 });
 
+/** A 95 % percentile-bootstrap interval [low, high] (src/metrics/intervals.ts). */
+export const intervalSchema = z.tuple([z.number(), z.number()]);
+export type Interval = z.infer<typeof intervalSchema>;
+
+export const latencyIntervalSchema = z.object({ mean: intervalSchema, p50: intervalSchema, p95: intervalSchema, p99: intervalSchema, p999: intervalSchema });
+
+/** The per-pass figures a warm point's estimates and intervals come from (docs/contracts.md,
+ * "Stable points"). */
+export const passFiguresSchema = z.object({
+  qps: z.array(z.number()),
+  wall_s: z.array(z.number()),
+  latency_ms: z.object({ mean: z.array(z.number()), p50: z.array(z.number()), p95: z.array(z.number()), p99: z.array(z.number()), p999: z.array(z.number()) }),
+  /** Per pass: the cores other processes used meanwhile, and the steal share (null: unreadable). */
+  other_cores: z.array(z.number().nullable()).optional(),
+  steal: z.array(z.number().nullable()).optional(),
+});
+
 export const pointSchema = z.object({
+  /** Index into the group's ladder; a calibrated point (calibrated_for) is numbered after the
+   * ladder (ladder length + its place in the group's calibration list). */
   ladder_index: z.number().int().nonnegative(),
   knobs: z.record(z.string(), z.union([z.number(), z.string()])),
   /** latency: one request at a time; throughput: `clients` requests in flight. */
@@ -37,6 +56,29 @@ export const pointSchema = z.object({
   latency_ms: latencySchema,
   /** Conditions a reader must know, e.g. "client-limited". */
   flags: z.array(z.string()).default([]),
+  // ---- Stable points (absent in results measured before them) ----
+  /** Timed passes over the point's query set (warm protocol); 1 under the cold protocol. */
+  passes: z.number().int().positive().optional(),
+  /** Passes left out: beyond 3 x IQR of the pass QPS (trimmed), or taken while the machine was busy (busy). */
+  passes_trimmed: z.number().int().nonnegative().optional(),
+  passes_busy: z.number().int().nonnegative().optional(),
+  /** The raw per-pass figures (warm protocol). */
+  pass: passFiguresSchema.optional(),
+  /** 95 % bootstrap intervals: qps and latency over passes (per query under the cold protocol),
+   * recall over the queries. */
+  ci: z.object({ qps: intervalSchema, recall: intervalSchema, latency_ms: latencyIntervalSchema }).optional(),
+  /** Queries whose ids differed between passes (a nondeterministic engine, or a cache). */
+  answers_varied: z.number().int().nonnegative().optional(),
+  /** Set on a point measured at knobs found by calibration for this target recall. */
+  calibrated_for: z.number().optional(),
+  /** Which build of the index (--builds N), from 0. */
+  build: z.number().int().nonnegative().optional(),
+  /** How the participant was driven: "1 at a time", "32 in flight", "2 threads". */
+  driven: z.string().optional(),
+  /** Mean cores other processes used during the point's passes, and the mean steal share. */
+  machine: z.object({ other_cores: z.number().nullable(), steal: z.number().nullable() }).optional(),
+  /** The host's own cost per query (null-engine loop), ms, and its share of the mean latency. */
+  harness_ms: z.number().optional(),
 });
 export type ResultPoint = z.infer<typeof pointSchema>;
 
@@ -55,6 +97,24 @@ export const groupSchema = z.object({
   points: z.array(pointSchema),
   /** False while the group is being measured: a resumed run measures only missing points. */
   complete: z.boolean().default(true),
+  /** Calibration to the table's target recalls (docs/contracts.md, "Calibration"). */
+  calibration: z
+    .array(
+      z.object({
+        target: z.number(),
+        knob: z.string(),
+        /** found: a point within the tolerance; adjacent: two neighbouring integer values
+         * straddle the target; not_reached: the knob's range tops out below it; below_range:
+         * the lowest value is already above it; failed: a probe failed (reason). */
+        status: z.enum(['found', 'adjacent', 'not_reached', 'below_range', 'failed', 'no_knob']),
+        /** The knobs chosen (found / adjacent: the lower-recall side first). */
+        knobs: z.array(z.record(z.string(), z.union([z.number(), z.string()]))).default([]),
+        /** Recall-only probes, in the order asked. */
+        probes: z.array(z.object({ knobs: z.record(z.string(), z.union([z.number(), z.string()])), recall: z.number() })).default([]),
+        reason: z.string().optional(),
+      }),
+    )
+    .optional(),
   /** Ladder points left out, with the reason (e.g. over the time limit). */
   skipped: z.array(z.object({ ladder_index: z.number().int(), knobs: z.record(z.string(), z.union([z.number(), z.string()])), reason: z.string() })).default([]),
 });
@@ -122,7 +182,7 @@ export const resultSchema = z.object({
   /** Where the figures came from: measured here, or imported from another harness. */
   origin: z.enum(['measured', 'imported']).default('measured'),
   dataset: z.object({ name: z.string(), n: z.number().int(), d: z.number().int(), nq: z.number().int(), metric: z.string(), hash: z.string() }),
-  settings: z.object({ index: z.unknown(), ladders: z.array(z.unknown()), batch_size: z.number().int().optional(), notes: z.string().optional() }),
+  settings: z.object({ index: z.unknown(), ladders: z.array(z.unknown()), batch_size: z.number().int().optional(), notes: z.string().optional(), calibration: z.unknown().optional() }),
   filter_strategy: z.string(),
   hardware: z.object({ cpu: z.string(), cores: z.number().int(), memory_bytes: z.number(), os: z.string(), node: z.string() }),
   run: z.object({
@@ -137,6 +197,15 @@ export const resultSchema = z.object({
     /** warm (also when absent): data files stay in the page cache; cold: evicted before every
      * group (METHOD 5). */
     protocol: z.enum(['warm', 'cold']).optional(),
+    /** Warm protocol: every point of a group answers the same queries: all of them, or a seeded
+     * subset of `size` (docs/contracts.md, "Stable points"). Cold: slices, every query once. */
+    query_set: z.object({ mode: z.enum(['all', 'subset', 'slices']), size: z.number().int().positive(), seed: z.number().int() }).optional(),
+    /** Timing of warm points: passes until both min_passes and min_seconds are reached, at most max_passes. */
+    timing: z.object({ min_passes: z.number().int().positive(), min_seconds: z.number().nonnegative(), max_passes: z.number().int().positive(), busy_cores: z.number().nonnegative().optional() }).optional(),
+    /** Index builds measured (--builds). */
+    builds: z.number().int().positive().optional(),
+    /** Throughput view: in-flight requests (servers, async engines) and threads (synchronous in-process engines). */
+    threads: z.number().int().positive().optional(),
   }),
   load: z
     .object({
@@ -155,6 +224,20 @@ export const resultSchema = z.object({
   groups: z.array(groupSchema),
   /** Load, size, memory and cold start (METHOD 6); absent or null where not measured. */
   resources: resourcesSchema.nullable().optional(),
+  /** Where the figures were measured: vecbench commit, settings hash, machine facts
+   * (docs/contracts.md, "Provenance"). Absent in results measured before it. */
+  provenance: z
+    .object({
+      vecbench_commit: z.string().nullable(),
+      vecbench_dirty: z.boolean().nullable(),
+      settings_hash: z.string(),
+      cpu_model: z.string(),
+      cpu_flags: z.array(z.string()),
+      kernel: z.string(),
+      thp: z.string().nullable(),
+      governor: z.string().nullable(),
+    })
+    .optional(),
   /** Sections added by later features (resources, concurrency, churn, quality) live here. */
   extra: z.record(z.string(), z.unknown()).default({}),
 });

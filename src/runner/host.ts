@@ -12,6 +12,8 @@ import { handleChurn } from '../churn/host-side.ts';
 import { handleLoadgen } from '../loadgen/host-side.ts';
 import type { HostMessage, HostReply, HostRequest, PointReply } from './protocol.ts';
 import { redactStandardStreams } from '../util/redact.ts';
+import { digestOf, packIds, timedLoop } from './timed-loop.ts';
+import { SearchThreads, type SearchThreadsOptions } from './search-threads.ts';
 
 // The host prints engine log lines and errors: credentials are masked there too.
 redactStandardStreams();
@@ -33,43 +35,75 @@ function rowsOf(ds: Dataset, from: number, to: number) {
   return { ids, vectors: ds.base.slice(from * ds.d, to * ds.d), attrs, text: ds.text?.slice(from, to) };
 }
 
-async function runPoint(req: Extract<HostRequest, { type: 'point' }>): Promise<PointReply> {
-  const s = session!;
-  const ds = dataset!;
-  await s.setKnobs(req.knobs);
-  const n = req.queries.length;
-  const results: ArrayLike<number>[] = new Array(n);
-  const latenciesMs = new Float64Array(n);
-  const errors: (string | null)[] = new Array(n).fill(null);
-  const vectors = req.queries.map((q) => ds.queries.slice(q * ds.d, (q + 1) * ds.d));
-  const clients = concurrent ? Math.max(1, Math.min(req.clients, n)) : 1;
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= n) return;
-      const t0 = performance.now();
-      try {
-        results[i] = await s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] });
-      } catch (e) {
-        results[i] = [];
-        errors[i] = (e as Error).message ?? String(e);
-      }
-      latenciesMs[i] = performance.now() - t0;
-    }
-  };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: clients }, worker));
-  const wallS = (performance.now() - start) / 1000;
-  const offsets = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + results[i].length;
-  const ids = new Int32Array(offsets[n]);
-  for (let i = 0; i < n; i++) {
-    const r = results[i];
-    // Non-integers become -2, an id no dataset has, so the harness counts them as unknown.
-    for (let j = 0; j < r.length; j++) ids[offsets[i] + j] = Number.isInteger(r[j]) ? r[j] : -2;
+/** Vectors of the last query list asked, so repeated passes over one set copy nothing. */
+let vectorCache: { queries: number[]; vectors: Float32Array[] } | null = null;
+
+function queryVectors(ds: Dataset, queries: number[]): Float32Array[] {
+  const c = vectorCache;
+  if (c && c.queries.length === queries.length && c.queries.every((q, i) => q === queries[i])) return c.vectors;
+  const vectors = queries.map((q) => ds.queries.slice(q * ds.d, (q + 1) * ds.d));
+  vectorCache = { queries, vectors };
+  return vectors;
+}
+
+/** The null engine of the 'null-pass': answers at once, so a pass times only the harness. */
+function nullSession(k: number): Pick<EngineSession, 'setKnobs' | 'search'> {
+  const ids = Int32Array.from({ length: k }, (_, i) => i);
+  return { setKnobs: async () => {}, search: async () => ids };
+}
+
+/** Where search threads reopen the session's index (the last open), when its adapter allows it. */
+let threadsFrom: Omit<SearchThreadsOptions, 'threads' | 'loaded'> | null = null;
+/** The work directory holds what the session holds: after buildIndex or a reopen, before any write. */
+let indexSaved = false;
+/** Opened by the first threaded pass, closed before anything changes the index. */
+let searchThreads: SearchThreads | null = null;
+
+async function closeThreads(): Promise<void> {
+  const t = searchThreads;
+  searchThreads = null;
+  await t?.close();
+}
+
+/** One pass in `threads` search threads, opened (or reopened with a new count) on demand. */
+async function threadedPass(req: Extract<HostRequest, { type: 'point' }>, threads: number) {
+  if (searchThreads === null || searchThreads.size !== threads || searchThreads.failed) {
+    await closeThreads();
+    searchThreads = await SearchThreads.open({ ...threadsFrom!, threads, loaded: dataset! });
   }
-  return { ids, offsets, latenciesMs, wallS, errors };
+  try {
+    return await searchThreads.pass(req);
+  } catch (e) {
+    // A dead thread ends these threads; a bad knob leaves them usable.
+    if (searchThreads.failed) await closeThreads();
+    throw e;
+  }
+}
+
+/** engine / overlap: the session and whether its searches overlap (the null pass's own). */
+async function runPoint(req: Extract<HostRequest, { type: 'point' }>, engine?: Pick<EngineSession, 'setKnobs' | 'search'>, overlap = concurrent): Promise<PointReply> {
+  const s = engine ?? session!;
+  const ds = dataset!;
+  const n = req.queries.length;
+  const threads = req.threads ?? 1;
+  let threadsUsed: number[] | undefined;
+  let pass: Awaited<ReturnType<typeof timedLoop>>;
+  if (!engine && !overlap && threads > 1 && threadsFrom !== null && indexSaved) {
+    const { perThread, ...rest } = await threadedPass(req, threads);
+    pass = rest;
+    threadsUsed = perThread;
+  } else {
+    await s.setKnobs(req.knobs);
+    const vectors = queryVectors(ds, req.queries);
+    const clients = overlap ? Math.max(1, Math.min(req.clients, n)) : 1;
+    pass = await timedLoop((i) => s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] }), n, clients);
+  }
+  const { results, latenciesMs, errors, wallS } = pass;
+  const digests = new Uint32Array(n);
+  for (let i = 0; i < n; i++) digests[i] = digestOf(results[i]);
+  const offsets = new Int32Array(n + 1);
+  const ids = packIds(results, offsets, req.ids !== false);
+  return { ids, offsets, latenciesMs, wallS, errors, digests, ...(threadsUsed ? { threadsUsed } : {}) };
 }
 
 /** Time limit of the between-load probe: an engine that cannot answer yet may block. */
@@ -101,8 +135,16 @@ async function handle(req: HostRequest): Promise<HostReply> {
     case 'open': {
       const p = await loadParticipant(req.participant, req.settingsPath);
       if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
+      await closeThreads();
       concurrent = p.adapter.concurrentSearch;
       workDir = req.workDir;
+      const inThreads = p.adapter.reopenInThreads;
+      threadsFrom =
+        inThreads && !concurrent && p.adapter.reopen
+          ? { participant: req.participant, settingsPath: req.settingsPath, dataDir: req.dataDir, dataset: req.dataset, workDir: req.workDir, maxConcurrency: req.maxConcurrency, copyWorkDir: inThreads === 'copy' }
+          : null;
+      if (threadsFrom?.copyWorkDir) SearchThreads.removeCopies(req.workDir);
+      indexSaved = false;
       const ctx = {
         dataset: { name: dataset.name, n: dataset.n, d: dataset.d, metric: dataset.metric, hasText: dataset.text !== undefined },
         settings: p.index,
@@ -115,9 +157,12 @@ async function handle(req: HostRequest): Promise<HostReply> {
       const t0 = performance.now();
       session = req.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx);
       const openS = (performance.now() - t0) / 1000;
+      indexSaved = req.reopen === true;
       return { type: 'opened', engineVersion: await p.adapter.engineVersion(), openS };
     }
     case 'load': {
+      await closeThreads();
+      indexSaved = false;
       const ds = dataset!;
       const t0 = performance.now();
       for (let from = 0; from < ds.n; from += req.batchSize) {
@@ -131,10 +176,13 @@ async function handle(req: HostRequest): Promise<HostReply> {
       const t2 = performance.now();
       await session!.buildIndex();
       const t3 = performance.now();
+      indexSaved = true;
       return { type: 'loaded', ingestS: (t1 - t0) / 1000, indexS: (t3 - t2) / 1000, rows: ds.n, probe };
     }
     case 'point':
       return { type: 'point', reply: await runPoint(req) };
+    case 'null-pass':
+      return { type: 'null-pass', reply: await runPoint({ type: 'point', knobs: {}, k: req.k, queries: req.queries, filters: req.queries.map(() => null), clients: req.clients }, nullSession(req.k), true) };
     case 'explain': {
       const s = session!;
       if (!s.explain) return { type: 'explained', plan: null, planError: null };
@@ -161,6 +209,11 @@ async function handle(req: HostRequest): Promise<HostReply> {
     case 'churn-search':
     case 'churn-freshness':
     case 'churn-mixed':
+      // A write leaves the threads' copies stale and the saved index behind the session.
+      if (req.type !== 'churn-caps' && req.type !== 'churn-disk' && req.type !== 'churn-search') {
+        await closeThreads();
+        indexSaved = false;
+      }
       return handleChurn(session!, dataset!, concurrent, req, (p) => send({ id: -1, progress: p }));
     case 'loadgen-init':
     case 'loadgen-closed':
@@ -171,6 +224,7 @@ async function handle(req: HostRequest): Promise<HostReply> {
     case 'disk':
       return { type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null };
     case 'close':
+      await closeThreads();
       await session?.close();
       session = null;
       return { type: 'closed' };

@@ -33,6 +33,17 @@ export const settingsFileSchema = z
     batch_size: z.number().int().positive().default(10_000),
     /** Optional notes recorded in results: facts that are not in the code. */
     notes: z.string().optional(),
+    /** The main numeric search knob, searched to each target recall (src/runner/calibrate.ts):
+     * its name (or names, the first a ladder has), and optionally the range the search may leave
+     * the ladder for. */
+    calibration: z
+      .object({
+        knob: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((k) => (typeof k === 'string' ? [k] : k)),
+        min: z.number().optional(),
+        max: z.number().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type SettingsFile = z.infer<typeof settingsFileSchema>;

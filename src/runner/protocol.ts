@@ -23,8 +23,15 @@ export type HostRequest =
   | { type: 'dataset'; participant: string; settingsPath?: string; dataDir: string; dataset: string }
   /** Between ingest and index build: a few queries to see whether the engine answers. */
   | { type: 'load'; batchSize: number; probe?: { knobs: Knobs; k: number; queries: number[] } }
-  | { type: 'point'; knobs: Knobs; k: number; queries: number[]; filters: (FilterExpr | null)[]; clients: number }
+  /** One pass over `queries`. clients: requests in flight (engines that can overlap searches);
+   * threads: worker threads each with the index reopened read-only (synchronous in-process
+   * engines that support it); ids: false for a timed pass whose answers only need checking
+   * against an earlier pass (the digests). */
+  | { type: 'point'; knobs: Knobs; k: number; queries: number[]; filters: (FilterExpr | null)[]; clients: number; threads?: number; ids?: boolean }
   | { type: 'explain'; knobs: Knobs; query: number; k: number; filter: FilterExpr | null }
+  /** A point's pass against a null engine (answers at once with k fixed ids): the harness's
+   * own cost per query (harness-overhead.ts). Needs the dataset ('dataset' or 'open'). */
+  | { type: 'null-pass'; k: number; queries: number[]; clients: number }
   | { type: 'disk' }
   | QualityHostRequest
   | ChurnHostRequest
@@ -39,6 +46,11 @@ export interface PointReply {
   wallS: number;
   /** Per query: the engine threw (message) or null. */
   errors: (string | null)[];
+  /** Per query: a 32-bit digest of its ids in order, so passes can be compared cheaply (the
+   * participant host's point replies). */
+  digests?: Uint32Array;
+  /** Queries each search thread answered, when the pass ran in threads (Participant.reopenInThreads). */
+  threadsUsed?: number[];
 }
 
 export type HostReply =
@@ -48,6 +60,7 @@ export type HostReply =
   /** probe: the between-load queries' answers, or the error that stopped them. */
   | { type: 'loaded'; ingestS: number; indexS: number; rows: number; probe?: { reply: PointReply | null; error: string | null } }
   | { type: 'point'; reply: PointReply }
+  | { type: 'null-pass'; reply: PointReply }
   | { type: 'explained'; plan: string | null; planError: string | null }
   | { type: 'disk'; bytes: number | null }
   | QualityHostReply

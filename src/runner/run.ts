@@ -2,40 +2,29 @@
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { cpus, totalmem, type as osType, release } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { FilterExpr, Knobs } from '../contracts.ts';
-import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, type GroupKey } from '../datasets/groups.ts';
+import type { Knobs, ServerHandle } from '../contracts.ts';
+import type { GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../datasets/registry.ts';
-import { groundTruthFor, scoringDists, type GroundTruth } from '../groundtruth/cache.ts';
-import { exactDistance } from '../groundtruth/exact.ts';
-import { scoreQuery, summarize, type QueryScore } from '../metrics/recall.ts';
-import { mean, percentile } from '../metrics/stats.ts';
-import { RESULT_FORMAT, type ResultFile, type ResultGroup, type ResultPoint } from '../results/schema.ts';
+import { RESULT_FORMAT, type ResultFile, type ResultGroup, type Resources } from '../results/schema.ts';
 import { readResult, resultPath, writeResult } from '../results/store.ts';
+import { provenance, provenanceMismatch } from '../results/provenance.ts';
 import { UserError } from '../util/errors.ts';
-import { makeRng } from '../util/hash.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError } from './client.ts';
-import type { ServerHandle } from '../contracts.ts';
-import type { Resources } from '../results/schema.ts';
 import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
 import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, reapOrphans, remoteRecord, startServer, type StartedServer } from './server.ts';
 import { redactUrl, redactValue } from '../util/redact.ts';
 import { measureQuality } from '../hybrid/quality-run.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from './participants.ts';
-import type { HostReply, HostRequest, PointReply } from './protocol.ts';
+import type { HostReply, HostRequest } from './protocol.ts';
 import { measureLoad, type LoadOptions } from '../loadgen/sweep.ts';
-import { pointClientFlags, startPointMeter } from '../loadgen/points.ts';
 import { ReuseRefused, buildSettingsHash, checkDiffers, discardHome, engineHome, engineWorkDir, idsPerQuery, markerMismatch, readMarker, startFreshBuild, writeMarker, type BuiltMarker } from './engine-home.ts';
-
-export const VECBENCH_VERSION = '0.1.0';
-export const QUERY_SEED = 20251129;
-/** Queries per point at each k (METHOD 5). */
-export const SLICE_CAP: Record<number, number> = { 10: 1000, 100: 500, 1000: 200 };
-/** A group is asked only when its filter keeps at least this many times k rows. */
-export const ASK_FACTOR = 10;
+import { ASK_FACTOR, PROBE_QUERIES, QUERY_SEED, VECBENCH_VERSION, hardware, prepareGroups, queryOrder, scoreProbe, supportReason, type AskedGroup } from './points.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
+import { BUSY_OTHER_CORES, busyWarning, checkQuiet } from './machine-load.ts';
 
 export interface RunOptions {
   dataset: string;
@@ -67,125 +56,16 @@ export interface RunOptions {
   connect?: Record<string, string>;
   /** Per server participant: the 127.0.0.1 port to start its server on (--server-port). */
   serverPorts?: Record<string, number>;
-}
-
-export interface AskedGroup extends GroupKey {
-  key: string;
-  asked: boolean;
-  medianMatches: number;
-  gt: GroundTruth;
-  filters: (FilterExpr | null)[];
-}
-
-/** The shuffled query order every participant and group uses (fixed seed). */
-export function queryOrder(nq: number, seed = QUERY_SEED): Int32Array {
-  const order = new Int32Array(nq);
-  for (let i = 0; i < nq; i++) order[i] = i;
-  const rng = makeRng(seed);
-  for (let i = nq - 1; i > 0; i--) {
-    const j = Math.floor(rng.uniform() * (i + 1));
-    const t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-  return order;
-}
-
-/** Slices for a group: one query of its own for the first-query timing, then the next
- * slice for each (ladder point, view). No query runs twice within a group while the query
- * set lasts; all participants get the same slices for the same ladder length. */
-export function planSlices(nq: number, k: number, slots: number): { first: number; slices: [number, number][] } {
-  const per = Math.max(1, Math.min(SLICE_CAP[k] ?? 200, Math.floor((nq - 1) / Math.max(1, slots))));
-  const slices: [number, number][] = [];
-  for (let s = 0; s < slots; s++) {
-    const from = (1 + s * per) % nq;
-    slices.push([from, from + per]);
-  }
-  return { first: 0, slices };
-}
-
-export function hardware(): ResultFile['hardware'] {
-  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_bytes: totalmem(), os: `${osType()} ${release()}`, node: process.version };
-}
-
-export function prepareGroups(ds: Dataset, only?: GroupKey[]): AskedGroup[] {
-  const wanted = only ?? allGroups();
-  const gts = new Map<string, GroundTruth>();
-  const out: AskedGroup[] = [];
-  for (const g of wanted) {
-    const kind = filterKind(g.filter);
-    let gt = gts.get(g.filter);
-    if (!gt) gts.set(g.filter, (gt = groundTruthFor(ds, g.filter)));
-    const sorted = Array.from(gt.matches).sort((a, b) => a - b);
-    const medianMatches = sorted[Math.floor(sorted.length / 2)];
-    const filters = Array.from({ length: ds.nq }, (_, q) => kind.forQuery(q, ds.queryAttrs));
-    out.push({ ...g, key: groupKey(g), asked: medianMatches >= ASK_FACTOR * g.k, medianMatches, gt, filters });
-  }
-  return out;
-}
-
-function supportReason(p: LoadedParticipant, g: AskedGroup): string | null {
-  const sample = g.filters.find((f) => f !== null) ?? null;
-  if (sample !== null) {
-    const f = p.adapter.filters;
-    if (!f) return `${p.adapter.engine} has no filter support in this participant`;
-    const missingField = filterFields(sample).find((x) => !f.fields.includes(x));
-    if (missingField) return `filter field ${missingField} is not supported`;
-    const missingOp = filterOps(sample).find((x) => !f.ops.includes(x));
-    if (missingOp) return `filter operator ${missingOp} is not supported`;
-  }
-  if (ladderFor(p.settings, g.filter, g.k).length === 0) return `settings.json has no ladder rule for ${g.key}`;
-  return null;
-}
-
-/** Scores one point's answers against the ground truth. */
-export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply: PointReply): QueryScore[] {
-  const { d, metric } = ds;
-  const depth = g.gt.depth;
-  return queries.map((q, i) => {
-    const returned = reply.ids.subarray(reply.offsets[i], reply.offsets[i + 1]);
-    const filter = g.filters[q];
-    return scoreQuery({
-      returned,
-      k: g.k,
-      trueIds: g.gt.ids.subarray(q * depth, (q + 1) * depth),
-      // The kt-th true distance in float64 (the cache's float32 would swamp the 1e-6 tie rule).
-      trueDists: scoringDists(ds, g.gt, q, g.k),
-      matches: g.gt.matches[q],
-      isKnownId: (id) => id >= 0 && id < ds.n,
-      passes: (id) => passes(filter, ds.attrs, id),
-      distanceOf: (id) => exactDistance(metric, ds.queries, q * d, ds.base, id * d, d),
-    });
-  });
-}
-
-export function latencySummary(ms: Float64Array): ResultPoint['latency_ms'] {
-  const sorted = Float64Array.from(ms).sort();
-  return {
-    mean: mean(sorted),
-    p50: percentile(sorted, 50),
-    p95: percentile(sorted, 95),
-    p99: percentile(sorted, 99),
-    p999: percentile(sorted, 99.9),
-    max: sorted[sorted.length - 1],
-  };
-}
-
-const VIEWS = ['latency', 'throughput'] as const;
-
-/** Queries in the between-load probe (METHOD 6: does the engine answer before its index?). */
-export const PROBE_QUERIES = 20;
-
-/** Scores the between-load probe against the exact unfiltered top 10. */
-export function scoreProbe(ds: Dataset, probe: { knobs: Knobs; k: number; queries: number[] }, got: { reply: PointReply | null; error: string | null } | undefined): NonNullable<Resources['probe']> {
-  const base = { queries: probe.queries.length, knobs: probe.knobs };
-  if (!got || got.reply === null || got.error !== null) {
-    return { ...base, answered: false, recall: null, short_results: null, latency_ms_p50: null, error: got?.error ?? 'no probe reply' };
-  }
-  const [g] = prepareGroups(ds, [{ filter: 'none', k: probe.k }]);
-  const s = summarize(scorePoint(ds, g, probe.queries, got.reply));
-  const lat = Float64Array.from(got.reply.latenciesMs).sort();
-  return { ...base, answered: true, recall: s.recall, short_results: s.shortResults, latency_ms_p50: percentile(lat, 50), error: null };
+  /** Warm protocol: queries every point answers (a seeded subset), or 'all' (default 1,000). */
+  querySet?: number | 'all';
+  /** Warm protocol: passes per point (default DEFAULT_TIMING). */
+  timing?: Timing;
+  /** Threads of the throughput view for synchronous in-process engines (default: the cores). */
+  threads?: number;
+  /** Index builds measured (--builds, default 1): later builds time the calibrated knobs. */
+  builds?: number;
+  /** Cores other processes may use before passes count as busy (default BUSY_OTHER_CORES). */
+  busyCores?: number;
 }
 
 /** The participant's engine process, (re)started and loaded on demand: after a crash or a
@@ -311,6 +191,13 @@ class EngineHandle {
     }
   }
 
+  /** A fresh build of the index (--builds): the engine is stopped and loaded again. */
+  async rebuild(reason: string): Promise<HostClient> {
+    await this.stop();
+    this.reuseOnStart = false;
+    return this.start(reason);
+  }
+
   private async start(reason: string): Promise<HostClient> {
     await this.stop();
     const { p, ds, opts, result } = this;
@@ -333,6 +220,10 @@ class EngineHandle {
     const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
     this.host = host;
     const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: server?.handle.connection }, opts.loadTimeoutS);
+    // One file never mixes two engine versions' points (a resumed run after an upgrade).
+    if (result.engine_version !== 'unknown' && result.engine_version !== opened.engineVersion && result.groups.some((g) => g.points.length > 0)) {
+      throw new UserError(`${resultPath(opts.outDir, ds.name, p.name)} holds points measured with ${p.adapter.engine} ${result.engine_version}, the engine is ${opened.engineVersion} now; pass --fresh to measure it again, or --out another directory`);
+    }
     result.engine_version = opened.engineVersion;
     if (firstLoad) {
       this.recorder?.baseline();
@@ -516,83 +407,19 @@ class EngineHandle {
   }
 }
 
-/** Measures the missing points of one group, saving the result file after every point. */
-async function measureGroup(engine: EngineHandle, p: LoadedParticipant, ds: Dataset, g: AskedGroup, group: ResultGroup, order: Int32Array, opts: RunOptions, onPoint: () => void, save: () => void): Promise<void> {
-  const ladder = ladderFor(p.settings, g.filter, g.k);
-  const plan = planSlices(ds.nq, g.k, ladder.length * VIEWS.length);
-  const firstQ = order[plan.first];
-  const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
-  for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
-  if (group.first_query_ms === undefined) {
-    await engine.beforeGroup(g.key);
-    const explained = await engine.request<'explained'>({ type: 'explain', knobs: ladder[0], query: firstQ, k: g.k, filter: g.filters[firstQ] }, opts.pointTimeoutS);
-    if (explained.plan !== null) group.plan = explained.plan;
-    if (explained.planError) {
-      group.status = 'failed';
-      group.reason = `plan check: ${explained.planError}`;
-      group.complete = true;
-      return;
-    }
-    const first = await engine.request<'point'>({ type: 'point', knobs: ladder[0], k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, opts.pointTimeoutS);
-    group.first_query_ms = first.reply.latenciesMs[0];
-    save();
-  }
-  let slot = 0;
-  for (let li = 0; li < ladder.length; li++) {
-    const knobs: Knobs = ladder[li];
-    for (const view of VIEWS) {
-      const [from, to] = plan.slices[slot++];
-      if (have.has(`${li}/${view}`)) continue;
-      const queries = Array.from({ length: to - from }, (_, i) => order[(from + i) % ds.nq]);
-      const clients = view === 'latency' ? 1 : p.adapter.concurrentSearch ? opts.clients : 1;
-      let reply: PointReply;
-      const clientMeter = startPointMeter(engine);
-      try {
-        const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
-        reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients }, opts.pointTimeoutS, retry)).reply;
-      } catch (e) {
-        if (!(e instanceof HostError) || e.userError) throw e;
-        // A point over the time limit, or one whose engine crashed twice, is left out and
-        // listed; higher ladder points would not fare better, so the group ends here.
-        group.skipped.push({ ladder_index: li, knobs, reason: e.message });
-        group.complete = true;
-        save();
-        return;
-      }
-      const failed = reply.errors.filter((x) => x !== null);
-      if (failed.length > 0) {
-        group.skipped.push({ ladder_index: li, knobs, reason: `${failed.length} of ${queries.length} queries failed: ${failed[0]}` });
-        save();
-        onPoint();
-        continue;
-      }
-      const s = summarize(scorePoint(ds, g, queries, reply));
-      const clientFlags = await pointClientFlags(engine, p.adapter.server !== undefined, clientMeter, queries.length / reply.wallS, clients, g.k, opts.pointTimeoutS);
-      group.points.push({
-        ladder_index: li,
-        knobs,
-        view,
-        clients,
-        queries: queries.length,
-        query_slice: [from % ds.nq, (to - 1) % ds.nq],
-        recall: s.recall,
-        recall_strict: s.recallStrict,
-        recall_threshold: s.recallThreshold,
-        short_results: s.shortResults,
-        low_recall_share: s.lowRecallShare,
-        unknown_ids: s.unknownIds,
-        duplicate_ids: s.duplicateIds,
-        filter_violations: s.filterViolations,
-        qps: queries.length / reply.wallS,
-        duration_s: reply.wallS,
-        latency_ms: latencySummary(reply.latenciesMs),
-        flags: [...(s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : []), ...clientFlags],
-      });
-      save();
-      onPoint();
-    }
-  }
-  group.complete = true;
+/** The warm query set as results record it: a seeded subset of the shuffled order, or all. */
+export function querySetRecord(nq: number, asked: number | 'all' | undefined): NonNullable<ResultFile['run']['query_set']> {
+  const size = asked === 'all' ? nq : Math.min(nq, asked ?? DEFAULT_QUERY_SET);
+  return { mode: size >= nq ? 'all' : 'subset', size, seed: QUERY_SEED };
+}
+
+function timingRecord(t: Timing | undefined, busyCores: number | undefined): NonNullable<ResultFile['run']['timing']> {
+  const x = t ?? DEFAULT_TIMING;
+  return { min_passes: x.minPasses, min_seconds: x.minSeconds, max_passes: x.maxPasses, busy_cores: busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES };
+}
+
+function threadsOf(opts: RunOptions): number {
+  return opts.threads ?? availableParallelism();
 }
 
 /** A stored result can be resumed when it measured the same dataset with the same settings
@@ -604,7 +431,11 @@ function resumable(prev: ResultFile, next: ResultFile): boolean {
     prev.run.clients === next.run.clients &&
     (prev.run.protocol ?? 'warm') === (next.run.protocol ?? 'warm') &&
     JSON.stringify(prev.extra.connection ?? null) === JSON.stringify(next.extra.connection ?? null) &&
-    JSON.stringify(prev.settings) === JSON.stringify(next.settings)
+    JSON.stringify(prev.settings) === JSON.stringify(next.settings) &&
+    JSON.stringify(prev.run.query_set ?? null) === JSON.stringify(next.run.query_set ?? null) &&
+    JSON.stringify(prev.run.timing ?? null) === JSON.stringify(next.run.timing ?? null) &&
+    (prev.run.builds ?? 1) === (next.run.builds ?? 1) &&
+    (prev.run.threads ?? null) === (next.run.threads ?? null)
   );
 }
 
@@ -617,15 +448,29 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     engine_version: 'unknown',
     origin: 'measured',
     dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
-    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes },
+    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes, ...(p.settings.calibration ? { calibration: p.settings.calibration } : {}) },
     filter_strategy: p.adapter.filterStrategy,
     hardware: hardware(),
-    run: { vecbench_version: VECBENCH_VERSION, started, updated: started, query_seed: QUERY_SEED, clients: opts.clients, complete: false, resumed: 0, protocol: opts.cold ? 'cold' : 'warm' },
+    run: {
+      vecbench_version: VECBENCH_VERSION,
+      started,
+      updated: started,
+      query_seed: QUERY_SEED,
+      clients: opts.clients,
+      complete: false,
+      resumed: 0,
+      protocol: opts.cold ? 'cold' : 'warm',
+      query_set: opts.cold ? { mode: 'slices', size: ds.nq, seed: QUERY_SEED } : querySetRecord(ds.nq, opts.querySet),
+      ...(opts.cold ? {} : { timing: timingRecord(opts.timing, opts.busyCores) }),
+      builds: opts.builds ?? 1,
+      threads: threadsOf(opts),
+    },
     load: null,
     groups: [],
     // Where the engine was, when it is a server the user runs (its URL's password masked).
     extra: opts.connect?.[p.name] ? { connection: remoteRecord(opts.connect[p.name]) } : {},
   };
+  result.provenance = provenance(result.settings);
   const path = resultPath(opts.outDir, ds.name, p.name);
   if (!opts.fresh && existsSync(path)) {
     const prev = readResult(path);
@@ -642,6 +487,9 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
         log(`${p.name}: ${ds.name} already measured (${path}); pass --fresh to measure again`);
         return prev;
       }
+      // One file never mixes the figures of two vecbench programs.
+      const mixed = provenanceMismatch(prev, { provenance: result.provenance });
+      if (mixed) throw new UserError(`${path} cannot be resumed: ${mixed}; pass --fresh to measure it again, or --out another directory`);
       result = prev;
       result.run.resumed += 1;
       log(`${p.name}: resuming ${path}`);
@@ -659,13 +507,30 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
   const engine = new EngineHandle(p, ds, opts, result, save);
   // A resumed result whose index a previous run built may reopen it instead of loading again.
   engine.reuseOnStart = result.load !== null;
-  const order = queryOrder(ds.nq);
+  const order = Array.from(queryOrder(ds.nq));
+  const warmSet = order.slice(0, result.run.query_set!.size);
   try {
     await engine.ready(result.load === null ? 'first load' : 'resumed run');
     const measurable = groups.filter((g) => g.asked && supportReason(p, g) === null);
-    const totalPoints = measurable.reduce((a, g) => a + ladderFor(p.settings, g.filter, g.k).length * VIEWS.length, 0);
-    const progress = new Progress(`${p.name}: measuring`, totalPoints);
-    let done = result.groups.reduce((a, g) => a + g.points.length, 0);
+    const builds = opts.builds ?? 1;
+    const progress = new Progress(`${p.name}: measuring`, measurable.length * builds);
+    let done = result.groups.filter((g) => g.complete && g.status === 'measured').length;
+    const groupRun = (g: AskedGroup, group: ResultGroup, build: number): GroupRun => ({
+      engine,
+      p,
+      ds,
+      g,
+      group,
+      queries: opts.cold ? order : warmSet,
+      clients: opts.clients,
+      threads: threadsOf(opts),
+      pointTimeoutS: opts.pointTimeoutS,
+      timing: opts.timing ?? DEFAULT_TIMING,
+      build,
+      busyCores: opts.busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES,
+      onProgress: (what) => progress.update(done, what),
+      save,
+    });
     for (const g of groups) {
       let group = result.groups.find((x) => x.key === g.key);
       if (group?.complete) continue;
@@ -677,9 +542,15 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
       if (!group) {
         group = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
         result.groups.push(group);
+      } else if (!opts.cold) {
+        // A warm group is measured whole (its points share rounds of passes): an interrupted one
+        // starts again, keeping its first query.
+        group.points = [];
+        group.skipped = [];
+        delete group.calibration;
       }
       try {
-        await measureGroup(engine, p, ds, g, group, order, opts, () => progress.update(++done, g.key), save);
+        await (opts.cold ? measureColdGroup : measureWarmGroup)(groupRun(g, group, 0));
       } catch (e) {
         if (!(e instanceof HostError) || e.userError) throw e;
         // The engine crashed or hung outside a point (explain, first query, reload): this
@@ -689,7 +560,27 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
         group.complete = true;
         log(`${p.name}: group ${g.key} failed: ${e.message}`);
       }
+      progress.update(++done, g.key);
       save();
+    }
+    // Later builds (--builds): a fresh index each, timed at the knobs the first was calibrated to.
+    for (let b = 1; b < builds && !opts.cold; b++) {
+      const todo = result.groups.filter((x) => x.status === 'measured' && x.complete && !x.points.some((pt) => pt.build === b && pt.view === 'throughput'));
+      if (todo.length === 0) continue;
+      await engine.rebuild(`build ${b + 1} of ${builds}`);
+      for (const group of todo) {
+        const g = groups.find((x) => x.key === group.key);
+        if (!g) continue;
+        group.points = group.points.filter((pt) => (pt.build ?? 0) !== b);
+        try {
+          await measureWarmGroup(groupRun(g, group, b));
+        } catch (e) {
+          if (!(e instanceof HostError) || e.userError) throw e;
+          log(`${p.name}: group ${g.key}, build ${b + 1}: ${e.message}`);
+        }
+        progress.update(++done, `${g.key} (build ${b + 1})`);
+        save();
+      }
     }
     progress.done();
     if (ds.labels && opts.quality !== false && result.extra.quality === undefined) {
@@ -739,6 +630,10 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
     if (why) throw new UserError(`participant ${p.name}: ${why}`);
   }
   const groups = prepareGroups(ds, opts.groups);
+  // A machine already busy makes every figure suspect: say so before measuring (points measured
+  // while it stays busy are retaken, then flagged).
+  const busy = busyWarning(await checkQuiet(1000));
+  if (busy) log(busy);
   const out: ResultFile[] = [];
   const failures: string[] = [];
   for (const p of participants) {

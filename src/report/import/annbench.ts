@@ -17,7 +17,7 @@ import type { GroundTruth } from '../../groundtruth/cache.ts';
 import { exactDistance } from '../../groundtruth/exact.ts';
 import { scoreQuery, summarize } from '../../metrics/recall.ts';
 import type { ResultPoint } from '../../results/schema.ts';
-import { latencySummary } from '../../runner/run.ts';
+import { latencySummary } from '../../runner/points.ts';
 import { UserError } from '../../util/errors.ts';
 import { knobsFromName } from './common.ts';
 

@@ -3,23 +3,38 @@
 // inlined in the page, so the page needs no network when it is viewed. It draws the
 // recall-vs-QPS curves with Observable Plot and applies the dataset / k / filter selectors.
 // The frontier it draws comes from src/metrics/frontier.ts, the same code the table's
-// cells were read with; the table itself is static HTML written from deriveCells and is
-// only shown or hidden here, never recomputed.
+// cells were read with, over the same points (flagged points left off, one curve per index
+// build, as src/report/cells.ts reads them); the table itself is static HTML written from
+// deriveCells and is only shown or hidden here, never recomputed.
 import * as Plot from '@observablehq/plot';
 import { paretoFrontier, type Better, type CurvePoint } from '../../metrics/frontier.ts';
+import { isExcluded } from '../cells.ts';
 import type { PageData, PagePoint, PageSeries } from './types.ts';
 import { drawChurnCharts } from './churn-app.ts';
 
 type Curve = 'qps' | 'p50' | 'p99';
+type RecallAxis = 'linear' | 'nines';
 
 interface Datum extends PagePoint {
   participant: string;
   origin: 'measured' | 'imported';
+  /** Position on the recall axis (recall itself, or its nines). */
+  x: number;
   y: number;
   knobText: string;
+  /** A flag keeps the point off the frontier. */
+  excluded: boolean;
+  /** Set when the participant's points come from several index builds. */
+  buildText?: string;
 }
 
 const PALETTE = ['#4e79a7', '#f28e2c', '#e15759', '#76b7b2', '#59a14f', '#edc949', '#af7aa1', '#ff9da7', '#9c755f', '#7f7f7f', '#1f3b73', '#b35806'];
+/** Flagged points: drawn as rings of this colour, whoever measured them. */
+const EXCLUDED_COLOR = '#d62728';
+/** Recall 1.0 has no finite nines; it is drawn at this recall, the axis's right edge. */
+const NINES_CAP = 1 - 1e-5;
+const NINES_TICKS = [0.5, 0.9, 0.99, 0.999, 0.9999];
+const TARGET_RECALLS = [0.9, 0.95, 0.99];
 
 const data: PageData = JSON.parse(document.getElementById('vb-data')!.textContent ?? '{}') as PageData;
 
@@ -28,6 +43,7 @@ const selDataset = $<HTMLSelectElement>('sel-dataset');
 const selK = $<HTMLSelectElement>('sel-k');
 const selFilter = $<HTMLSelectElement>('sel-filter');
 const selCurve = $<HTMLSelectElement>('sel-curve');
+const selAxis = $<HTMLSelectElement>('sel-xaxis');
 const chartsEl = $<HTMLDivElement>('charts');
 
 function state() {
@@ -36,6 +52,7 @@ function state() {
     k: selK?.value ?? 'all',
     filter: selFilter?.value ?? 'all',
     curve: (selCurve?.value ?? 'qps') as Curve,
+    axis: (selAxis?.value ?? 'linear') as RecallAxis,
   };
 }
 
@@ -45,6 +62,7 @@ function knobText(knobs: Record<string, number | string>): string {
 }
 
 const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toPrecision(digits)) : 'n/a');
+const fmtRange = (r: readonly [number, number] | undefined, digits = 3) => (r ? `${fmt(r[0], digits)} – ${fmt(r[1], digits)}` : undefined);
 
 function el(tag: string, cls?: string, text?: string): HTMLElement {
   const e = document.createElement(tag);
@@ -69,77 +87,153 @@ function applyVisibility(s: ReturnType<typeof state>): void {
   }
 }
 
-function curveSpec(curve: Curve): { view: 'throughput' | 'latency'; better: Better; label: string; value: (p: PagePoint) => number } {
-  if (curve === 'qps') return { view: 'throughput', better: 'higher', label: '↑ QPS (throughput view, log)', value: (p) => p.qps };
-  if (curve === 'p50') return { view: 'latency', better: 'lower', label: '↓ p50 latency, ms (1 client, log)', value: (p) => p.latency_ms.p50 };
-  return { view: 'latency', better: 'lower', label: '↓ p99 latency, ms (1 client, log)', value: (p) => p.latency_ms.p99 };
+interface CurveSpec {
+  view: 'throughput' | 'latency';
+  better: Better;
+  label: string;
+  value: (p: PagePoint) => number;
+  /** The 95 % interval of value, where the point carries one. */
+  interval: (p: PagePoint) => [number, number] | undefined;
 }
 
-function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve, width: number): HTMLElement {
-  const spec = curveSpec(curve);
+/** latencyDriven: how the latency view was driven, from the points ("1 at a time"). */
+function curveSpec(curve: Curve, latencyDriven: string): CurveSpec {
+  if (curve === 'qps') return { view: 'throughput', better: 'higher', label: '↑ QPS (throughput view, log)', value: (p) => p.qps, interval: (p) => p.ci?.qps };
+  if (curve === 'p50') return { view: 'latency', better: 'lower', label: `↓ p50 latency, ms (${latencyDriven}, log)`, value: (p) => p.latency_ms.p50, interval: (p) => p.ci?.latency_ms.p50 };
+  return { view: 'latency', better: 'lower', label: `↓ p99 latency, ms (${latencyDriven}, log)`, value: (p) => p.latency_ms.p99, interval: (p) => p.ci?.latency_ms.p99 };
+}
+
+const nines = (recall: number) => -Math.log10(1 - Math.min(Math.max(recall, 0), NINES_CAP));
+
+/** The recall axis: where a recall is drawn, and the x scale's options. */
+function recallAxis(axis: RecallAxis, recalls: number[]): { at: (recall: number) => number; scale: Plot.ScaleOptions } {
+  const lo = Math.max(0, Math.min(0.85, ...recalls) - 0.01);
+  if (axis === 'linear') return { at: (r) => r, scale: { label: 'recall@k (tie-aware) →', domain: [lo, 1.005], grid: true } };
+  // At least up to 0.999, so every chart shows the same nines; further where points go.
+  const hi = Math.max(nines(0.999), ...recalls.map(nines)) + 0.15;
+  const ticks = NINES_TICKS.filter((t) => nines(t) >= nines(lo) && nines(t) <= hi);
+  const labels = new Map(ticks.map((t) => [nines(t), String(t)]));
+  return {
+    at: nines,
+    scale: { label: 'recall@k (tie-aware), nines: −log10(1 − recall) →', domain: [nines(lo), hi], ticks: ticks.map(nines), tickFormat: (v: number) => labels.get(v) ?? '', grid: true },
+  };
+}
+
+/** Tooltip text of a point's kind: calibrated, and why it is off the frontier. */
+function kindText(d: Datum): string | undefined {
+  const parts: string[] = [];
+  if (d.calibrated_for !== undefined) parts.push(`calibrated for ${d.calibrated_for}`);
+  if (d.excluded) parts.push(`left off the frontier: ${d.flags.filter((f) => isExcluded([f])).join(', ')}`);
+  return parts.length ? parts.join('; ') : undefined;
+}
+
+function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve, axis: RecallAxis, width: number): HTMLElement {
+  const latencyDriven = [...new Set(series.flatMap((s) => s.points.filter((p) => p.view === 'latency' && p.driven).map((p) => p.driven!)))].join(' / ') || '1 client';
+  const spec = curveSpec(curve, latencyDriven);
   const color = colorOf(ds);
   const all: Datum[] = [];
-  const frontiers: Datum[][] = [];
   for (const s of series) {
-    const pts: Datum[] = s.points
-      .filter((p) => p.view === spec.view)
-      .map((p) => ({ ...p, participant: s.participant, origin: s.origin, y: spec.value(p), knobText: knobText(p.knobs) }));
-    const usable = pts.filter((p) => Number.isFinite(p.y) && p.y > 0 && Number.isFinite(p.recall));
-    all.push(...usable);
-    const curvePts: (CurvePoint & { d: Datum })[] = usable.map((d) => ({ recall: d.recall, value: d.y, knobs: d.knobs, ladderIndex: d.ladder_index, d }));
-    const front = paretoFrontier(curvePts, spec.better) as (CurvePoint & { d: Datum })[];
-    if (front.length > 0) frontiers.push(front.map((f) => f.d));
+    const pts = s.points.filter((p) => p.view === spec.view);
+    const builds = [...new Set(pts.map((p) => p.build ?? 0))].sort((a, b) => a - b);
+    for (const p of pts) {
+      const y = spec.value(p);
+      if (!(Number.isFinite(y) && y > 0 && Number.isFinite(p.recall))) continue;
+      const buildText = builds.length > 1 ? `${p.build ?? 0} (of ${builds.length})` : undefined;
+      all.push({ ...p, participant: s.participant, origin: s.origin, x: p.recall, y, knobText: knobText(p.knobs), excluded: isExcluded(p.flags), buildText });
+    }
   }
   if (all.length === 0) {
     const why = series.map((s) => `${s.participant}: ${s.status === 'measured' ? 'no usable points in this view' : s.status.replace('_', ' ')}`).join('; ');
     return el('p', 'empty', `No measured points${why ? ` (${why})` : ''}.`);
   }
+  const { at, scale } = recallAxis(axis, all.flatMap((d) => (d.ci ? [d.recall, d.ci.recall[0], d.ci.recall[1]] : [d.recall])));
+  for (const d of all) d.x = at(d.recall);
+
+  // One frontier per participant and build, over the points the table reads (no flagged one).
+  const frontiers: Datum[][] = [];
+  const curves = new Map<string, Datum[]>();
+  for (const d of all) {
+    if (d.excluded) continue;
+    const key = `${d.participant}\u0000${d.build ?? 0}`;
+    curves.set(key, [...(curves.get(key) ?? []), d]);
+  }
+  for (const pts of curves.values()) {
+    const curvePts: (CurvePoint & { d: Datum })[] = pts.map((d) => ({ recall: d.recall, value: d.y, knobs: d.knobs, ladderIndex: d.ladder_index, d }));
+    const front = paretoFrontier(curvePts, spec.better) as (CurvePoint & { d: Datum })[];
+    if (front.length > 0) frontiers.push(front.map((f) => f.d));
+  }
+
+  const barColor = (d: Datum) => (d.excluded ? EXCLUDED_COLOR : color(d.participant));
+  const yBars = all.flatMap((d) => {
+    const ci = spec.interval(d);
+    return ci && ci[0] > 0 && ci[1] > 0 ? [{ x: d.x, y1: ci[0], y2: ci[1], stroke: barColor(d) }] : [];
+  });
+  const xBars = all.flatMap((d) => (d.ci ? [{ y: d.y, x1: at(d.ci.recall[0]), x2: at(d.ci.recall[1]), stroke: barColor(d) }] : []));
   const readings =
     curve === 'qps'
       ? // Readings at the target itself; an 'above' cell is the value of a point at a higher
         // recall, which its own dot already shows.
         data.cells
-          .filter((c) => c.dataset === ds && c.group === group && c.value !== null && (c.status === 'point' || c.status === 'interpolated'))
-          .map((c) => ({ recall: c.target, y: c.value as number, participant: c.participant, status: c.status }))
+          .filter((c) => c.dataset === ds && c.group === group && c.value !== null && (c.status === 'point' || c.status === 'interpolated' || c.status === 'calibrated'))
+          .map((c) => ({ x: at(c.target), y: c.value as number }))
       : [];
+  const fillOf = (d: Datum) => (d.origin === 'imported' ? '#ffffff' : color(d.participant));
   const marks: Plot.Markish[] = [
-    Plot.ruleX([0.9, 0.95, 0.99], { stroke: '#c9ced6', strokeDasharray: '3,3' }),
+    Plot.ruleX(TARGET_RECALLS.map(at), { stroke: '#c9ced6', strokeDasharray: '3,3' }),
+    Plot.ruleX(yBars, { x: 'x', y1: 'y1', y2: 'y2', stroke: 'stroke', strokeWidth: 1.2, strokeOpacity: 0.65, className: 'vb-ci-y' }),
+    Plot.ruleY(xBars, { y: 'y', x1: 'x1', x2: 'x2', stroke: 'stroke', strokeWidth: 1.2, strokeOpacity: 0.65, className: 'vb-ci-x' }),
     ...frontiers.map((f) =>
-      Plot.line(f, { x: 'recall', y: 'y', stroke: color(f[0].participant), strokeWidth: 2, strokeDasharray: f[0].origin === 'imported' ? '5,4' : undefined, curve: 'linear' }),
+      Plot.line(f, { x: 'x', y: 'y', stroke: color(f[0].participant), strokeWidth: 2, strokeDasharray: f[0].origin === 'imported' ? '5,4' : undefined, curve: 'linear' }),
     ),
-    Plot.dot(readings, { x: 'recall', y: 'y', symbol: 'times', r: 5, stroke: '#222', strokeWidth: 1.5 }),
-    Plot.dot(all, {
-      x: 'recall',
-      y: 'y',
-      r: 3.5,
-      stroke: (d: Datum) => color(d.participant),
-      fill: (d: Datum) => (d.origin === 'imported' ? '#ffffff' : color(d.participant)),
-      strokeWidth: 1.5,
-      channels: {
-        participant: (d: Datum) => d.participant + (d.origin === 'imported' ? ' (imported)' : ''),
-        knobs: (d: Datum) => d.knobText,
-        'recall (tie-aware)': (d: Datum) => d.recall.toFixed(4),
-        'recall strict': (d: Datum) => (notRecorded(ds, d.participant, 'recall_strict') ? 'not recorded' : d.recall_strict.toFixed(4)),
-        'recall threshold': (d: Datum) => (notRecorded(ds, d.participant, 'recall_threshold') ? 'not recorded' : d.recall_threshold.toFixed(4)),
-        QPS: (d: Datum) => fmt(d.qps),
-        'latency p50/p95/p99 ms': (d: Datum) => `${fmt(d.latency_ms.p50)} / ${fmt(d.latency_ms.p95)} / ${fmt(d.latency_ms.p99)}`,
-        clients: (d: Datum) => String(d.clients),
-        queries: (d: Datum) => String(d.queries),
-        'short results': (d: Datum) => (notRecorded(ds, d.participant, 'short_results') ? 'not recorded' : String(d.short_results)),
-        flags: (d: Datum) => (d.flags.length ? d.flags.join(', ') : 'none'),
-      },
-      tip: { format: { x: false, y: false, stroke: false, fill: false, r: false }, fontSize: 11, lineWidth: 40 },
-    }),
+    Plot.dot(readings, { x: 'x', y: 'y', symbol: 'times', r: 5, stroke: '#222', strokeWidth: 1.5 }),
+    Plot.dot(
+      all.filter((d) => !d.excluded && d.calibrated_for === undefined),
+      { x: 'x', y: 'y', r: 3.5, stroke: (d: Datum) => color(d.participant), fill: fillOf, strokeWidth: 1.5, className: 'vb-point' },
+    ),
+    Plot.dot(
+      all.filter((d) => !d.excluded && d.calibrated_for !== undefined),
+      { x: 'x', y: 'y', r: 5.5, symbol: 'diamond', stroke: '#1d2433', fill: fillOf, strokeWidth: 1, className: 'vb-calibrated' },
+    ),
+    Plot.dot(
+      all.filter((d) => d.excluded),
+      { x: 'x', y: 'y', r: 4.5, stroke: EXCLUDED_COLOR, fill: 'none', strokeWidth: 1.8, className: 'vb-excluded' },
+    ),
+    // One tip over every kind of point, so two tips never show at once.
+    Plot.tip(
+      all,
+      Plot.pointer({
+        x: 'x',
+        y: 'y',
+        channels: {
+          participant: (d: Datum) => d.participant + (d.origin === 'imported' ? ' (imported)' : ''),
+          'index build': (d: Datum) => d.buildText,
+          point: (d: Datum) => kindText(d),
+          knobs: (d: Datum) => d.knobText,
+          'recall (tie-aware)': (d: Datum) => d.recall.toFixed(4) + (d.ci ? `  (95 %: ${fmtRange(d.ci.recall, 4)})` : ''),
+          'recall strict': (d: Datum) => (notRecorded(ds, d.participant, 'recall_strict') ? 'not recorded' : d.recall_strict.toFixed(4)),
+          'recall threshold': (d: Datum) => (notRecorded(ds, d.participant, 'recall_threshold') ? 'not recorded' : d.recall_threshold.toFixed(4)),
+          QPS: (d: Datum) => fmt(d.qps) + (d.ci ? `  (95 %: ${fmtRange(d.ci.qps)})` : ''),
+          'latency p50/p95/p99 ms': (d: Datum) => `${fmt(d.latency_ms.p50)} / ${fmt(d.latency_ms.p95)} / ${fmt(d.latency_ms.p99)}`,
+          [`${curve} 95 % interval, ms`]: (d: Datum) => (curve === 'qps' ? undefined : fmtRange(spec.interval(d))),
+          driven: (d: Datum) => d.driven ?? (d.view === 'latency' ? `${d.clients} client` : `${d.clients} clients`),
+          passes: (d: Datum) => (d.passes === undefined ? undefined : String(d.passes)),
+          queries: (d: Datum) => String(d.queries),
+          'short results': (d: Datum) => (notRecorded(ds, d.participant, 'short_results') ? 'not recorded' : String(d.short_results)),
+          flags: (d: Datum) => (d.flags.length ? d.flags.join(', ') : 'none'),
+        },
+        format: { x: false, y: false },
+        fontSize: 11,
+        lineWidth: 44,
+      }),
+    ),
   ];
-  const recalls = all.map((d) => d.recall);
-  const lo = Math.min(0.85, ...recalls);
   const svg = Plot.plot({
     width,
     height: Math.max(220, Math.min(320, Math.round(width * 0.62))),
     marginLeft: 56,
     marginRight: 16,
     style: { fontSize: '11px', fontFamily: 'inherit', overflow: 'visible' },
-    x: { label: 'recall@k (tie-aware) →', domain: [Math.max(0, lo - 0.01), 1.005], grid: true },
+    x: scale,
     y: { type: 'log', label: spec.label, grid: true, nice: true },
     marks,
   });
@@ -166,6 +260,21 @@ function legend(ds: string): HTMLElement {
   const x = el('span', 'legend-item');
   x.append(el('span', 'cross', '×'), document.createTextNode('table reading at the target'));
   box.append(x);
+  // Keys for the stable-point marks, where the dataset has such points.
+  const points = data.series.filter((s) => s.dataset === ds).flatMap((s) => s.points);
+  const key = (glyph: HTMLElement, text: string) => {
+    const item = el('span', 'legend-item');
+    item.append(glyph, document.createTextNode(text));
+    box.append(item);
+  };
+  if (points.some((p) => p.ci)) key(el('span', 'cross', '┼'), '95 % intervals (QPS or latency; recall)');
+  if (points.some((p) => p.calibrated_for !== undefined)) key(el('span', 'cross', '◆'), 'calibrated for a target recall');
+  if (points.some((p) => isExcluded(p.flags))) {
+    const ring = el('span', 'swatch');
+    ring.style.borderColor = EXCLUDED_COLOR;
+    ring.style.background = 'transparent';
+    key(ring, 'flagged: left off the frontier');
+  }
   return box;
 }
 
@@ -191,7 +300,7 @@ function drawCharts(): void {
     card.append(cap);
     grid.append(card);
     const width = Math.max(260, Math.floor(card.clientWidth || grid.clientWidth || 360) - 2);
-    card.append(drawGroup(s.dataset, g, series, s.curve, width));
+    card.append(drawGroup(s.dataset, g, series, s.curve, s.axis, width));
     drawn++;
   }
   if (drawn === 0) grid.append(el('p', 'empty', 'No group with measured points matches the selection (groups whose filter keeps fewer than 10 x k rows are not asked).'));
@@ -243,6 +352,8 @@ for (const box of Array.from(document.querySelectorAll<HTMLInputElement>('input.
 }
 
 for (const sel of [selDataset, selK, selFilter, selCurve]) sel?.addEventListener('change', update);
+// The recall axis changes only the curves.
+selAxis?.addEventListener('change', drawCharts);
 let timer: ReturnType<typeof setTimeout> | undefined;
 window.addEventListener('resize', () => {
   clearTimeout(timer);

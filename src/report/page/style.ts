@@ -2,7 +2,7 @@
 // page must render with no network): a system font stack that falls back to DejaVu Sans.
 export const PAGE_CSS = `
 :root { --fg: #1d2433; --muted: #5f6b7a; --line: #dde2e8; --bg: #f6f7f9; --card: #fff; --accent: #2f5fa7;
-  --best: #e3f3e6; --warn: #8a5a00; --warnbg: #fff4db; --wide: #f0f0f4; --na: #9aa3ad; --bad: #a3262a; }
+  --best: #e3f3e6; --warn: #8a5a00; --warnbg: #fff4db; --wide: #f0f0f4; --tie: #eef4fb; --na: #9aa3ad; --bad: #a3262a; }
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 html { -webkit-text-size-adjust: 100%; }
@@ -26,6 +26,7 @@ p.note, .note { color: var(--muted); font-size: 12.5px; margin: 4px 0 8px; }
 .legend-item.imported { font-style: italic; }
 .swatch { width: 12px; height: 12px; border-radius: 50%; border: 2px solid; display: inline-block; }
 .cross { font-weight: 700; width: 12px; text-align: center; }
+.legend-item svg { flex: none; }
 .chart-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 12px; }
 figure.chart-card { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px 4px; min-width: 0; }
 figure.chart-card figcaption { font-weight: 600; font-size: 13px; margin-bottom: 2px; }
@@ -56,6 +57,12 @@ td.st-unsupported { color: #6b4e8a; font-style: italic; }
 td.st-none { color: var(--bad); }
 td.st-missing { color: var(--na); }
 td.cell .mark { color: var(--muted); font-size: 11px; margin-left: 2px; }
+td.cell .ci { color: var(--muted); font-size: 10.5px; margin-left: 4px; font-variant-numeric: tabular-nums; }
+td.cell.tie { background: var(--tie); }
+td.cell.tie .lead { color: #4a4f66; font-weight: 600; }
+td.cell .excl { color: var(--bad); font-size: 10.5px; margin-left: 5px; cursor: help; }
+th .driven { display: block; font-weight: 400; font-size: 10.5px; color: var(--muted); }
+.status-key .tie-key { background: var(--tie); }
 tr.all-not-asked { display: none; }
 table.show-not-asked tr.all-not-asked { display: table-row; }
 .status-key { display: flex; flex-wrap: wrap; gap: 6px 12px; font-size: 12px; margin: 6px 0; }

@@ -3,6 +3,7 @@
 // (which writes it into the page) and src/report/page/app.ts (which draws it). Type-only:
 // nothing here runs in either place.
 import type { DerivedCell } from '../cells.ts';
+import type { ResultPoint } from '../../results/schema.ts';
 
 export interface PagePoint {
   ladder_index: number;
@@ -17,7 +18,19 @@ export interface PagePoint {
   low_recall_share: number;
   qps: number;
   latency_ms: { mean: number; p50: number; p95: number; p99: number; p999: number; max: number };
+  /** Conditions a reader must know; some keep the point off the frontier (cells.ts isExcluded). */
   flags: string[];
+  // Stable-point fields, copied as stored: absent in results measured before them.
+  /** Timed passes over the point's query set. */
+  passes?: number;
+  /** 95 % bootstrap intervals of QPS, recall and the latency percentiles. */
+  ci?: NonNullable<ResultPoint['ci']>;
+  /** The target recall the point's knobs were calibrated to. */
+  calibrated_for?: number;
+  /** Which index build (--builds N), from 0. */
+  build?: number;
+  /** How the participant was driven: "32 in flight", "2 threads", "1 at a time". */
+  driven?: string;
 }
 
 export interface PageSeries {

@@ -1,0 +1,273 @@
+// npm run bench:overhead [-- --dataset synthetic-20k --queries 2000 --rounds 5 --passes 3 --ef 10,32,128 --baseline DIR]
+// What vecbench's harness costs per query, and how its hnswlib participant compares with a
+// plain Python loop over the same library:
+// (a) the null engine's per-query overhead through the participant host (a 'null-pass'
+//     request: the point path against an engine that answers at once), 1 in flight;
+// (b) vecbench's hnswlib participant through the real host ('open', 'load', then 'point' at
+//     clients 1) against bench/native/hnswlib_loop.py (Debian's python3-hnswlib, the same
+//     vectors, M, ef_construction, seed and space, one thread), k=10 unfiltered, per ef; and
+//     against bench/native/hnswlib_node_loop.ts, the same loop over hnswlib-node itself, which
+//     splits the gap into vecbench's own part and the binding's.
+// --baseline DIR adds the host of another vecbench checkout (e.g. a git worktree of an older
+// commit, its node_modules linked) as one more side, so a change is measured beside its base.
+// Rounds interleave the sides (the order rotates per round), so a neighbour's load hits all
+// alike; figures are per-round values and ratios, median and [min-max]. Beside wall-time QPS,
+// CPU-time QPS (queries / CPU seconds of the searching thread: the host's main thread for the
+// whole request, read from /proc/<pid>/schedstat; Python's thread_time around its loop) holds
+// when other processes take the cores: waiting for a core costs no CPU time.
+// VECBENCH_PYTHON picks the interpreter (default: Debian's /usr/bin/python3).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { prepareDataset } from '../src/datasets/registry.ts';
+import { groundTruthFor } from '../src/groundtruth/cache.ts';
+import { HostClient } from '../src/runner/client.ts';
+import { loadParticipant } from '../src/runner/participants.ts';
+import type { PointReply } from '../src/runner/protocol.ts';
+import { harnessFlag, measureHarnessOverhead } from '../src/runner/harness-overhead.ts';
+
+const TIMEOUT_S = 900;
+
+const { values } = parseArgs({
+  options: {
+    dataset: { type: 'string', default: 'synthetic-20k' },
+    data: { type: 'string' },
+    queries: { type: 'string' },
+    rounds: { type: 'string', default: '5' },
+    passes: { type: 'string', default: '3' },
+    ef: { type: 'string', default: '10,32,128' },
+    k: { type: 'string', default: '10' },
+    baseline: { type: 'string' },
+  },
+});
+const posInt = (v: string, name: string): number => {
+  const x = Number(v);
+  if (!Number.isInteger(x) || x < 1) throw new Error(`--${name} must be a positive integer (got ${v})`);
+  return x;
+};
+const rounds = posInt(values.rounds!, 'rounds');
+const passes = posInt(values.passes!, 'passes');
+const k = posInt(values.k!, 'k');
+const efs = values.ef!.split(',').map((e) => posInt(e, 'ef'));
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const spread = (xs: number[], digits: number): string => (xs.length === 0 ? 'n/a' : `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}]`);
+const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const bytes = (a: Float32Array | Int32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+/** Seconds the process's main thread has run on a CPU (Linux), or NaN. */
+const runS = (pid: number | undefined): number => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return Number.NaN;
+  }
+};
+
+interface Pass {
+  qps: number[];
+  cpuQps: number[];
+  meanMs: number[];
+  recall: number;
+}
+interface Side {
+  name: string;
+  run(ef: number): Promise<Pass>;
+  /** Null-engine overhead per query (ms), and the host thread's CPU ms per query over the
+   * whole requests (IPC and packing too); null when the host has no 'null-pass'. */
+  overhead?(): Promise<{ wallMs: number; cpuMs: number } | null>;
+  close(): Promise<void>;
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'vecbench-overhead-'));
+const dataDir = values.data ?? path.join(tmp, 'data');
+const sides: Side[] = [];
+try {
+  console.log(`load average at start: ${load()}`);
+  const ds = await prepareDataset(dataDir, values.dataset!, { groundTruth: false });
+  const nq = values.queries === undefined ? ds.nq : Math.min(ds.nq, posInt(values.queries, 'queries'));
+  const queries = Array.from({ length: nq }, (_, i) => i);
+  const gt = groundTruthFor(ds, 'none', { quiet: true });
+  const gtTop = new Int32Array(nq * k);
+  for (let q = 0; q < nq; q++) gtTop.set(gt.ids.subarray(q * gt.depth, q * gt.depth + k), q * k);
+  writeFileSync(path.join(tmp, 'base.f32'), bytes(ds.base));
+  writeFileSync(path.join(tmp, 'queries.f32'), bytes(ds.queries.subarray(0, nq * ds.d)));
+  writeFileSync(path.join(tmp, 'gt.i32'), bytes(gtTop));
+
+  const p = await loadParticipant('hnswlib');
+  const idx = p.index as { M: number; efConstruction: number; seed: number };
+  const space = ds.metric === 'l2' ? 'l2' : 'ip';
+  console.log(`${ds.name}: ${ds.n} x ${ds.d} (${ds.metric}), ${nq} queries, k=${k}; hnswlib M=${idx.M} ef_construction=${idx.efConstruction} seed=${idx.seed} space=${space}`);
+
+  const recallOf = (r: PointReply): number => {
+    let hits = 0;
+    for (let q = 0; q < nq; q++) {
+      const want = new Set(gtTop.subarray(q * k, (q + 1) * k));
+      for (let j = r.offsets[q]; j < r.offsets[q + 1]; j++) if (want.has(r.ids[j])) hits++;
+    }
+    return hits / (nq * k);
+  };
+  /** A participant host of this checkout, or of `root` (its own client.ts forks its host.ts). */
+  const hostSide = async (name: string, root: string | null): Promise<Side> => {
+    const Client: typeof HostClient = root === null ? HostClient : (await import(pathToFileURL(path.join(root, 'src/runner/client.ts')).href)).HostClient;
+    const host = new Client('hnswlib');
+    const workDir = path.join(tmp, `work-${sides.length}`);
+    mkdirSync(workDir, { recursive: true });
+    await host.request<'opened'>({ type: 'open', participant: 'hnswlib', dataDir, dataset: ds.name, workDir, maxConcurrency: 1 }, TIMEOUT_S);
+    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, TIMEOUT_S);
+    console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s`);
+    return {
+      name,
+      async run(ef) {
+        const out: Pass = { qps: [], cpuQps: [], meanMs: [], recall: 0 };
+        for (let i = 0; i < passes; i++) {
+          const cpu0 = runS(host.pid);
+          const r = (await host.request<'point'>({ type: 'point', knobs: { ef }, k, queries, filters: queries.map(() => null), clients: 1 }, TIMEOUT_S)).reply;
+          out.cpuQps.push(nq / (runS(host.pid) - cpu0));
+          const failed = r.errors.find((e) => e !== null);
+          if (failed) throw new Error(`${name} ef=${ef}: ${failed}`);
+          out.qps.push(nq / r.wallS);
+          out.meanMs.push(r.latenciesMs.reduce((a, b) => a + b, 0) / nq);
+          out.recall = recallOf(r);
+        }
+        return out;
+      },
+      async overhead() {
+        try {
+          let sent = 0;
+          const cpu0 = runS(host.pid);
+          const o = await measureHarnessOverhead((r) => (sent++, host.request<'null-pass'>(r, TIMEOUT_S)), k, queries, 1);
+          return { wallMs: o.perQueryMs, cpuMs: ((runS(host.pid) - cpu0) * 1000) / (sent * nq) };
+        } catch (e) {
+          // A host without the 'null-pass' request (an older tree) still gets part (b).
+          console.log(`${name}: null pass unavailable: ${(e as Error).message}`);
+          return null;
+        }
+      },
+      close: () => host.close(),
+    };
+  };
+  /** A plain loop in a process of its own (bench/native): the same files, one stdin line per
+   * measurement, one JSON line back. */
+  const loopSide = async (name: string, command: string, args: string[]): Promise<Side> => {
+    const child = spawn(command, [...args, tmp, String(ds.n), String(ds.d), String(nq), String(k), String(idx.M), String(idx.efConstruction), String(idx.seed), space], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const nextLine = async (): Promise<Record<string, unknown>> => {
+      const r = await lines.next();
+      if (r.done) throw new Error(`${command} ${args.join(' ')} ended early`);
+      return JSON.parse(r.value) as Record<string, unknown>;
+    };
+    const ready = await nextLine();
+    console.log(`build (${name}): ${(ready.build_s as number).toFixed(1)}s`);
+    return {
+      name,
+      async run(ef) {
+        child.stdin!.write(`${ef} ${passes}\n`);
+        const r = await nextLine();
+        return { qps: r.qps as number[], cpuQps: r.cpu_qps as number[], meanMs: r.mean_ms as number[], recall: r.recall as number };
+      },
+      async close() {
+        child.stdin!.end();
+        child.kill();
+      },
+    };
+  };
+
+  // Every index is built before any timing.
+  if (values.baseline) sides.push(await hostSide('baseline', path.resolve(values.baseline)));
+  sides.push(await hostSide('vecbench', null));
+  const here = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native');
+  sides.push(await loopSide('node-loop', process.execPath, ['--import', import.meta.resolve('tsx'), path.join(here, 'hnswlib_node_loop.ts')]));
+  const python = process.env.VECBENCH_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+  sides.push(await loopSide('native', python, [path.join(here, 'hnswlib_loop.py')]));
+  const hosts = sides.filter((s) => s.overhead);
+
+  // Warm-up: the JIT, the hosts' query-vector caches, every side's caches.
+  for (const ef of efs) for (const s of sides) await s.run(ef);
+
+  const nulls = new Map(hosts.map((s) => [s.name, [] as number[]]));
+  const nullCpus = new Map(hosts.map((s) => [s.name, [] as number[]]));
+  const per = new Map(efs.map((ef) => [ef, new Map(sides.map((s) => [s.name, { qps: [] as number[], cpuQps: [] as number[], meanMs: [] as number[], recall: 0 }]))]));
+  for (let r = 0; r < rounds; r++) {
+    const before = load();
+    for (const s of hosts) {
+      const o = await s.overhead!();
+      if (o !== null) {
+        nulls.get(s.name)!.push(o.wallMs);
+        nullCpus.get(s.name)!.push(o.cpuMs);
+      }
+    }
+    for (const ef of efs) {
+      // Rotate which side goes first, so a drift in load favours none.
+      for (let i = 0; i < sides.length; i++) {
+        const s = sides[(i + r) % sides.length];
+        const x = await s.run(ef);
+        const e = per.get(ef)!.get(s.name)!;
+        e.qps.push(median(x.qps));
+        e.cpuQps.push(median(x.cpuQps));
+        e.meanMs.push(median(x.meanMs));
+        e.recall = x.recall;
+      }
+    }
+    console.log(`round ${r + 1}/${rounds}: load average ${before} -> ${load()}`);
+  }
+
+  const ratio = (ef: number, a: string, b: string, of: 'qps' | 'cpuQps' = 'qps'): number[] => {
+    const x = per.get(ef)!;
+    return x.get(a)![of].map((q, i) => q / x.get(b)![of][i]);
+  };
+  console.log('');
+  console.log(`(a) null engine through the host, 1 in flight, us per query (per round: median of 5 passes of ${nq} queries; median [min-max] over ${rounds} rounds):`);
+  for (const s of hosts) {
+    const xs = nulls.get(s.name)!;
+    const cs = nullCpus.get(s.name)!;
+    console.log(`    ${s.name}: ${xs.length ? `${spread(xs.map((x) => x * 1000), 3)}, a ceiling of ${Math.round(1000 / median(xs)).toLocaleString('en-US')} QPS; host thread CPU per query over the whole request (IPC, digests, packing too): ${spread(cs.map((x) => x * 1000), 3)}` : 'n/a'}`);
+  }
+  console.log(`(b) hnswlib, k=${k}, unfiltered, 1 thread; per round: median of ${passes} passes of ${nq} queries; median [min-max] over ${rounds} rounds`);
+  const names = sides.map((s) => s.name);
+  // vecbench/node-loop: vecbench's own cost; node-loop/native: the binding's.
+  const pairs: [string, string][] = [...hosts.map((s): [string, string] => [s.name, 'native']), ['vecbench', 'node-loop'], ['node-loop', 'native']];
+  if (values.baseline) pairs.push(['vecbench', 'baseline']);
+  console.log(`| ef | ${names.map((n) => `${n} QPS`).join(' | ')} | ${pairs.map(([a, b]) => `${a}/${b}`).join(' | ')} | ${names.map((n) => `${n} mean us`).join(' | ')} | ${names.map((n) => `recall ${n}`).join(' | ')} | null overhead / vecbench latency |`);
+  console.log(`|---:|${'---:|'.repeat(names.length * 3 + pairs.length + 1)}`);
+  for (const ef of efs) {
+    const x = per.get(ef)!;
+    const vb = x.get('vecbench')!;
+    const own = nulls.get('vecbench')!;
+    const share = own.length ? `${((median(own) / median(vb.meanMs)) * 100).toFixed(2)} %${harnessFlag(median(own), median(vb.meanMs)).length ? ' (flagged)' : ''}` : 'n/a';
+    console.log(`| ${ef} | ${names.map((n) => spread(x.get(n)!.qps, 0)).join(' | ')} | ${pairs.map(([a, b]) => spread(ratio(ef, a, b), 3)).join(' | ')} | ${names.map((n) => spread(x.get(n)!.meanMs.map((m) => m * 1000), 1)).join(' | ')} | ${names.map((n) => x.get(n)!.recall.toFixed(4)).join(' | ')} | ${share} |`);
+  }
+  // A host's CPU covers the whole request; the part outside the timed loop (IPC, digests,
+  // packing: the null request's CPU less its loop) is taken off, round by round.
+  let netted = true;
+  for (const s of hosts) {
+    const w = nulls.get(s.name)!;
+    const c = nullCpus.get(s.name)!;
+    if (w.length !== rounds) {
+      netted = false;
+      continue;
+    }
+    for (const ef of efs) {
+      const q = per.get(ef)!.get(s.name)!.cpuQps;
+      for (let r = 0; r < rounds; r++) q[r] = 1 / (1 / q[r] - Math.max(0, c[r] - w[r]) / 1000);
+    }
+  }
+  console.log(`(b') the same by CPU time of the searching thread (hosts: ${netted ? 'the request less its part outside the timed loop, from the null request' : 'the whole request, IPC and packing included'})`);
+  console.log(`| ef | ${names.map((n) => `${n} CPU QPS`).join(' | ')} | ${pairs.map(([a, b]) => `${a}/${b}`).join(' | ')} |`);
+  console.log(`|---:|${'---:|'.repeat(names.length + pairs.length)}`);
+  for (const ef of efs) {
+    const x = per.get(ef)!;
+    console.log(`| ${ef} | ${names.map((n) => spread(x.get(n)!.cpuQps, 0)).join(' | ')} | ${pairs.map(([a, b]) => spread(ratio(ef, a, b, 'cpuQps'), 3)).join(' | ')} |`);
+  }
+  console.log(`load average at end: ${load()}`);
+} finally {
+  for (const s of sides) await s.close();
+  rmSync(tmp, { recursive: true, force: true });
+}

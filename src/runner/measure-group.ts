@@ -1,0 +1,473 @@
+// Measuring one query group of one participant (docs/contracts.md, "Stable points",
+// "Calibration"). Warm protocol, in this order:
+// 1. the group's first query, timed on its own before anything else touches the engine, then the
+//    plan check (explain runs after it: pgvector's explain executes the query);
+// 2. one untimed pass per ladder point over the group's query set: its answers give the point's
+//    recall (and warm the engine's caches);
+// 3. calibration: recall-only probes of the main knob until a point lies within ±0.005 of each
+//    table target;
+// 4. timed passes over the same query set, in rounds over every (point, view) (alternating
+//    direction), until each has both the minimum passes and the minimum timed seconds: drift and
+//    bursts of other work then fall on all points alike instead of on one. A pass taken while
+//    other processes used the machine is retaken (up to max_passes);
+// 5. the points, with estimates, 95 % intervals and the raw per-pass figures.
+// The cold protocol keeps METHOD 5's slices (every query once, at least MIN_SLICE queries each).
+import type { Knobs } from '../contracts.ts';
+import type { Dataset } from '../datasets/layout.ts';
+import { isClientLimited } from '../loadgen/flags.ts';
+import { DemandMeter } from '../loadgen/cpu.ts';
+import { hostCeiling } from '../loadgen/points.ts';
+import { passLatency, recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
+import { summarize } from '../metrics/recall.ts';
+import type { ResultGroup, ResultPoint } from '../results/schema.ts';
+import { TARGETS } from '../report/cells.ts';
+import { log } from '../util/progress.ts';
+import { UserError } from '../util/errors.ts';
+import { calibrate, type CalibrationRecord } from './calibrate.ts';
+import { HostError } from './client.ts';
+import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
+import { isBusy, MachineLoadMeter } from './machine-load.ts';
+import { ladderFor, type LoadedParticipant } from './participants.ts';
+import { SLICE_CAP, VIEWS, latencySummary, scorePoint, type AskedGroup } from './points.ts';
+import type { HostReply, HostRequest, PointReply } from './protocol.ts';
+
+/** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
+ * toward the maximum only). */
+export interface Timing {
+  minPasses: number;
+  minSeconds: number;
+  maxPasses: number;
+}
+
+export const PRODUCT_TIMING: Timing = { minPasses: 5, minSeconds: 0.3, maxPasses: 15 };
+/** Queries in a warm group's query set unless --queries says otherwise. */
+export const PRODUCT_QUERY_SET = 1000;
+
+/** VECBENCH_TIMING="min_passes=2,min_seconds=0,max_passes=4,queries=300,busy_cores=64" changes
+ * the defaults of the options of the same names (the test suite uses it to stay short; every
+ * result records the values it was measured with). A bad value is one line naming it. */
+export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing; queries: number; busyCores?: number } {
+  const out = { timing: { ...PRODUCT_TIMING }, queries: PRODUCT_QUERY_SET, busyCores: undefined as number | undefined };
+  if (!env) return out;
+  for (const part of env.split(',')) {
+    const [key, raw] = part.split('=');
+    const v = Number(raw);
+    if (!(v >= 0) || !Number.isFinite(v)) throw new UserError(`VECBENCH_TIMING: ${part} is not NAME=NUMBER; write e.g. min_passes=2,min_seconds=0`);
+    if (key === 'min_passes') out.timing.minPasses = Math.max(1, Math.round(v));
+    else if (key === 'min_seconds') out.timing.minSeconds = v;
+    else if (key === 'max_passes') out.timing.maxPasses = Math.max(1, Math.round(v));
+    else if (key === 'queries') out.queries = Math.max(1, Math.round(v));
+    else if (key === 'busy_cores') out.busyCores = v;
+    else throw new UserError(`VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, queries, busy_cores`);
+  }
+  out.timing.maxPasses = Math.max(out.timing.maxPasses, out.timing.minPasses);
+  return out;
+}
+
+export const DEFAULT_TIMING: Timing = envDefaults().timing;
+export const DEFAULT_QUERY_SET = envDefaults().queries;
+export const DEFAULT_BUSY_CORES = envDefaults().busyCores;
+/** Cold protocol: the fewest queries a slice may have (recall over at least this many). */
+export const MIN_SLICE = 1000;
+
+export interface GroupEngine {
+  request<T extends HostReply['type']>(req: HostRequest, timeoutS: number, onRetry?: (e: HostError) => void): Promise<Extract<HostReply, { type: T }>>;
+  beforeGroup(key: string): Promise<void>;
+  loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined };
+}
+
+export interface GroupRun {
+  engine: GroupEngine;
+  p: LoadedParticipant;
+  ds: Dataset;
+  g: AskedGroup;
+  group: ResultGroup;
+  /** Warm: the query set (indices into the dataset's queries); cold: the shuffled order. */
+  queries: number[];
+  clients: number;
+  threads: number;
+  pointTimeoutS: number;
+  timing: Timing;
+  /** Which build of the index this is (0: the first; later builds time the calibrated knobs). */
+  build: number;
+  /** Cores other processes may use before a round of passes counts as busy (--busy-cores). */
+  busyCores: number;
+  /** The busy-machine meter (tests give one of their own). */
+  loadMeter?: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
+  onProgress: (what: string) => void;
+  save: () => void;
+}
+
+/** How a view drives the participant, as results and tables say it. */
+export function drivenBy(p: LoadedParticipant, view: (typeof VIEWS)[number], clients: number, threads: number): { clients: number; threads: number; text: string } {
+  if (view === 'latency') return { clients: 1, threads: 1, text: '1 at a time' };
+  if (p.adapter.concurrentSearch) return { clients, threads: 1, text: `${clients} in flight` };
+  if (p.adapter.reopenInThreads && threads > 1) return { clients: 1, threads, text: `${threads} threads` };
+  return { clients: 1, threads: 1, text: '1 at a time (no concurrent search)' };
+}
+
+interface Item {
+  li: number;
+  knobs: Knobs;
+  calibratedFor?: number;
+  recall?: { reply: PointReply; summary: ReturnType<typeof summarize>; perQuery: number[] };
+}
+
+interface Entry {
+  item: Item;
+  view: (typeof VIEWS)[number];
+  drive: ReturnType<typeof drivenBy>;
+  pass: PassFigures & { other_cores: (number | null)[]; steal: (number | null)[] };
+  busy: boolean[];
+  quietSeconds: number;
+  maxLatency: number;
+  varied: Set<number>;
+  demand: { weighted: number; wall: number };
+  /** Threads the host really used in a pass (1 when it could not open them). */
+  threadsUsed: number;
+  done: boolean;
+  skipped?: string;
+}
+
+const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+/** The first query of the group on its own, then the plan check. False when the plan check
+ * failed the group. */
+async function firstQueryThenPlan(run: GroupRun, knobs: Knobs, firstQ: number): Promise<boolean> {
+  const { engine, g, group, pointTimeoutS } = run;
+  if (group.first_query_ms !== undefined) return true;
+  await engine.beforeGroup(g.key);
+  const first = await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries: [firstQ], filters: [g.filters[firstQ]], clients: 1 }, pointTimeoutS);
+  group.first_query_ms = first.reply.latenciesMs[0];
+  const explained = await engine.request<'explained'>({ type: 'explain', knobs, query: firstQ, k: g.k, filter: g.filters[firstQ] }, pointTimeoutS);
+  if (explained.plan !== null) group.plan = explained.plan;
+  if (explained.planError) {
+    group.status = 'failed';
+    group.reason = `plan check: ${explained.planError}`;
+    group.complete = true;
+    run.save();
+    return false;
+  }
+  run.save();
+  return true;
+}
+
+/** The warm protocol for one group (see the file comment). */
+export async function measureWarmGroup(run: GroupRun): Promise<void> {
+  const { engine, p, ds, g, group, queries, pointTimeoutS } = run;
+  const ladder = ladderFor(p.settings, g.filter, g.k);
+  if (run.build === 0 && !(await firstQueryThenPlan(run, ladder[0], queries[0]))) return;
+  const filters = queries.map((q) => g.filters[q]);
+  const throughput = drivenBy(p, 'throughput', run.clients, run.threads);
+
+  // Recall-only passes, cached per knob setting: ladder points, calibration probes, builds.
+  const recalls = new Map<string, NonNullable<Item['recall']>>();
+  const probe = async (knobs: Knobs): Promise<NonNullable<Item['recall']>> => {
+    const key = JSON.stringify(knobs);
+    const have = recalls.get(key);
+    if (have) return have;
+    const reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)).reply;
+    const failed = reply.errors.filter((x) => x !== null);
+    if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
+    const scores = scorePoint(ds, g, queries, reply);
+    const got = { reply, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware) };
+    recalls.set(key, got);
+    return got;
+  };
+
+  let items: Item[];
+  if (run.build === 0) {
+    items = ladder.map((knobs, li) => ({ li, knobs }));
+  } else {
+    // Later builds: the knobs build 0 was calibrated to (and their adjacent neighbours).
+    const seen = group.points.filter((pt) => (pt.build ?? 0) === 0 && pt.view === 'throughput' && (pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length));
+    items = seen.map((pt) => ({ li: pt.ladder_index, knobs: pt.knobs, calibratedFor: pt.calibrated_for }));
+  }
+  const kept: Item[] = [];
+  for (const it of items) {
+    try {
+      it.recall = await probe(it.knobs);
+      kept.push(it);
+    } catch (e) {
+      if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
+      group.skipped.push({ ladder_index: it.li, knobs: it.knobs, reason: e.message });
+      // A time-out at one knob: higher ladder points would not fare better.
+      if (e instanceof HostError) break;
+    }
+  }
+  items = kept;
+  run.onProgress(`${g.key}: recall of ${items.length} ladder points`);
+
+  const spec = p.settings.calibration;
+  if (run.build === 0 && spec && items.length > 0) {
+    const records: CalibrationRecord[] = [];
+    for (const target of TARGETS) {
+      try {
+        records.push(...(await calibrate(items.map((i) => i.knobs), target, spec, async (k) => (await probe(k)).summary.recall)));
+      } catch (e) {
+        if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
+        records.push({ target, knob: spec.knob[0], status: 'failed', knobs: [], probes: [], reason: e.message });
+      }
+    }
+    group.calibration = records;
+    for (const r of records) {
+      for (const knobs of r.knobs) {
+        const existing = items.find((i) => sameKnobs(i.knobs, knobs));
+        const calibratedFor = r.status === 'found' ? r.target : undefined;
+        if (existing) {
+          if (calibratedFor !== undefined && existing.calibratedFor === undefined) existing.calibratedFor = calibratedFor;
+          continue;
+        }
+        const got = recalls.get(JSON.stringify(knobs));
+        if (got) items.push({ li: ladder.length + items.filter((i) => i.li >= ladder.length).length, knobs, calibratedFor, recall: got });
+      }
+    }
+    run.onProgress(`${g.key}: calibrated (${records.filter((r) => r.status === 'found').length} of ${records.length} found)`);
+  }
+
+  const entries = await timeEntries(run, items, filters);
+  for (const e of entries) {
+    if (e.skipped) {
+      if (e.view === 'throughput') group.skipped.push({ ladder_index: e.item.li, knobs: e.item.knobs, reason: e.skipped });
+      continue;
+    }
+    group.points.push(await pointOf(run, e));
+  }
+  group.points.sort((a, b) => (a.build ?? 0) - (b.build ?? 0) || a.ladder_index - b.ladder_index || a.view.localeCompare(b.view));
+  if (run.build === 0) group.complete = true;
+  run.save();
+}
+
+class PointFailed extends Error {}
+
+/** Timed passes in rounds over every (item, view) until each has what the timing asks. */
+async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['filters']): Promise<Entry[]> {
+  const { engine, p, g, queries, timing, pointTimeoutS } = run;
+  const entries: Entry[] = items.flatMap((item) =>
+    VIEWS.map((view) => ({
+      item,
+      view,
+      drive: drivenBy(p, view, run.clients, run.threads),
+      pass: { qps: [], wall_s: [], latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] }, other_cores: [], steal: [] },
+      busy: [],
+      quietSeconds: 0,
+      maxLatency: 0,
+      varied: new Set<number>(),
+      demand: { weighted: 0, wall: 0 },
+      threadsUsed: 1,
+      done: false,
+    })),
+  );
+  const pids = engine.loadPids();
+  const meter = run.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...(pids.engine !== undefined ? [pids.engine] : [])]);
+  for (let round = 0; entries.some((e) => !e.done); round++) {
+    const order = round % 2 === 0 ? entries : [...entries].reverse();
+    // The machine's load is judged over the whole round, not per pass: /proc's counters move in
+    // 10 ms ticks, too coarse for one pass of a few tens of ms.
+    const inRound: Entry[] = [];
+    meter.start();
+    for (const e of order) {
+      if (e.done) continue;
+      const demand = new DemandMeter(engine.loadPids().host);
+      let reply: PointReply;
+      try {
+        reply = (await engine.request<'point'>({ type: 'point', knobs: e.item.knobs, k: g.k, queries, filters, clients: e.drive.clients, threads: e.drive.threads, ids: false }, pointTimeoutS)).reply;
+      } catch (err) {
+        if (!(err instanceof HostError) || err.userError) throw err;
+        e.skipped = err.message;
+        e.done = true;
+        continue;
+      }
+      const failed = reply.errors.filter((x) => x !== null);
+      if (failed.length > 0) {
+        e.skipped = `${failed.length} of ${queries.length} queries failed: ${failed[0]}`;
+        e.done = true;
+        continue;
+      }
+      e.threadsUsed = Math.max(e.threadsUsed, reply.threadsUsed?.length ?? 1);
+      const lat = passLatency(reply.latenciesMs);
+      e.pass.qps.push(queries.length / reply.wallS);
+      e.pass.wall_s.push(reply.wallS);
+      for (const k of ['mean', 'p50', 'p95', 'p99', 'p999'] as const) e.pass.latency_ms[k].push(lat[k]);
+      e.maxLatency = Math.max(e.maxLatency, lat.max);
+      const d = demand.busiestThread();
+      if (d !== null) {
+        e.demand.weighted += d * reply.wallS;
+        e.demand.wall += reply.wallS;
+      }
+      const first = e.item.recall!.reply.digests;
+      if (first && reply.digests) for (let i = 0; i < first.length; i++) if (first[i] !== reply.digests[i]) e.varied.add(i);
+      inRound.push(e);
+    }
+    const load = meter.stop();
+    const busy = load.otherCores !== null && load.otherCores > run.busyCores ? true : isBusy({ otherCores: null, steal: load.steal });
+    for (const e of inRound) {
+      e.pass.other_cores.push(load.otherCores);
+      e.pass.steal.push(load.steal);
+      e.busy.push(busy);
+      if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
+      const quiet = e.busy.filter((b) => !b).length;
+      e.done = (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) || e.busy.length >= timing.maxPasses;
+    }
+    run.onProgress(`${g.key}: timing round ${round + 1}${busy ? ' (machine busy: retaken)' : ''}, ${entries.filter((x) => x.done).length}/${entries.length} points done`);
+  }
+  return entries;
+}
+
+/** The stored point of a timed entry. */
+async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
+  const { engine, p, g, queries, timing, pointTimeoutS } = run;
+  const quiet = e.busy.map((b) => !b);
+  const quietCount = quiet.filter(Boolean).length;
+  const busyMachine = quietCount < timing.minPasses;
+  // A point that could not get enough quiet passes keeps them all, and says so.
+  const use = busyMachine ? e.busy.map(() => true) : quiet;
+  const pick = <T>(xs: T[]) => xs.filter((_, i) => use[i]);
+  const figures: PassFigures = {
+    qps: pick(e.pass.qps),
+    wall_s: pick(e.pass.wall_s),
+    latency_ms: { mean: pick(e.pass.latency_ms.mean), p50: pick(e.pass.latency_ms.p50), p95: pick(e.pass.latency_ms.p95), p99: pick(e.pass.latency_ms.p99), p999: pick(e.pass.latency_ms.p999) },
+  };
+  const sum = summarizePasses(figures, e.maxLatency);
+  const r = e.item.recall!;
+  const s = r.summary;
+  const flags: string[] = [];
+  if (s.unknownIds + s.duplicateIds + s.filterViolations > 0) flags.push('invalid-results');
+  const server = p.adapter.server !== undefined;
+  const perThreadQps = sum.qps / Math.max(1, e.drive.threads);
+  const limited = server
+    ? isClientLimited({ mode: 'threads', qps: sum.qps, busiestThread: e.demand.wall > 0 ? e.demand.weighted / e.demand.wall : null })
+    : isClientLimited({ mode: 'in-process', qps: perThreadQps, ceilingQps: await hostCeiling(engine, e.drive.clients, g.k, pointTimeoutS) });
+  if (limited) flags.push('client-limited');
+  if (busyMachine) flags.push('busy-machine');
+  const harness = await harnessCost(run, e.drive.clients);
+  // Held against the time each query takes of the pass (1 / QPS): the mean latency in the
+  // latency view, and what the harness's share of throughput is with requests in flight.
+  if (harness !== null) flags.push(...harnessFlag(harness, 1000 / sum.qps));
+  const mean = (xs: (number | null)[]) => {
+    const v = xs.filter((x): x is number => x !== null);
+    return v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length;
+  };
+  return {
+    ladder_index: e.item.li,
+    knobs: e.item.knobs,
+    view: e.view,
+    clients: e.drive.clients * e.drive.threads,
+    queries: queries.length,
+    query_slice: [queries[0], queries[queries.length - 1]],
+    recall: s.recall,
+    recall_strict: s.recallStrict,
+    recall_threshold: s.recallThreshold,
+    short_results: s.shortResults,
+    low_recall_share: s.lowRecallShare,
+    unknown_ids: s.unknownIds,
+    duplicate_ids: s.duplicateIds,
+    filter_violations: s.filterViolations,
+    qps: sum.qps,
+    duration_s: figures.wall_s.reduce((a, b) => a + b, 0),
+    latency_ms: sum.latency_ms,
+    flags,
+    passes: figures.qps.length,
+    passes_trimmed: sum.trimmed,
+    passes_busy: e.busy.filter(Boolean).length,
+    pass: { ...figures, other_cores: e.pass.other_cores, steal: e.pass.steal },
+    ci: { qps: sum.ci.qps, recall: recallInterval(r.perQuery), latency_ms: sum.ci.latency_ms },
+    answers_varied: e.varied.size,
+    ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),
+    build: run.build,
+    driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
+    machine: { other_cores: mean(e.pass.other_cores), steal: mean(e.pass.steal) },
+    ...(harness !== null ? { harness_ms: harness } : {}),
+  };
+}
+
+const harnessCache = new WeakMap<GroupEngine, Map<string, number | null>>();
+
+/** The host's own cost per query at this k and in-flight level (null engine), cached per engine. */
+async function harnessCost(run: GroupRun, clients: number): Promise<number | null> {
+  let m = harnessCache.get(run.engine);
+  if (!m) harnessCache.set(run.engine, (m = new Map()));
+  const key = `${run.g.k}/${clients}`;
+  if (!m.has(key)) {
+    try {
+      const r = await measureHarnessOverhead((req) => run.engine.request<'null-pass'>(req, run.pointTimeoutS), run.g.k, run.queries, clients);
+      m.set(key, r.perQueryMs);
+    } catch (e) {
+      if (!(e instanceof HostError) || e.userError) throw e;
+      log(`${run.p.name}: the harness overhead could not be measured: ${e.message}`);
+      m.set(key, null);
+    }
+  }
+  return m.get(key) ?? null;
+}
+
+/** The cold protocol: every query once, in slices of at least MIN_SLICE queries (fewer only when
+ * the dataset has fewer); slices wrap around the query order when the ladder needs more, and
+ * such points are marked `queries-reused`. */
+export async function measureColdGroup(run: GroupRun): Promise<void> {
+  const { engine, p, ds, g, group, queries: order, pointTimeoutS } = run;
+  const ladder = ladderFor(p.settings, g.filter, g.k);
+  const per = Math.min(ds.nq - 1, Math.max(MIN_SLICE, SLICE_CAP[g.k] ?? 200));
+  const firstQ = order[0];
+  if (!(await firstQueryThenPlan(run, ladder[0], firstQ))) return;
+  const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
+  for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
+  let slot = 0;
+  for (let li = 0; li < ladder.length; li++) {
+    const knobs = ladder[li];
+    for (const view of VIEWS) {
+      const from = 1 + slot++ * per;
+      if (have.has(`${li}/${view}`)) continue;
+      const queries = Array.from({ length: per }, (_, i) => order[(from + i) % ds.nq]);
+      const drive = drivenBy(p, view, run.clients, run.threads);
+      let reply: PointReply;
+      try {
+        const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
+        reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients: drive.clients, threads: drive.threads }, pointTimeoutS, retry)).reply;
+      } catch (e) {
+        if (!(e instanceof HostError) || e.userError) throw e;
+        group.skipped.push({ ladder_index: li, knobs, reason: e.message });
+        group.complete = true;
+        run.save();
+        return;
+      }
+      const failed = reply.errors.filter((x) => x !== null);
+      if (failed.length > 0) {
+        group.skipped.push({ ladder_index: li, knobs, reason: `${failed.length} of ${queries.length} queries failed: ${failed[0]}` });
+        run.save();
+        continue;
+      }
+      const scores = scorePoint(ds, g, queries, reply);
+      const s = summarize(scores);
+      const qps = queries.length / reply.wallS;
+      const ci = singlePassIntervals(reply.latenciesMs, qps);
+      group.points.push({
+        ladder_index: li,
+        knobs,
+        view,
+        clients: drive.clients * drive.threads,
+        queries: queries.length,
+        query_slice: [from % ds.nq, (from + per - 1) % ds.nq],
+        recall: s.recall,
+        recall_strict: s.recallStrict,
+        recall_threshold: s.recallThreshold,
+        short_results: s.shortResults,
+        low_recall_share: s.lowRecallShare,
+        unknown_ids: s.unknownIds,
+        duplicate_ids: s.duplicateIds,
+        filter_violations: s.filterViolations,
+        qps,
+        duration_s: reply.wallS,
+        latency_ms: latencySummary(reply.latenciesMs),
+        flags: [...(s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : []), ...(from + per - 1 >= ds.nq ? ['queries-reused'] : [])],
+        passes: 1,
+        ci: { qps: ci.qps, recall: recallInterval(scores.map((x) => x.tieAware)), latency_ms: ci.latency_ms },
+        build: run.build,
+        driven: drive.text,
+      });
+      run.save();
+      run.onProgress(`${g.key} point ${li} (${view})`);
+    }
+  }
+  group.complete = true;
+}

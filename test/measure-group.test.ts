@@ -1,0 +1,177 @@
+// The warm protocol of one group against a fake engine whose answers are the real exact ground
+// truth degraded by a known recall curve of its knob: the order of requests (the first query
+// before anything else), the same query set for every point and view, calibration reading the
+// table's cells at measured points within ±0.005, intervals on every point, and busy passes
+// retaken then flagged.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Knobs, Participant } from '../src/contracts.ts';
+import { prepareDataset } from '../src/datasets/registry.ts';
+import type { Dataset } from '../src/datasets/layout.ts';
+import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
+import { deriveCells } from '../src/report/cells.ts';
+import { resultSchema, type ResultFile, type ResultGroup } from '../src/results/schema.ts';
+import { measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
+import { settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
+import { prepareGroups, type AskedGroup } from '../src/runner/points.ts';
+import type { HostRequest, PointReply } from '../src/runner/protocol.ts';
+
+let dir: string;
+let ds: Dataset;
+let g: AskedGroup;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vb-measure-'));
+  ds = await prepareDataset(dir, 'synthetic-2000');
+  [g] = prepareGroups(ds, [{ filter: 'none', k: 10 }]);
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Share of queries answered exactly at knob ef (the rest get ranks 11-20: recall 0). */
+const curve = (ef: number) => Math.min(1, 0.5 + ef / 80);
+
+function fakeEngine(log: string[], busyPasses = 0) {
+  let busyLeft = busyPasses;
+  const answer = (req: Extract<HostRequest, { type: 'point' }>): PointReply => {
+    const n = req.queries.length;
+    const ef = req.knobs.ef as number;
+    const offsets = new Int32Array(n + 1);
+    const ids: number[] = [];
+    req.queries.forEach((q, i) => {
+      const good = (q % 1000) / 1000 < curve(ef);
+      const from = good ? 0 : 10;
+      for (let j = 0; j < req.k; j++) ids.push(g.gt.ids[q * g.gt.depth + from + j]);
+      offsets[i + 1] = ids.length;
+    });
+    const digests = new Uint32Array(n);
+    return { ids: Int32Array.from(ids), offsets, latenciesMs: new Float64Array(n).fill(0.05), wallS: n * 0.00005 * (1 + ef / 100), errors: new Array(n).fill(null), digests };
+  };
+  const engine: GroupEngine = {
+    async beforeGroup() {
+      log.push('beforeGroup');
+    },
+    loadPids: () => ({ engine: undefined, engineTree: false, host: undefined }),
+    async request(req: HostRequest) {
+      if (req.type === 'point') {
+        log.push(`point:${req.queries.length}:${req.ids === false ? 'timed' : 'ids'}`);
+        return { type: 'point', reply: answer(req) } as never;
+      }
+      if (req.type === 'explain') {
+        log.push('explain');
+        return { type: 'explained', plan: 'fake plan', planError: null } as never;
+      }
+      if (req.type === 'null-pass') return { type: 'null-pass', reply: { ...answer({ ...req, type: 'point', knobs: { ef: 1 }, filters: [], ids: false }), wallS: 1e-6 } } as never;
+      if (req.type === 'loadgen-ceiling') return { type: 'loadgen-result', reply: { wallS: 1e-6 } } as never;
+      throw new Error(`unexpected request ${req.type}`);
+    },
+  };
+  const meter = {
+    start() {},
+    stop() {
+      // The first passes look busy: they must be retaken, not counted.
+      if (busyLeft > 0) {
+        busyLeft--;
+        return { otherCores: 1.5, steal: 0 };
+      }
+      return { otherCores: 0, steal: 0 };
+    },
+  };
+  return { engine, meter };
+}
+
+function participant(ladder: Knobs[]): LoadedParticipant {
+  const settings = settingsFileSchema.parse({ index: {}, ladders: [{ knobs: { ef: ladder.map((k) => k.ef as number) } }], calibration: { knob: 'ef', min: 1, max: 40 } });
+  const adapter = { engine: 'fake', concurrentSearch: false, filters: null, filterStrategy: 'none' } as unknown as Participant<unknown>;
+  return { name: 'fake', dir, adapter, settings, index: {}, settingsPath: join(dir, 'settings.json') };
+}
+
+const queriesOf = () => Array.from({ length: 1000 }, (_, i) => (i * 7) % ds.nq);
+
+async function measure(busyPasses = 0, minPasses = 3) {
+  const log: string[] = [];
+  const { engine, meter } = fakeEngine(log, busyPasses);
+  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
+  const queries = queriesOf();
+  const run: GroupRun = { engine, p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]), ds, g, group, queries, clients: 4, threads: 2, pointTimeoutS: 60, timing: { minPasses, minSeconds: 0, maxPasses: 6 }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: meter };
+  await measureWarmGroup(run);
+  return { log, group };
+}
+
+function resultOf(group: ResultGroup): ResultFile {
+  return resultSchema.parse({
+    format: 'vecbench-result/1',
+    participant: 'fake',
+    engine: 'fake',
+    engine_version: '1',
+    dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
+    settings: { index: {}, ladders: [] },
+    filter_strategy: 'none',
+    hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' },
+    run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 4, complete: true },
+    load: null,
+    groups: [group],
+  });
+}
+
+test('the first query runs alone before anything else touches the engine; explain comes after it', async () => {
+  const { log } = await measure();
+  assert.deepEqual(log.slice(0, 3), ['beforeGroup', 'point:1:ids', 'explain']);
+  // Then one untimed pass per knob setting over the whole query set, then only timed passes.
+  const rest = log.slice(3);
+  const firstTimed = rest.indexOf('point:1000:timed');
+  assert.ok(firstTimed > 0);
+  assert.ok(rest.slice(0, firstTimed).every((x) => x === 'point:1000:ids'));
+  assert.ok(rest.slice(firstTimed).every((x) => x === 'point:1000:timed'));
+});
+
+test('every point and view answers the same query set; recall is exact for the knob; intervals everywhere', async () => {
+  const { group } = await measure();
+  assert.ok(group.complete);
+  for (const p of group.points) {
+    assert.equal(p.queries, 1000);
+    const expected = queriesOf().filter((q) => (q % 1000) / 1000 < curve(p.knobs.ef as number)).length / 1000;
+    assert.ok(Math.abs(p.recall - expected) < 1e-9, `ef ${p.knobs.ef}: recall ${p.recall}, expected ${expected}`);
+    assert.ok(p.ci && p.ci.qps[0] <= p.qps && p.qps <= p.ci.qps[1], `qps ${p.qps} outside ${p.ci?.qps}`);
+    assert.ok(p.ci.recall[0] <= p.recall && p.recall <= p.ci.recall[1]);
+    assert.equal(p.passes, p.pass!.qps.length);
+    assert.ok(p.passes! >= 3);
+    assert.deepEqual(p.flags, []);
+  }
+  // Both views of a knob read the same recall (the same queries).
+  for (const p of group.points.filter((x) => x.view === 'latency')) {
+    const t = group.points.find((x) => x.view === 'throughput' && x.ladder_index === p.ladder_index)!;
+    assert.equal(p.recall, t.recall);
+  }
+});
+
+test('calibration: the table reads each target at a measured point within ±0.005', async () => {
+  const { group } = await measure();
+  const cal = group.calibration!;
+  assert.deepEqual(cal.map((c) => c.status), ['found', 'found', 'found']);
+  const cells = deriveCells([resultOf(group)]);
+  for (const target of [0.9, 0.95, 0.99]) {
+    const c = cells.find((x) => x.target === target)!;
+    assert.equal(c.status, 'calibrated', `${target}: ${c.status} ${JSON.stringify(cal)}`);
+    assert.equal(c.read_recall.length, 1);
+    assert.ok(Math.abs(c.read_recall[0] - target) <= CALIBRATION_TOLERANCE + 1e-9, `${target}: read at ${c.read_recall[0]}`);
+    assert.ok(c.ci_low !== null && c.ci_high !== null && c.ci_low <= c.value! && c.value! <= c.ci_high);
+  }
+  const calibrated = group.points.filter((p) => p.calibrated_for !== undefined);
+  assert.equal(calibrated.length, 6, 'three targets x two views');
+  assert.ok(calibrated.every((p) => p.ladder_index >= 3), 'calibrated points are numbered after the ladder');
+});
+
+test('busy passes are retaken; a point that never gets enough quiet passes is flagged and sets no cell', async () => {
+  const retaken = await measure(4, 2);
+  const first = retaken.group.points[0];
+  assert.ok(first.passes_busy! >= 1);
+  assert.ok(!first.flags.includes('busy-machine'));
+  const flagged = await measure(10_000, 2);
+  assert.ok(flagged.group.points.every((p) => p.flags.includes('busy-machine') && p.passes === 6));
+  const cells = deriveCells([resultOf(flagged.group)]);
+  assert.ok(cells.every((c) => c.value === null && c.excluded['busy-machine'] > 0));
+  assert.match(cells[0].reason ?? '', /busy-machine/);
+});
