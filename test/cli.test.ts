@@ -49,7 +49,7 @@ describe('vecbench run end to end', () => {
     assert.match(hnsw.engine_version, /^\d+\.\d+\.\d+/);
     const none10 = hnsw.groups.find((g: { key: string }) => g.key === 'none/10');
     const slices = none10.points.map((p: { query_slice: number[] }) => p.query_slice.join('-'));
-    assert.equal(new Set(slices).size, slices.length, 'every point has its own slice of queries');
+    assert.equal(new Set(slices).size, 1, 'every point of a warm group answers the same query set');
 
     const rep = vecbench('report', '--out', out, '--json');
     assert.equal(rep.code, 0, rep.stderr);
@@ -74,7 +74,8 @@ describe('resume', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).groups, full.groups);
 
-    // Cut the file back as if the run had been killed in the middle of a group.
+    // Cut the file back as if the run had been killed in the middle of a group (a warm group's
+    // points are stored together when it ends, so an unfinished one is measured whole again).
     const cut = JSON.parse(JSON.stringify(full));
     const g = cut.groups.find((x: { key: string }) => x.key === 'cat10/10');
     const removed = g.points.splice(3);
@@ -91,9 +92,14 @@ describe('resume', () => {
     assert.equal(resumed.load.reloads.length, 1, 'the reload of the engine is recorded');
     const key = (p: { ladder_index: number; view: string; query_slice: number[]; queries: number }) => `${p.ladder_index}/${p.view}/${p.query_slice}/${p.queries}`;
     const rg = resumed.groups.find((x: { key: string }) => x.key === 'cat10/10');
-    assert.deepEqual(rg.points.map(key), full.groups.find((x: { key: string }) => x.key === 'cat10/10').points.map(key), 'same points, same queries, none twice');
-    assert.equal(rg.points.slice(0, 3).map((p: { qps: number }) => p.qps).join(), g.points.map((p: { qps: number }) => p.qps).join(), 'finished points are not measured again');
+    const fullCat10 = full.groups.find((x: { key: string }) => x.key === 'cat10/10');
+    assert.deepEqual(rg.points.map(key), fullCat10.points.map(key), 'same points, same queries, none twice');
     assert.ok(removed.length > 0);
+    // Finished groups are not measured again.
+    for (const done of cut.groups.filter((x: { key: string; complete: boolean }) => x.complete)) {
+      const now = resumed.groups.find((x: { key: string }) => x.key === done.key);
+      assert.deepEqual(now.points.map((p: { qps: number }) => p.qps), done.points.map((p: { qps: number }) => p.qps), `${done.key} kept`);
+    }
     assert.deepEqual(resumed.groups.map((x: { key: string }) => x.key), full.groups.map((x: { key: string }) => x.key));
   });
 });

@@ -137,14 +137,24 @@ test('hnswlib: threads answer as one at a time, share the queries, keep errors p
   assert.equal(existsSync(`/proc/${pid}`), false, 'no thread of the host is left');
 });
 
-for (const [name, knobs] of [
-  ['usearch', { expansion_search: 12 }],
-  ['exact', {}],
-] as const) {
+test('exact is not threaded: each of its searches already runs on every core', { timeout: 300_000 }, async () => {
+  const host = await loaded('exact');
+  try {
+    const queries = repeated(1);
+    const one = await point(host, {}, queries, 1);
+    const two = await point(host, {}, queries, 2);
+    assert.equal(two.threadsUsed, undefined, 'threads: 2 still runs in the host loop');
+    for (let i = 0; i < queries.length; i++) assert.deepEqual(idsOf(two, i), idsOf(one, i));
+  } finally {
+    await host.close();
+  }
+});
+
+for (const [name, knobs] of [['usearch', { expansion_search: 12 }]] as const) {
   test(`${name}: threads answer as one at a time and every thread takes part`, { timeout: 300_000 }, async () => {
     const host = await loaded(name);
     try {
-      const queries = repeated(name === 'exact' ? 1 : 3);
+      const queries = repeated(3);
       const one = await point(host, knobs, queries, 1);
       const two = await point(host, knobs, queries, 2);
       checkSameAnswers(one, two, queries.length);

@@ -10,7 +10,7 @@
 //   same queries answered more slowly or quickly on average).
 // - Recall: the mean of the per-query tie-aware recalls, bootstrapped over the queries.
 import type { Interval, ResultPoint } from '../results/schema.ts';
-import { bootstrapCI, mean, percentile, trimOutliers } from './stats.ts';
+import { bootstrapCI, mean, mulberry32, percentile, trimOutliers } from './stats.ts';
 
 export const RESAMPLES = 1000;
 export const TRIM_IQR = 3.0;
@@ -67,14 +67,7 @@ export function singlePassIntervals(latenciesMs: ArrayLike<number>, qps: number,
     return { qps: nan, latency_ms: { mean: nan, p50: nan, p95: nan, p99: nan, p999: nan } };
   }
   // One resample gives every figure, so the percentiles share the sorting.
-  let state = seed >>> 0;
-  const rand = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = mulberry32(seed);
   const sample = new Float64Array(n);
   for (let r = 0; r < RESAMPLES; r++) {
     for (let i = 0; i < n; i++) sample[i] = xs[Math.floor(rand() * n)];

@@ -64,6 +64,8 @@ export interface DerivedCell {
   why?: string;
 }
 
+const ALL_FLAGGED = 'every point is flagged';
+
 export const isExcluded = (flags: readonly string[]) => flags.some((f) => (EXCLUDING_FLAGS as readonly string[]).includes(f));
 
 function curvePoint(p: ResultPoint): CurvePoint {
@@ -143,7 +145,7 @@ export function deriveCells(results: ResultFile[]): DerivedCell[] {
           ci_high: cell.high,
           max_recall: cell.maxRecall,
           read_recall: cell.from?.map((p) => p.recall) ?? [],
-          reason: g.status === 'failed' ? g.reason : Object.keys(excluded).length > 0 && cell.status === 'none' ? `every point is flagged (${Object.keys(excluded).join(', ')})` : undefined,
+          reason: g.status === 'failed' ? g.reason : Object.keys(excluded).length > 0 && cell.status === 'none' ? `${ALL_FLAGGED} (${Object.keys(excluded).join(', ')})` : undefined,
           why: whyOf(g, target, cell),
         };
         if (builds.length > 1) {
@@ -219,6 +221,8 @@ export function cellText(c: DerivedCell): string {
     case 'bracket_too_wide':
       return 'too wide';
     case 'none':
+      // Every point flagged (left off the frontier) is not a failure of the engine.
+      if (c.reason?.startsWith(ALL_FLAGGED)) return 'all flagged';
       // A group that failed (a plan check, a crash) has a reason; say so rather than "none".
       return c.reason ? 'failed' : 'none';
     case 'not_asked':

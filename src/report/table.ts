@@ -41,7 +41,7 @@ export function renderTable(cells: DerivedCell[]): string {
     for (const c of dc) {
       if (!c.reason || c.status === 'not_asked' || noted.has(`${c.participant}\u0000${c.group}`)) continue;
       noted.add(`${c.participant}\u0000${c.group}`);
-      out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
+      out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
     }
     // Cells that are not read at a calibrated point, with calibration's account of why.
     for (const c of dc) {

@@ -39,7 +39,7 @@ export interface Timing {
   maxPasses: number;
 }
 
-export const PRODUCT_TIMING: Timing = { minPasses: 5, minSeconds: 0.3, maxPasses: 15 };
+export const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 12 };
 /** Queries in a warm group's query set unless --queries says otherwise. */
 export const PRODUCT_QUERY_SET = 1000;
 
@@ -355,14 +355,7 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     clients: e.drive.clients * e.drive.threads,
     queries: queries.length,
     query_slice: [queries[0], queries[queries.length - 1]],
-    recall: s.recall,
-    recall_strict: s.recallStrict,
-    recall_threshold: s.recallThreshold,
-    short_results: s.shortResults,
-    low_recall_share: s.lowRecallShare,
-    unknown_ids: s.unknownIds,
-    duplicate_ids: s.duplicateIds,
-    filter_violations: s.filterViolations,
+    ...recallFields(s),
     qps: sum.qps,
     duration_s: figures.wall_s.reduce((a, b) => a + b, 0),
     latency_ms: sum.latency_ms,
@@ -378,6 +371,20 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
     machine: { other_cores: mean(e.pass.other_cores), steal: mean(e.pass.steal) },
     ...(harness !== null ? { harness_ms: harness } : {}),
+  };
+}
+
+/** The recall readings and result checks of a point, from its scored answers. */
+function recallFields(s: ReturnType<typeof summarize>) {
+  return {
+    recall: s.recall,
+    recall_strict: s.recallStrict,
+    recall_threshold: s.recallThreshold,
+    short_results: s.shortResults,
+    low_recall_share: s.lowRecallShare,
+    unknown_ids: s.unknownIds,
+    duplicate_ids: s.duplicateIds,
+    filter_violations: s.filterViolations,
   };
 }
 
@@ -448,14 +455,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         clients: drive.clients * drive.threads,
         queries: queries.length,
         query_slice: [from % ds.nq, (from + per - 1) % ds.nq],
-        recall: s.recall,
-        recall_strict: s.recallStrict,
-        recall_threshold: s.recallThreshold,
-        short_results: s.shortResults,
-        low_recall_share: s.lowRecallShare,
-        unknown_ids: s.unknownIds,
-        duplicate_ids: s.duplicateIds,
-        filter_violations: s.filterViolations,
+        ...recallFields(s),
         qps,
         duration_s: reply.wallS,
         latency_ms: latencySummary(reply.latenciesMs),
