@@ -5,7 +5,7 @@ import { isPrepared } from '../datasets/layout.ts';
 import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
 import { datasetListing } from '../datasets/sources/listing.ts';
 import type { Metric } from '../contracts.ts';
-import { DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
+import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
 import { parseGroupKey } from '../datasets/groups.ts';
 import { deriveCells } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
@@ -164,12 +164,12 @@ export function registerCore(program: Command): void {
       return n;
     })
     .option('--threads <n>', 'throughput view: threads for synchronous in-process engines (default: the cores)', positiveInt('--threads'))
-    .option('--builds <n>', 'build each index this many times from scratch and time the calibrated points on each (default 1)', positiveInt('--builds'), 1)
+    .option('--builds <n>', `build each index this many times from scratch, each in a fresh engine process, and time the points the cells read on each (default 1; ${DEFAULT_BUILDS} for the embedded default run)`, positiveInt('--builds'))
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
   addLoadOptions(program.commands.find((c) => c.name() === 'run')!)
     .action(
-      async (o: { busyCores?: number; queries?: number | 'all'; minPasses?: number; minSeconds?: number; maxPasses?: number; threads?: number; builds: number; dataset?: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
+      async (o: { busyCores?: number; queries?: number | 'all'; minPasses?: number; minSeconds?: number; maxPasses?: number; threads?: number; builds?: number; dataset?: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
         // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
         const embedded = o.dataset === undefined;
         o.dataset ??= DEFAULT_DATASET;
@@ -186,7 +186,7 @@ export function registerCore(program: Command): void {
         }
         const timing = { minPasses: o.minPasses ?? DEFAULT_TIMING.minPasses, minSeconds: o.minSeconds ?? DEFAULT_TIMING.minSeconds, maxPasses: o.maxPasses ?? DEFAULT_TIMING.maxPasses };
         if (timing.maxPasses < timing.minPasses) throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
-        await run({ busyCores: o.busyCores, querySet: o.queries, timing, threads: o.threads, builds: o.builds, dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
+        await run({ busyCores: o.busyCores, querySet: o.queries, timing, threads: o.threads, builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1), dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
         printReport(out, false);
         process.stdout.write(`results: ${out}\n`);
         process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);

@@ -20,7 +20,8 @@ import { hostCeiling } from '../loadgen/points.ts';
 import { passLatency, recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
 import { summarize } from '../metrics/recall.ts';
 import type { ResultGroup, ResultPoint } from '../results/schema.ts';
-import { TARGETS } from '../report/cells.ts';
+import { TARGETS, throughputCurve } from '../report/cells.ts';
+import { readCell } from '../metrics/frontier.ts';
 import { log } from '../util/progress.ts';
 import { UserError } from '../util/errors.ts';
 import { calibrate, type CalibrationRecord } from './calibrate.ts';
@@ -179,8 +180,12 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
   if (run.build === 0) {
     items = ladder.map((knobs, li) => ({ li, knobs }));
   } else {
-    // Later builds: the knobs build 0 was calibrated to (and their adjacent neighbours).
-    const seen = group.points.filter((pt) => (pt.build ?? 0) === 0 && pt.view === 'throughput' && (pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length));
+    // Later builds: the knobs build 0's cells were read at (calibrated points, their adjacent
+    // neighbours, the lowest point of a cell read above its target), so each build reads the
+    // same cells on points of its own.
+    const read = new Set<number>();
+    for (const target of TARGETS) for (const f of readCell(throughputCurve(group, 0), target, 'higher').from ?? []) read.add(f.ladderIndex);
+    const seen = group.points.filter((pt) => (pt.build ?? 0) === 0 && pt.view === 'throughput' && (read.has(pt.ladder_index) || pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length));
     items = seen.map((pt) => ({ li: pt.ladder_index, knobs: pt.knobs, calibratedFor: pt.calibrated_for }));
   }
   const kept: Item[] = [];
