@@ -82,7 +82,7 @@ export interface Cell {
 export const MAX_BRACKET = 0.02;
 /** Recalls this close count as equal. */
 export const RECALL_EPS = 1e-12;
-/** A calibrated point this close to its target recall is read as the cell (METHOD: ±0.005). */
+/** A calibrated point this close to its target recall is read as the cell. */
 export const CALIBRATION_TOLERANCE = 0.005;
 
 export function isUsable(p: CurvePoint): boolean {

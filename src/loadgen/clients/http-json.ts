@@ -1,5 +1,5 @@
 // A load client for JSON-over-HTTP vector APIs, built in each worker thread: undici's Pool with
-// keep-alive (the fastest well-kept Node HTTP client: ENGINES.md measured it 3-7x faster than
+// keep-alive (the fastest well-kept Node HTTP client: measured 3-7x faster than
 // node:http or fetch), one connection per in-flight request. The query goes as a JSON body
 // {"vector": [...], "k": K}; from the answer only the "ids" array is read, straight from the
 // bytes (parsing a whole 1000-hit JSON body costs ~300 us, the ids alone ~50 us).
