@@ -75,16 +75,15 @@ export function loadGroup(groups: AskedGroup[], result: ResultFile): AskedGroup 
  * highest-recall point, else the middle of the ladder. */
 export function chooseKnobs(p: LoadedParticipant, g: AskedGroup, group: ResultGroup | undefined, target: number): { knobs: Knobs; reason: string } {
   const ladder = ladderFor(p.settings, g.filter, g.k);
-  const pts = group?.points ?? [];
-  const best = new Map<number, number>();
-  for (const pt of pts) best.set(pt.ladder_index, Math.max(best.get(pt.ladder_index) ?? -1, pt.recall));
-  for (let li = 0; li < ladder.length; li++) {
-    const r = best.get(li);
-    if (r !== undefined && r >= target) return { knobs: ladder[li], reason: `the first ladder point of ${g.key} with recall >= ${target} (${r.toFixed(3)})` };
-  }
-  if (best.size > 0) {
-    const [li, r] = [...best.entries()].sort((a, b) => b[1] - a[1])[0];
-    return { knobs: ladder[li], reason: `no point of ${g.key} reached recall ${target}: its highest-recall point (${r.toFixed(3)})` };
+  // Ladder points and the points calibration added (numbered after the ladder), by knob order
+  // of measurement; the first build's only, so every build agrees.
+  const pts = (group?.points ?? []).filter((pt) => (pt.build ?? 0) === 0 && pt.view === 'throughput').sort((a, b) => a.ladder_index - b.ladder_index);
+  const onLadder = pts.filter((pt) => pt.ladder_index < ladder.length);
+  const first = onLadder.find((pt) => pt.recall >= target);
+  if (first) return { knobs: first.knobs, reason: `the first ladder point of ${g.key} with recall >= ${target} (${first.recall.toFixed(3)})` };
+  if (pts.length > 0) {
+    const top = [...pts].sort((a, b) => b.recall - a.recall)[0];
+    return { knobs: top.knobs, reason: `no ladder point of ${g.key} reached recall ${target}: its highest-recall point (${top.recall.toFixed(3)})` };
   }
   return { knobs: ladder[Math.floor(ladder.length / 2)] ?? {}, reason: `the middle of the ${g.key} ladder (no measured points)` };
 }
