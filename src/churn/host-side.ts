@@ -1,6 +1,7 @@
 // The churn routines inside a participant's host process (or in-process for tests): loading a
 // row range, batched writes, compaction, timed searches, and the freshness and mixed routines,
 // which must run next to the engine so no message passing enters a latency.
+import { packIds, timedLoop } from '../runner/timed-loop.ts';
 import { ATTRIBUTES, type EngineSession, type RowAttributes, type RowBatch } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import type { PointReply } from '../runner/protocol.ts';
@@ -57,43 +58,11 @@ function requireOp(s: EngineSession, op: WriteOp): void {
 export async function timedSearches(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-search' }>): Promise<PointReply> {
   await s.setKnobs(req.knobs);
   const n = req.queries.length;
-  const results: ArrayLike<number>[] = new Array(n);
-  const latenciesMs = new Float64Array(n);
-  const errors: (string | null)[] = new Array(n).fill(null);
   const vectors = req.queries.map((q) => ds.queries.slice(q * ds.d, (q + 1) * ds.d));
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= n) return;
-      const t0 = performance.now();
-      try {
-        results[i] = await s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] });
-      } catch (e) {
-        results[i] = [];
-        errors[i] = message(e);
-      }
-      latenciesMs[i] = performance.now() - t0;
-    }
-  };
   const clients = concurrent ? Math.max(1, Math.min(req.clients, n)) : 1;
-  const start = performance.now();
-  await Promise.all(Array.from({ length: clients }, worker));
-  const wallS = (performance.now() - start) / 1000;
-  const { ids, offsets } = pack(results);
-  return { ids, offsets, latenciesMs, wallS, errors };
-}
-
-function pack(results: ArrayLike<number>[]): { ids: Int32Array; offsets: Int32Array } {
-  const offsets = new Int32Array(results.length + 1);
-  for (let i = 0; i < results.length; i++) offsets[i + 1] = offsets[i] + results[i].length;
-  const ids = new Int32Array(offsets[results.length]);
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i];
-    // Non-integers become -2, an id no row has, so the harness counts them as unknown.
-    for (let j = 0; j < r.length; j++) ids[offsets[i] + j] = Number.isInteger(r[j]) ? r[j] : -2;
-  }
-  return { ids, offsets };
+  const { results, latenciesMs, errors, wallS } = await timedLoop((i) => s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] }), n, clients);
+  const offsets = new Int32Array(n + 1);
+  return { ids: packIds(results, offsets, true), offsets, latenciesMs, wallS, errors };
 }
 
 /** Single-row inserts; after each, searches for the row's own vector until the id is among the

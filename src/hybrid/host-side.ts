@@ -3,6 +3,7 @@
 // engine's own keywordSearch where it has one, else client-side BM25 over the dataset text;
 // the fused arm is the engine's hybridSearch where it has one (one round trip), else both arms
 // issued together and fused here with reciprocal rank fusion (two round trips).
+import { packIds, timedLoop } from '../runner/timed-loop.ts';
 import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { rrfFuse } from '../metrics/quality.ts';
@@ -63,34 +64,7 @@ export async function handleQuality(session: EngineSession, ds: Dataset, concurr
 
 /** Runs every query once with `clients` in flight, timing each beside the engine. */
 async function timeQueries(queries: number[], ask: (q: number) => Promise<ArrayLike<number>>, clients: number): Promise<PointReply> {
-  const n = queries.length;
-  const results: ArrayLike<number>[] = new Array(n);
-  const latenciesMs = new Float64Array(n);
-  const errors: (string | null)[] = new Array(n).fill(null);
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= n) return;
-      const t0 = performance.now();
-      try {
-        results[i] = await ask(queries[i]);
-      } catch (e) {
-        results[i] = [];
-        errors[i] = (e as Error).message ?? String(e);
-      }
-      latenciesMs[i] = performance.now() - t0;
-    }
-  };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(clients, n)) }, worker));
-  const wallS = (performance.now() - start) / 1000;
-  const offsets = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + results[i].length;
-  const ids = new Int32Array(offsets[n]);
-  for (let i = 0; i < n; i++) {
-    const r = results[i];
-    for (let j = 0; j < r.length; j++) ids[offsets[i] + j] = Number.isInteger(r[j]) ? r[j] : -2;
-  }
-  return { ids, offsets, latenciesMs, wallS, errors };
+  const { results, latenciesMs, errors, wallS } = await timedLoop((i) => ask(queries[i]), queries.length, clients);
+  const offsets = new Int32Array(queries.length + 1);
+  return { ids: packIds(results, offsets, true), offsets, latenciesMs, wallS, errors };
 }
