@@ -145,6 +145,21 @@ export interface RecallSummary {
   filterViolations: number;
 }
 
+/** A summary as a stored point names its fields (src/results/schema.ts): measured points and
+ * imported ones alike. */
+export function pointReadings(s: RecallSummary) {
+  return {
+    recall: s.recall,
+    recall_strict: s.recallStrict,
+    recall_threshold: s.recallThreshold,
+    short_results: s.shortResults,
+    low_recall_share: s.lowRecallShare,
+    unknown_ids: s.unknownIds,
+    duplicate_ids: s.duplicateIds,
+    filter_violations: s.filterViolations,
+  };
+}
+
 export function summarize(scores: QueryScore[]): RecallSummary {
   const n = scores.length;
   let tie = 0;

@@ -18,7 +18,7 @@ import { isClientLimited } from '../loadgen/flags.ts';
 import { DemandMeter } from '../loadgen/cpu.ts';
 import { hostCeiling } from '../loadgen/points.ts';
 import { passLatency, recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
-import { summarize } from '../metrics/recall.ts';
+import { pointReadings, summarize } from '../metrics/recall.ts';
 import type { ResultGroup, ResultPoint } from '../results/schema.ts';
 import { TARGETS, throughputCurve } from '../report/cells.ts';
 import { readCell } from '../metrics/frontier.ts';
@@ -360,7 +360,7 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     clients: e.drive.clients * e.drive.threads,
     queries: queries.length,
     query_slice: [queries[0], queries[queries.length - 1]],
-    ...recallFields(s),
+    ...pointReadings(s),
     qps: sum.qps,
     duration_s: figures.wall_s.reduce((a, b) => a + b, 0),
     latency_ms: sum.latency_ms,
@@ -376,20 +376,6 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
     machine: { other_cores: mean(e.pass.other_cores), steal: mean(e.pass.steal) },
     ...(harness !== null ? { harness_ms: harness } : {}),
-  };
-}
-
-/** The recall readings and result checks of a point, from its scored answers. */
-function recallFields(s: ReturnType<typeof summarize>) {
-  return {
-    recall: s.recall,
-    recall_strict: s.recallStrict,
-    recall_threshold: s.recallThreshold,
-    short_results: s.shortResults,
-    low_recall_share: s.lowRecallShare,
-    unknown_ids: s.unknownIds,
-    duplicate_ids: s.duplicateIds,
-    filter_violations: s.filterViolations,
   };
 }
 
@@ -460,7 +446,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         clients: drive.clients * drive.threads,
         queries: queries.length,
         query_slice: [from % ds.nq, (from + per - 1) % ds.nq],
-        ...recallFields(s),
+        ...pointReadings(s),
         qps,
         duration_s: reply.wallS,
         latency_ms: latencySummary(reply.latenciesMs),

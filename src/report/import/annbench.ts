@@ -15,7 +15,7 @@ import { basename } from 'node:path';
 import type { Dataset } from '../../datasets/layout.ts';
 import type { GroundTruth } from '../../groundtruth/cache.ts';
 import { exactDistance } from '../../groundtruth/exact.ts';
-import { scoreQuery, summarize } from '../../metrics/recall.ts';
+import { scoreQuery, pointReadings, summarize } from '../../metrics/recall.ts';
 import type { ResultPoint } from '../../results/schema.ts';
 import { latencySummary } from '../../runner/points.ts';
 import { UserError } from '../../util/errors.ts';
@@ -151,14 +151,7 @@ export function scoreAnnBenchmarks(run: AnnBenchmarksRun, source: string, ds: Da
     clients: 1,
     queries: run.rows,
     query_slice: [0, run.rows - 1],
-    recall: s.recall,
-    recall_strict: s.recallStrict,
-    recall_threshold: s.recallThreshold,
-    short_results: s.shortResults,
-    low_recall_share: s.lowRecallShare,
-    unknown_ids: s.unknownIds,
-    duplicate_ids: s.duplicateIds,
-    filter_violations: s.filterViolations,
+    ...pointReadings(s),
     qps: 1 / meanS,
     duration_s: total,
     latency_ms: latencySummary(Float64Array.from(run.times, (t) => t * 1000)),
