@@ -17,7 +17,7 @@ import { detectFormat, importResults } from '../src/report/import.ts';
 import { knobsFromName, renumberLadder } from '../src/report/import/common.ts';
 import type { ResultPoint } from '../src/results/schema.ts';
 import { readAllResults, readResult } from '../src/results/store.ts';
-import { AB_EXPECTED, HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
+import { AB_EXPECTED, AB_RUNS, HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
 const DS = 'abtest-3000';
@@ -144,6 +144,16 @@ describe('ann-benchmarks HDF5 result files', () => {
     const runs = (stored.extra.import as { runs: Record<string, { build_time: number }> }).runs;
     assert.equal(Object.keys(runs).length, 4);
     assert.equal(Object.values(runs)[0].build_time, 1.25);
+  });
+
+  test("an algo name that climbs out of --out is refused (issue 15, item 2)", async () => {
+    const hostileDir = join(dir, 'hostile-ab');
+    mkdirSync(hostileDir, { recursive: true });
+    const [hostile] = await writeAnnBenchmarksFixtures(hostileDir, ds, naiveTopK(ds, 10), 10, AB_RUNS.slice(0, 1), '../../escaped-algo');
+    const hostileOut = join(dir, 'hostile-ab-out');
+    await assert.rejects(importResults(hostile, { outDir: hostileOut, dataDir: data, dataset: DS }), (e: Error) => e.message === `${hostile}: algo "../../escaped-algo" cannot be a name under --out: use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters; correct it in the file`);
+    assert.equal(existsSync(hostileOut), false);
+    assert.equal(existsSync(join(dir, 'escaped-algo@ann-benchmarks.json')), false);
   });
 
   test('a file for another dataset shape is refused with the fix', async () => {
