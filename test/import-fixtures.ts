@@ -133,8 +133,9 @@ export const AB_EXPECTED = [
   { recall: 1, qps: 1 / Math.fround(0.008) },
 ];
 
-/** Writes one ann-benchmarks result file per spec into dir; returns their paths. */
-export async function writeAnnBenchmarksFixtures(dir: string, ds: Dataset, truth: Int32Array[], k = 10, specs = AB_RUNS): Promise<string[]> {
+/** Writes one ann-benchmarks result file per spec into dir (algo names the algorithm); returns
+ * their paths. */
+export async function writeAnnBenchmarksFixtures(dir: string, ds: Dataset, truth: Int32Array[], k = 10, specs = AB_RUNS, algo = 'fakeann'): Promise<string[]> {
   const h5 = await import('h5wasm/node');
   await h5.ready;
   const paths: string[] = [];
@@ -154,7 +155,7 @@ export async function writeAnnBenchmarksFixtures(dir: string, ds: Dataset, truth
     }
     const path = `${dir}/fakeann-ef${spec.ef}.hdf5`;
     const f = new h5.File(path, 'w');
-    f.create_attribute('algo', 'fakeann');
+    f.create_attribute('algo', algo);
     f.create_attribute('name', `FakeANN(M=16, ef=${spec.ef})`);
     f.create_attribute('dataset', ds.name);
     f.create_attribute('distance', ds.metric === 'l2' ? 'euclidean' : 'angular');

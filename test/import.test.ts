@@ -3,21 +3,21 @@
 // the same cell rule (src/metrics/frontier.ts readCell) as measured results.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadDataset, writePrepared, type Dataset } from '../src/datasets/layout.ts';
 import { generateSynthetic } from '../src/datasets/synthetic.ts';
 import { readCell, type CurvePoint } from '../src/metrics/frontier.ts';
-import { TARGETS, type DerivedCell } from '../src/report/cells.ts';
+import { deriveCells, TARGETS, type DerivedCell } from '../src/report/cells.ts';
 import { renderPage } from '../src/report/html.ts';
 import { detectFormat, importResults } from '../src/report/import.ts';
-import { knobsFromName, renumberLadder, safeName } from '../src/report/import/common.ts';
+import { knobsFromName, renumberLadder } from '../src/report/import/common.ts';
 import type { ResultPoint } from '../src/results/schema.ts';
 import { readAllResults, readResult } from '../src/results/store.ts';
-import { AB_EXPECTED, HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
+import { AB_EXPECTED, AB_RUNS, HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
 const DS = 'abtest-3000';
@@ -50,11 +50,6 @@ before(async () => {
 });
 
 describe('helpers', () => {
-  test('names are made safe for file names and cannot escape the results directory', () => {
-    assert.equal(safeName('../../etc/passwd'), 'etc-passwd');
-    assert.equal(safeName('hnsw (M=16)'), 'hnsw-M-16');
-    assert.equal(safeName('  '), 'unnamed');
-  });
   test('knobs are parsed from ann-benchmarks run names', () => {
     assert.deepEqual(knobsFromName('Annoy(n_trees=100,search_k=100)'), { n_trees: 100, search_k: 100 });
     assert.deepEqual(knobsFromName("hnswlib ({'M': 16, 'efConstruction': 500}, ef=10)"), { M: 16, efConstruction: 500, ef: 10 });
@@ -151,6 +146,16 @@ describe('ann-benchmarks HDF5 result files', () => {
     assert.equal(Object.values(runs)[0].build_time, 1.25);
   });
 
+  test("an algo name that climbs out of --out is refused (issue 15, item 2)", async () => {
+    const hostileDir = join(dir, 'hostile-ab');
+    mkdirSync(hostileDir, { recursive: true });
+    const [hostile] = await writeAnnBenchmarksFixtures(hostileDir, ds, naiveTopK(ds, 10), 10, AB_RUNS.slice(0, 1), '../../escaped-algo');
+    const hostileOut = join(dir, 'hostile-ab-out');
+    await assert.rejects(importResults(hostile, { outDir: hostileOut, dataDir: data, dataset: DS }), (e: Error) => e.message === `${hostile}: algo "../../escaped-algo" cannot be a name under --out: use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters; correct it in the file`);
+    assert.equal(existsSync(hostileOut), false);
+    assert.equal(existsSync(join(dir, 'escaped-algo@ann-benchmarks.json')), false);
+  });
+
   test('a file for another dataset shape is refused with the fix', async () => {
     await writePrepared(data, 'tiny-100', generateSynthetic(1000, 100, { clusters: 5 }));
     await assert.rejects(importResults(paths[0], { outDir: out, dataDir: data, dataset: 'tiny-100' }), /300 queries, but dataset tiny-100 has 100; pass --dataset/);
@@ -208,5 +213,86 @@ describe('through the command line: tables read imported points with the cell ru
     assert.ok(html.includes(`data-participant="fakeann@ann-benchmarks" data-group="none/10" data-target="0.95" data-status="interpolated" data-value="${v}"`));
     assert.ok(existsSync(join(out, DS, 'fakeann@ann-benchmarks.json')));
     assert.ok(readFileSync(join(out, DS, 'qdrant-default@vectorbench.json'), 'utf8').includes('"origin": "imported"'));
+  });
+});
+
+/** Every path under root, recursively (directories too). */
+function allPaths(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true }).flatMap((e) => {
+    const p = join(root, e.name);
+    return e.isDirectory() ? [p, ...allPaths(p)] : [p];
+  });
+}
+
+describe('names from an imported file go through the runner\'s rule (issue 15, item 2)', () => {
+  // Outside the test's directory: where '../../../../tmp/...' from <dir>/hostile-out lands.
+  const escape = `${basename(dir)}-escaped`;
+  after(() => rmSync(join(tmpdir(), escape), { recursive: true, force: true }));
+  const fixture = () => vectorBenchFixture(DS);
+  const cases: { what: string; file: () => unknown; field: string; shown: string }[] = [
+    { what: 'a dataset name that climbs out of --out', file: () => ({ ...fixture(), dataset: `../../../../tmp/${escape}/PWNED` }), field: 'dataset', shown: JSON.stringify(`../../../../tmp/${escape}/PWNED`) },
+    { what: 'a dataset name (object form) climbing into the test directory', file: () => ({ ...fixture(), dataset: { name: '../escaped-ds', n: 3000 } }), field: 'dataset.name', shown: '"../escaped-ds"' },
+    { what: 'an absolute dataset name', file: () => ({ ...fixture(), dataset: join(tmpdir(), escape, 'abs') }), field: 'dataset', shown: JSON.stringify(join(tmpdir(), escape, 'abs')) },
+    { what: 'a participant name that climbs out', file: () => ({ ...fixture(), participant: '../../escaped-p' }), field: 'participant', shown: '"../../escaped-p"' },
+    { what: 'a name (no participant) that is absolute', file: () => ({ ...fixture(), participant: undefined, name: `/tmp/${escape}/n` }), field: 'name', shown: JSON.stringify(`/tmp/${escape}/n`) },
+    { what: 'a participant name with a NUL byte', file: () => ({ ...fixture(), participant: 'qdrant\u0000.json' }), field: 'participant', shown: '"qdrant\\u0000.json"' },
+    { what: 'an overlong dataset name', file: () => ({ ...fixture(), dataset: 'd'.repeat(300) }), field: 'dataset', shown: `"${'d'.repeat(60)}"... (300 characters)` },
+    { what: "a group's filter that climbs out", file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], filter: '../../escaped-g' }] }), field: 'groups.0.filter', shown: '"../../escaped-g"' },
+    { what: "a group key's filter that climbs out", file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], key: '../../escaped-k/10', filter: undefined }] }), field: 'groups.0.key', shown: '"../../escaped-k/10"' },
+  ];
+  let n = 0;
+  for (const c of cases) {
+    test(`${c.what}: refused in one line naming the field and the value, nothing written`, () => {
+      const hostileOut = join(dir, 'hostile-out');
+      const file = writeJson(join(files, `hostile-${n++}.json`), c.file());
+      const before = allPaths(dir).sort();
+      const r = vecbench('import', file, '--out', hostileOut);
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.ok(r.stderr.startsWith(`vecbench: ${file}: ${c.field} ${c.shown} cannot be a name under --out: use letters, digits`), r.stderr);
+      assert.ok(!r.stderr.includes('\u0000'), 'the NUL is escaped, not printed');
+      assert.deepEqual(allPaths(dir).sort(), before, 'nothing was written in the test directory');
+      assert.equal(existsSync(join(tmpdir(), escape)), false, 'nothing was written outside it');
+    });
+  }
+});
+
+describe('VectorBench groups it did not ask and points without recall (issue 15, items 10 and 12)', () => {
+  test('an n/a group is not_asked with its reason, not unsupported', async () => {
+    const reason = 'median 999 matching rows < 1000';
+    const f = vectorBenchFixture(DS);
+    const path = writeJson(join(files, 'na.json'), { ...f, participant: 'qdrant-na', groups: [...f.groups, { key: 'cat1000/10', filter: 'cat1000', k: 10, exact: false, view: 'throughput', clients: 8, status: 'n/a', reason, points: [] }] });
+    const stored = readResult((await importResults(path, { outDir: join(dir, 'na-out'), dataDir: data })).path);
+    const g = stored.groups.find((x) => x.key === 'cat1000/10')!;
+    assert.equal(g.status, 'not_asked');
+    assert.equal(g.reason, reason);
+    const cells = deriveCells([stored]).filter((c) => c.group === 'cat1000/10');
+    assert.equal(cells.length, TARGETS.length);
+    for (const c of cells) {
+      assert.equal(c.status, 'not_asked');
+      assert.equal(c.reason, reason);
+    }
+    // An engine's own "unsupported" stays so.
+    assert.equal(stored.groups.find((x) => x.key === 'lang/10')!.status, 'unsupported');
+  });
+
+  test('a point whose recall is null is skipped with a note, printed and recorded; the rest is imported', () => {
+    const f = vectorBenchFixture(DS);
+    const none10 = f.groups[0];
+    const nulled = { ...none10, points: none10.points.map((p, i) => (i === 1 ? { ...p, recall: null } : p)) };
+    const path = writeJson(join(files, 'null-recall.json'), { ...f, participant: 'qdrant-null', groups: [nulled, ...f.groups.slice(1)] });
+    const nullOut = join(dir, 'null-out');
+    const r = vecbench('import', path, '--out', nullOut, '--dataset', DS);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /null-recall\.json: note: none\/10 \(throughput view\): recall is null in the imported file; the point is skipped, as VectorBench skips it\n/);
+    const stored = readResult(join(nullOut, DS, 'qdrant-null@vectorbench.json'));
+    const g = stored.groups.find((x) => x.key === 'none/10')!;
+    assert.equal(g.status, 'measured');
+    const tp = g.points.filter((p) => p.view === 'throughput' && !p.flags.includes('exact-search'));
+    assert.deepEqual(tp.map((p) => p.ladder_index), [0, 2, 3], 'the null point is left out');
+    assert.equal(g.points.filter((p) => p.view === 'latency').length, 4, 'the latency view keeps all its points');
+    assert.deepEqual(g.skipped.map((s) => [s.ladder_index, s.knobs]), [[1, { hnsw_ef: 32 }]]);
+    assert.equal(stored.groups.length, 3, 'the other groups are imported');
   });
 });

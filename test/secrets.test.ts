@@ -253,3 +253,47 @@ describe('a Redis given by URL with a password (AUTH)', () => {
     assert.deepEqual(allFiles(wrongOut), []);
   });
 });
+
+describe('a --connect URL that does not parse (a / in the password, a typo in the scheme)', () => {
+  // Each: the participant, the URL as a user might write it, its password, and what the one
+  // line must say is wrong.
+  const cases = [
+    { participant: 'pgvector', url: 'postgres://vb:Ab3/xY9+Qz@127.0.0.1:5432/db', password: 'Ab3/xY9+Qz', says: /"postgres:\/\/vb:\*\*\*@127\.0\.0\.1:5432\/db": its password holds one of \/ \? #, .*percent-encoded \(\/ as %2F/ },
+    { participant: 'pgvector', url: 'postgres:/u:S3cretPass@127.0.0.1:5432/db', password: 'S3cretPass', says: /"postgres:\/u:\*\*\*@127\.0\.0\.1:5432\/db" does not start with postgres:\/\/ or postgresql:\/\// },
+    { participant: 'pgvector', url: 'postgres//u:S3cretPass@127.0.0.1:5432/db', password: 'S3cretPass', says: /"postgres\/\/u:\*\*\*@127\.0\.0\.1:5432\/db" does not start with postgres:\/\// },
+    { participant: 'pgvector', url: 'u:S3cretPass@127.0.0.1:1/db', password: 'S3cretPass', says: /"u:\*\*\*@127\.0\.0\.1:1\/db" does not start with postgres:\/\/ or postgresql:\/\/; write it as postgres:\/\// },
+    { participant: 'redis', url: 'redis://:Ab3/xY9+Qz@127.0.0.1:6379', password: 'Ab3/xY9+Qz', says: /"redis:\/\/:\*\*\*@127\.0\.0\.1:6379": its password holds one of \/ \? #/ },
+  ];
+
+  test('the masking rule covers each form on its own', () => {
+    for (const c of cases) {
+      assert.ok(!redactUrl(c.url).includes(c.password), redactUrl(c.url));
+      assert.ok(redactUrl(c.url).includes(MASK), redactUrl(c.url));
+    }
+  });
+
+  let n = 0;
+  for (const c of cases) {
+    for (const via of ['--connect', 'VECBENCH_CONNECT'] as const) {
+      test(`${c.url} through ${via}: one line saying what is wrong, exit 2, the password in no output`, () => {
+        const out = join(dir, `unparsable-${n++}`);
+        const args = ['run', '--dataset', 'synthetic-2000', '--participants', c.participant, '--groups', 'none/10', '--out', out];
+        const r = via === '--connect' ? vecbench([...args, '--connect', `${c.participant}=${c.url}`]) : vecbench(args, { [`VECBENCH_CONNECT_${c.participant.toUpperCase()}`]: c.url });
+        assert.equal(r.code, 2, r.stderr);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`^vecbench: --connect ${c.participant}=URL \\(or VECBENCH_CONNECT_${c.participant.toUpperCase()}\\): `));
+        assert.match(r.stderr, c.says);
+        assert.doesNotMatch(r.stderr, / is a \w+ URL/, 'the scheme the parser guessed is not named as if the user meant it');
+        assertNowhere(c.password, out, { stdout: r.stdout, stderr: r.stderr });
+        assert.deepEqual(allFiles(out), [], 'nothing written');
+      });
+    }
+  }
+
+  test('a --connect value without = holding such a URL is masked too', () => {
+    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'redis', '--connect', 'redis redis://:Ab3/xY9+Qz@127.0.0.1:6379']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^vecbench: write --connect as PARTICIPANT=URL/);
+    assertNowhere('Ab3/xY9+Qz', join(dir, 'none'), { stdout: r.stdout, stderr: r.stderr });
+  });
+});

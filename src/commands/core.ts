@@ -120,8 +120,8 @@ export function registerCore(program: Command): void {
       'use a server you run for a server participant instead of starting one, e.g. pgvector=postgres://user:password@host:5432/db, redis=redis://:password@host:6379, chroma=http://host:8000 (repeatable; VECBENCH_CONNECT_<PARTICIPANT> does the same and keeps the password off the command line); passwords are masked in every output',
       (v: string, acc: Record<string, string>) => {
         const m = /^([^=]+)=(.+)$/.exec(v);
-        // Masked before anything can print it, even the error below.
-        if (m) registerUrlSecrets(m[2]);
+        // Masked before anything can print it, even the error below (which shows it all).
+        registerUrlSecrets(m ? m[2] : v);
         // A UserError (not commander's usage dump): one line, exit 2.
         if (!m) throw new UserError(`write --connect as PARTICIPANT=URL, e.g. pgvector=postgres://user:password@host:5432/db (got "${redactUrl(v)}")`);
         return { ...acc, [m[1]]: m[2] };

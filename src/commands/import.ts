@@ -18,6 +18,7 @@ export function registerImport(program: Command): void {
         const r = await importResults(file, { outDir: out, dataDir: dataDir(o), dataset: o.dataset });
         const groups = r.groups.map((g) => `${g.key} (${g.points} points)`).join(', ');
         process.stdout.write(`${file}: ${r.harness} -> ${r.participant} on ${r.dataset}: ${groups || 'no groups'}; stored in ${r.path}\n`);
+        for (const note of r.notes) process.stdout.write(`${file}: note: ${note}\n`);
       }
       process.stdout.write(`imported ${files.length} file(s); see them with vecbench report --out ${out}\n`);
     });

@@ -19,7 +19,7 @@ import { VECBENCH_VERSION } from '../runner/points.ts';
 import { UserError } from '../util/errors.ts';
 import { groupOrder } from './cells.ts';
 import { ANN_BENCHMARKS, HDF5_MAGIC, readAnnBenchmarks, scoreAnnBenchmarks } from './import/annbench.ts';
-import { importedName, NOT_RECORDED, preparedDatasetInfo, renumberLadder } from './import/common.ts';
+import { checkImportedName, importedName, NOT_RECORDED, preparedDatasetInfo, renumberLadder } from './import/common.ts';
 import { convertVectorBench, looksLikeVectorBench } from './import/vectorbench.ts';
 
 export interface ImportOptions {
@@ -40,6 +40,8 @@ export interface ImportOutcome {
   path: string;
   /** Group keys touched and the points now stored in them. */
   groups: { key: string; points: number }[];
+  /** What the import left out and why (also recorded in the groups' skipped[]). */
+  notes: string[];
 }
 
 export type SourceFormat = 'vectorbench' | 'ann-benchmarks';
@@ -90,12 +92,14 @@ function importVectorBench(path: string, opts: ImportOptions): ImportOutcome {
   } else {
     const name = (raw as { dataset?: unknown }).dataset;
     const dsName = typeof name === 'string' ? name : typeof name === 'object' && name !== null ? (name as { name?: unknown }).name : undefined;
-    if (typeof dsName === 'string') dataset = preparedDatasetInfo(opts.dataDir, dsName) ?? undefined;
+    // Checked before it names a directory to look in (convertVectorBench checks it again).
+    if (typeof dsName === 'string') dataset = preparedDatasetInfo(opts.dataDir, checkImportedName(path, typeof name === 'string' ? 'dataset' : 'dataset.name', dsName)) ?? undefined;
   }
   const result = convertVectorBench(raw, path, { dataset, vecbenchVersion: VECBENCH_VERSION, now: opts.now });
   refuseMeasured(opts.outDir, result);
   const written = writeResult(opts.outDir, result);
-  return { harness: 'VectorBench', participant: result.participant, dataset: result.dataset.name, path: written, groups: summary(result) };
+  const notes = result.groups.flatMap((g) => g.skipped.map((s) => s.reason));
+  return { harness: 'VectorBench', participant: result.participant, dataset: result.dataset.name, path: written, groups: summary(result), notes };
 }
 
 async function importAnnBenchmarks(path: string, opts: ImportOptions): Promise<ImportOutcome> {
@@ -106,7 +110,7 @@ async function importAnnBenchmarks(path: string, opts: ImportOptions): Promise<I
   const ds = await loadDataset(opts.dataDir, opts.dataset, { verify: false });
   const gt = groundTruthFor(ds, 'none');
   const scored = scoreAnnBenchmarks(run, path, ds, gt);
-  const participant = importedName(scored.algo, ANN_BENCHMARKS);
+  const participant = importedName(path, 'algo', scored.algo, ANN_BENCHMARKS);
   const now = (opts.now ?? new Date()).toISOString();
   const dataset = { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash };
   const target = resultPath(opts.outDir, ds.name, participant);
@@ -165,5 +169,5 @@ async function importAnnBenchmarks(path: string, opts: ImportOptions): Promise<I
   };
   result.run.updated = now;
   const written = writeResult(opts.outDir, result);
-  return { harness: 'ann-benchmarks', participant, dataset: ds.name, path: written, groups: summary(result) };
+  return { harness: 'ann-benchmarks', participant, dataset: ds.name, path: written, groups: summary(result), notes: [] };
 }

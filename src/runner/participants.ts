@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { Knobs, Participant } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
+import { isSafeName } from '../util/names.ts';
 import { KS, filterKind } from '../datasets/groups.ts';
 
 export const PARTICIPANTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../participants');
@@ -113,7 +114,7 @@ export function laddersForDataset(rules: LadderRule[], dataset: string): LadderR
  * (laddersForDataset). */
 export async function loadParticipant(name: string, settingsPath?: string, dataset?: string): Promise<LoadedParticipant> {
   const dir = join(PARTICIPANTS_DIR, name);
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || !existsSync(join(dir, 'adapter.ts'))) {
+  if (!isSafeName(name) || !existsSync(join(dir, 'adapter.ts'))) {
     throw new UserError(`unknown participant "${name}"; known participants: ${listParticipants().join(', ')}`);
   }
   const mod = (await import(pathToFileURL(join(dir, 'adapter.ts')).href)) as { default: Participant<unknown> };

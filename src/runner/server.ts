@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerConnection, ServerHandle, ServerLifecycle, ServerStartContext } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
+import { parseServerUrl } from './connect-url.ts';
 import { SECRETS_ENV, connectEnvVar, redact, redactUrl, registerUrlSecrets } from '../util/redact.ts';
 
 /** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests). */
@@ -443,15 +444,7 @@ export async function connectRemote(participant: string, life: ServerLifecycle<u
   if (!life) throw new UserError(`participant ${participant} runs inside vecbench, not as a server, so it cannot be given by URL; drop ${from}`);
   const remote = life.remote;
   if (!remote) throw new UserError(`participant ${participant} cannot use a server given by URL (its adapter has no remote connection); drop ${from} and vecbench starts its own server`);
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new UserError(`${from}: "${shown}" is not a URL; write it as ${remote.schemes[0]}://user:password@host:port/...`);
-  }
-  const scheme = u.protocol.replace(/:$/, '');
-  if (!remote.schemes.includes(scheme)) throw new UserError(`${from}: "${shown}" is a ${scheme} URL; ${participant} takes ${remote.schemes.map((x) => `${x}://`).join(' or ')}`);
-  if (!u.hostname) throw new UserError(`${from}: "${shown}" names no host; write it as ${remote.schemes[0]}://user:password@host:port/...`);
+  const u = parseServerUrl(url, remote.schemes, participant, from);
   let connection: ServerConnection;
   try {
     connection = remote.connection(u);

@@ -2,7 +2,8 @@
 // and other JSON files through writeJsonAtomic, the results page, stdout and stderr, which carry
 // log lines, progress and error lines). Three rules:
 //  1. secrets the process was given (the password of a --connect URL or a VECBENCH_CONNECT_*
-//     variable, PGPASSWORD...) are registered and replaced wherever they appear, in any text;
+//     variable, read from the raw text so that a URL that does not parse is covered too,
+//     PGPASSWORD...) are registered and replaced wherever they appear, in any text;
 //  2. the password of any URL (scheme://user:password@host) becomes ***;
 //  3. values of credential-named keys (password, secret, token, api_key...) become ***, in JSON
 //     values, `key=value` text (libpq conninfo, query strings) and quoted JSON text.
@@ -53,15 +54,40 @@ function strictlyEncoded(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** Registers the password (and credential-named query parameters) of a URL. */
+/** A scheme and its slashes, also the typos `postgres:/` and `postgres//`; a bare `u:` is not
+ * taken for a scheme, since in `u:pw@host` it is the user. */
+const SCHEME_PREFIX = /^\s*[A-Za-z][A-Za-z0-9+.-]*(?::\/+|\/\/)/;
+
+/**
+ * Where the password of a URL lies in its raw text, whether or not it parses: from the first
+ * ':' after the scheme (and user) to the LAST '@' (a password may hold '@', '/', '?', '#').
+ * Null when the text has no ':' before its last '@'. Taking too much is safe; too little leaks.
+ */
+export function rawPasswordSpan(text: string): { start: number; end: number } | null {
+  const end = text.lastIndexOf('@');
+  if (end < 0) return null;
+  const skip = SCHEME_PREFIX.exec(text)?.[0].length ?? 0;
+  if (skip > end) return null;
+  const colon = text.indexOf(':', skip);
+  return colon < 0 || colon >= end ? null : { start: colon + 1, end };
+}
+
+/** The text with its raw password span (rawPasswordSpan) replaced by ***. */
+function maskRawPassword(text: string): string {
+  const span = rawPasswordSpan(text);
+  return span && span.end > span.start ? `${text.slice(0, span.start)}${MASK}${text.slice(span.end)}` : text;
+}
+
+/** Registers the password (and credential-named query parameters) of a URL: first from the raw
+ * text, so that a URL that does not parse (a '/' in the password, a typo in the scheme) is
+ * masked in the very message that says so, then from what the parser finds. */
 export function registerUrlSecrets(url: string): void {
+  const span = rawPasswordSpan(url);
+  if (span) registerSecret(url.slice(span.start, span.end));
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    // Not a URL we can parse: register what looks like the userinfo password.
-    const m = /:\/\/[^:/@\s]*:([^\s/]*)@/.exec(url);
-    if (m) registerSecret(m[1]);
     return;
   }
   if (u.password) registerSecret(u.password);
@@ -95,12 +121,15 @@ export function redact(text: string, opts: RedactOptions = {}): string {
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
+    // The parser did not find the password where the raw text has one (no host, or a '/' in
+    // the password read as the end of the host): mask the raw span.
+    if (!u.host || (!u.password && rawPasswordSpan(url))) return redact(maskRawPassword(url));
     if (u.password) u.password = MASK;
     for (const k of [...u.searchParams.keys()]) if (SECRET_KEY.test(k)) u.searchParams.set(k, MASK);
     // URL encodes the mask's asterisks nowhere; keep the text readable.
     return redact(u.toString());
   } catch {
-    return redact(url);
+    return redact(maskRawPassword(url));
   }
 }
 

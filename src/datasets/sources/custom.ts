@@ -8,6 +8,7 @@ import type { Metric } from '../../contracts.ts';
 import { groundTruthFor, prepareGroundTruth } from '../../groundtruth/cache.ts';
 import { exactDistance } from '../../groundtruth/exact.ts';
 import { UserError } from '../../util/errors.ts';
+import { SAFE_NAME_RULE, isSafeName, shownName } from '../../util/names.ts';
 import { log } from '../../util/progress.ts';
 import { datasetDir, isPrepared, loadDataset, type Dataset } from '../layout.ts';
 import type { DatasetSource } from '../registry.ts';
@@ -30,8 +31,8 @@ export interface CustomOptions {
 
 /** Names a custom set may not take: the registry's own (checked by the caller). */
 export function checkCustomName(name: string): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
-    throw new UserError(`--name "${name}": use letters, digits, '.', '_' and '-' (a directory name), e.g. --name sift-1m`);
+  if (!isSafeName(name)) {
+    throw new UserError(`--name ${shownName(name)}: use ${SAFE_NAME_RULE} (a directory name), e.g. --name sift-1m`);
   }
   if (name === CUSTOM_NAME) throw new UserError('--name custom: choose another name for the dataset, e.g. --name my-vectors');
 }

@@ -1,26 +1,36 @@
-// Shared pieces of the importers: names that cannot collide with our own participants,
-// the dataset identity from a prepared dataset's manifest, and ladder renumbering.
+// Shared pieces of the importers: names checked by the runner's rule that cannot collide
+// with our own participants, the dataset identity from a prepared dataset's manifest, and
+// ladder renumbering.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { manifestSchema } from '../../datasets/layout.ts';
 import type { ResultFile, ResultPoint } from '../../results/schema.ts';
+import { UserError } from '../../util/errors.ts';
 import { sha256 } from '../../util/hash.ts';
+import { SAFE_NAME_RULE, isSafeName, shownName } from '../../util/names.ts';
 
 export type DatasetInfo = ResultFile['dataset'];
 
 /** Written where a source did not record a text field. */
 export const NOT_RECORDED = 'not recorded';
 
-/** A participant or dataset name safe as a file name: letters, digits, . _ - only. */
-export function safeName(raw: string): string {
-  const s = raw.trim().replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+|-+$/g, '');
-  return s.length > 0 ? s.slice(0, 80) : 'unnamed';
+/**
+ * A name an imported file gives (a dataset, a participant, a group's filter), checked with the
+ * runner's rule (src/util/names.ts): it becomes a directory or file name under --out, so one
+ * that could leave it ('../..', an absolute path, a NUL, an overlong name) is refused, never
+ * rewritten. `field` is where the file holds it (dataset.name, groups.2.filter...), `written`
+ * what it says there when the name is part of it (a group key).
+ */
+export function checkImportedName(source: string, field: string, name: string, written = name): string {
+  if (!isSafeName(name)) throw new UserError(`${source}: ${field} ${shownName(written)} cannot be a name under --out: use ${SAFE_NAME_RULE}; correct it in the file`);
+  return name;
 }
 
 /** Imported participants are named NAME@HARNESS: '@' never appears in a participants/
- * directory name vecbench runs, so an import can never overwrite a measured result. */
-export function importedName(raw: string, harness: string): string {
-  return `${safeName(raw)}@${harness}`;
+ * directory name vecbench runs, so an import can never overwrite a measured result. NAME is
+ * checked (checkImportedName). */
+export function importedName(source: string, field: string, raw: string, harness: string): string {
+  return `${checkImportedName(source, field, raw)}@${harness}`;
 }
 
 /** The identity of a prepared dataset (shape, metric and the data hash the runner records),

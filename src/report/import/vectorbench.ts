@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { groupOrder } from '../cells.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile, type ResultPoint } from '../../results/schema.ts';
 import { UserError } from '../../util/errors.ts';
-import { importedName, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
+import { checkImportedName, importedName, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
 
 export const VECTORBENCH = 'vectorbench';
 
@@ -30,7 +30,9 @@ const pointSchema = z
   .object({
     ladder_index: z.number().int().nonnegative(),
     knobs: z.record(z.string(), z.unknown()).default({}),
-    recall: num,
+    // null where VectorBench recorded no recall: the point is skipped (with a note), as
+    // VectorBench itself skips it.
+    recall: num.nullable(),
     recall_strict: num.optional(),
     tail: z.unknown().optional(),
     short_results: z.number().int().nonnegative().optional(),
@@ -82,8 +84,10 @@ export function looksLikeVectorBench(raw: unknown): boolean {
 function mapStatus(s: string | undefined, hasPoints: boolean): { status: ResultFile['groups'][number]['status']; reason?: string } {
   const v = (s ?? '').toLowerCase().replace(/[\s-]+/g, '_');
   if (v === '' || ['measured', 'ok', 'done', 'complete', 'completed', 'success'].includes(v)) return { status: hasPoints || v !== '' ? 'measured' : 'failed', reason: hasPoints || v !== '' ? undefined : 'no status and no points in the imported file' };
-  if (['not_asked', 'skipped_selectivity', 'too_selective'].includes(v)) return { status: 'not_asked' };
-  if (['unsupported', 'not_supported', 'n/a', 'na'].includes(v)) return { status: 'unsupported' };
+  // VectorBench's n/a is a group it did not ask (e.g. "median 999 matching rows < 1000"), not
+  // an engine unable to filter.
+  if (['not_asked', 'skipped_selectivity', 'too_selective', 'n/a', 'na'].includes(v)) return { status: 'not_asked', reason: s && v !== 'not_asked' ? `VectorBench status "${s}"` : undefined };
+  if (['unsupported', 'not_supported'].includes(v)) return { status: 'unsupported' };
   if (['failed', 'error', 'timeout', 'crashed'].includes(v)) return { status: 'failed' };
   return { status: hasPoints ? 'measured' : 'failed', reason: `VectorBench status "${s}"` };
 }
@@ -133,6 +137,8 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
     throw new UserError(`${source}: not a VectorBench result file: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const f = parsed.data;
+  const displayName = f.participant ?? f.name!;
+  const participant = importedName(source, f.participant !== undefined ? 'participant' : 'name', displayName, VECTORBENCH);
   const now = (opts.now ?? new Date()).toISOString();
   const notRecorded = new Set<string>(['recall_threshold', 'low_recall_share', 'unknown_ids', 'duplicate_ids', 'filter_violations', 'query_slice', 'latency_ms.p999', 'median_matches', 'query_seed']);
 
@@ -147,12 +153,15 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
     const v = dsField(k);
     return typeof v === 'string' ? v : NOT_RECORDED;
   };
+  checkImportedName(source, typeof f.dataset === 'string' ? 'dataset' : 'dataset.name', fileDs.name);
   const dataset: DatasetInfo = opts.dataset ?? { name: fileDs.name, n: Math.round(dsNum('n')), d: Math.round(dsNum('d')), nq: Math.round(dsNum('nq')), metric: dsStr('metric'), hash: dsStr('hash') };
 
   // One vecbench group per (filter, k).
   const byKey = new Map<string, { filter: string; k: number; parts: VectorBenchFile['groups'] }>();
-  for (const g of f.groups) {
+  for (const [i, g] of f.groups.entries()) {
     const id = groupIdentity(g);
+    if (g.filter !== undefined) checkImportedName(source, `groups.${i}.filter`, id.filter);
+    else checkImportedName(source, `groups.${i}.key`, id.filter, g.key);
     const key = `${id.filter}/${id.k}`;
     const entry = byKey.get(key) ?? { filter: id.filter, k: id.k, parts: [] };
     entry.parts.push(g);
@@ -164,6 +173,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
   const groups: z.input<typeof resultSchema>['groups'] = [];
   for (const [key, { filter, k, parts }] of byKey) {
     const points: ResultPoint[] = [];
+    const skipped: ResultFile['groups'][number]['skipped'] = [];
     // Exact-search points follow the ANN ladder so ladder indices stay distinct per view.
     const annTop = Math.max(-1, ...parts.filter((g) => !groupIdentity(g).exact).flatMap((g) => g.points.map((p) => p.ladder_index)));
     for (const g of parts) {
@@ -173,13 +183,17 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
       if (view === 'throughput') maxClients = Math.max(maxClients, clients);
       if (g.startup !== undefined) startup[g.key] = g.startup;
       for (const p of g.points) {
+        const ladderIndex = exact ? annTop + 1 + p.ladder_index : p.ladder_index;
+        if (p.recall === null) {
+          skipped.push({ ladder_index: ladderIndex, knobs: exact ? { ...plainKnobs(p.knobs), search: 'exact' } : plainKnobs(p.knobs), reason: `${g.key} (${view} view): recall is null in the imported file; the point is skipped, as VectorBench skips it` });
+          continue;
+        }
         const lat = p.latency_ms ?? {};
         if (p.latency_ms === undefined) notRecorded.add('latency_ms');
         if (p.recall_strict === undefined) notRecorded.add('recall_strict');
         if (p.short_results === undefined) notRecorded.add('short_results');
         if (p.queries === undefined && lat.n === undefined) notRecorded.add('queries');
         const queries = p.queries ?? (lat.n !== undefined && Number.isInteger(lat.n) && lat.n > 0 ? lat.n : 1);
-        const ladderIndex = exact ? annTop + 1 + p.ladder_index : p.ladder_index;
         if (p.tail !== undefined) tails.push({ group: key, view, ladder_index: ladderIndex, exact, tail: p.tail });
         points.push({
           ladder_index: ladderIndex,
@@ -203,7 +217,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
         });
       }
     }
-    const statuses = parts.map((g) => mapStatus(g.status, g.points.length > 0));
+    const statuses = parts.map((g) => mapStatus(g.status, g.points.some((p) => p.recall !== null)));
     const st = statuses.find((s) => s.status === 'measured') ?? statuses[0];
     const reason = parts.map((g) => g.reason).find((r) => r !== undefined) ?? st.reason;
     groups.push({
@@ -214,18 +228,17 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
       ...(reason !== undefined && st.status !== 'measured' ? { reason } : {}),
       median_matches: 0,
       points: points.sort((a, b) => a.ladder_index - b.ladder_index || a.view.localeCompare(b.view)),
-      skipped: [],
+      skipped,
     });
   }
   groups.sort((a, b) => groupOrder(a.key)[0] - groupOrder(b.key)[0] || groupOrder(a.key)[1] - groupOrder(b.key)[1] || a.key.localeCompare(b.key));
 
-  const displayName = f.participant ?? f.name!;
   const extraFields = Object.fromEntries(
     Object.entries(f).filter(([k]) => !['participant', 'name', 'system', 'version', 'dataset', 'hardware', 'index', 'groups'].includes(k)),
   );
   return resultSchema.parse({
     format: RESULT_FORMAT,
-    participant: importedName(displayName, VECTORBENCH),
+    participant,
     engine: f.system,
     engine_version: f.version !== undefined ? String(f.version) : NOT_RECORDED,
     origin: 'imported',
