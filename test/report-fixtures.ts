@@ -250,3 +250,19 @@ export function stableFixtureResults(): ResultFile[] {
   delta.run.clients = 32;
   return [gamma, delta];
 }
+
+// ---------- exact-search points beside the index's ----------
+
+/**
+ * A participant whose ladder also measures an exact scan (settings `exact_search`): its index
+ * tops out at recall 0.985 in none/10, the scan reaches 1.0. Read together, 0.99 would be
+ * interpolated between the index's best and the scan.
+ */
+export function exactSearchFixture(): ResultFile {
+  const r = base('epsilon', 'epsilon-engine', '1.0.0', [
+    measured('none/10', [[{ ef_search: 10 }, 0.9, 8000], [{ ef_search: 20 }, 0.95, 5000], [{ ef_search: 40 }, 0.985, 3000], [{ ef_search: 'exact' }, 1, 400]]),
+    measured('cat10/10', [[{ ef_search: 10 }, 0.92, 3000], [{ ef_search: 40 }, 0.97, 1500]]),
+  ]);
+  r.settings.exact_search = { ef_search: 'exact' };
+  return r;
+}

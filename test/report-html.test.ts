@@ -1,7 +1,7 @@
 // The results page as a string (the browser test loads it for real): every derived cell is
 // in the table with its exact numbers, the shared cell-rule cases read the same on the page,
 // engine-provided strings are escaped, nothing is fetched at view time, and absent sections
-// say "not measured".
+// say "not measured". Exact-search points have a column of their own.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { esc, jsonForScript, miniMarkdown, renderPage, writePage } from '../src/
 import { resultSchema, type ResultFile } from '../src/results/schema.ts';
 import { readAllResults, writeResult } from '../src/results/store.ts';
 import { CELL_CASES } from './cell-cases.ts';
-import { HOSTILE, STABLE_DATASET, fixtureResults, stableFixtureResults } from './report-fixtures.ts';
+import { HOSTILE, STABLE_DATASET, exactSearchFixture, fixtureResults, stableFixtureResults } from './report-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vecbench-html-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,8 +32,8 @@ function pageCells(html: string) {
   return out;
 }
 
-function findCell(html: string, c: Pick<DerivedCell, 'participant' | 'group' | 'target'>) {
-  return pageCells(html).find((x) => x.attrs.participant === esc(c.participant) && x.attrs.group === c.group && Number(x.attrs.target) === c.target);
+function findCell(html: string, c: Pick<DerivedCell, 'participant' | 'group' | 'target'> & { search?: DerivedCell['search'] }) {
+  return pageCells(html).find((x) => x.attrs.participant === esc(c.participant) && x.attrs.group === c.group && Number(x.attrs.target) === c.target && x.attrs.search === (c.search ?? 'ann'));
 }
 
 const fixtures = fixtureResults();
@@ -125,6 +125,31 @@ describe('the results page', () => {
     assert.match(page, /<tr class="first-of-group" data-k="100" data-filter="none">/);
     assert.match(page, /<select id="sel-xaxis"><option value="linear" selected>linear<\/option><option value="nines">/);
     assert.match(page, /recall 1\.0 is drawn at 0\.99999/);
+  });
+});
+
+describe('exact-search points on the page', () => {
+  test('a column of their own beside the participant\'s; the index\'s column reads not reached at 0.99', async () => {
+    const r = exactSearchFixture();
+    const html = await renderPage([r]);
+    const cells = deriveCells([r]);
+    assert.ok(cells.some((c) => c.search === 'exact'));
+    for (const c of cells) {
+      const shown = findCell(html, c);
+      assert.ok(shown, `no cell for ${c.participant} ${c.search} ${c.group} ${c.target}`);
+      assert.equal(shown.attrs.status, c.status);
+      assert.equal(shown.attrs.value, c.value === null ? '' : String(c.value));
+    }
+    assert.equal(pageCells(html).filter((x) => x.attrs.status !== 'missing').length, cells.length);
+    assert.match(html, /<th scope="col">epsilon<span class="driven">4 clients<\/span><\/th>\n<th scope="col" data-search="exact">epsilon<span class="badge exact"[^>]*>exact<\/span>/);
+    assert.equal(findCell(html, { participant: 'epsilon', group: 'none/10', target: 0.99 })!.text, 'max 0.98');
+    assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'none/10', target: 0.99 })!.attrs.status, 'above');
+    // cat10/10 has no exact point: its exact cells are the missing dash.
+    assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'cat10/10', target: 0.9 })!.attrs.status, 'missing');
+    // The curves mark the scan's points, so they get a frontier of their own.
+    const data = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(html)![1]) as { series: { group: string; points: { knobs: Record<string, unknown>; exact?: boolean }[] }[] };
+    const none10 = data.series.find((x) => x.group === 'none/10')!.points;
+    assert.ok(none10.every((p) => (p.exact === true) === (p.knobs.ef_search === 'exact')));
   });
 });
 

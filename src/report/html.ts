@@ -24,6 +24,7 @@ import { deriveCells, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, 
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
+import { exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -145,12 +146,12 @@ function buildsTitle(c: DerivedCell): string[] {
 
 /** One table cell from a derived cell; the exact numbers ride along in data attributes.
  * groupFailed: the group's run failed (its reason is then a failure, not the flags). */
-export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false): string {
+export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false, search: DerivedCell['search'] = 'ann'): string {
   const key = `data-participant="${esc(participant)}" data-group="${esc(group)}" data-target="${target}"`;
-  if (!c) return `<td class="cell st-missing" ${key} data-status="missing" title="no result for this group">—</td>`;
+  if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
     `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
-    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''}`;
+    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"`;
   const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
   const lines = [`${status}${c.reason ? ` — ${c.reason}` : ''}`];
   if (c.why) lines.push(`why: ${c.why}`);
@@ -224,15 +225,17 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
   const out: string[] = [];
   out.push(`<section class="part" id="tables"><h2>Throughput at target recall</h2>`);
   out.push(
-    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
+    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Exact-search points (a participant's exact scan, or an imported harness's exact run) are read on their own, in a column marked exact beside the participant's: the index's column never borrows their recall. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
   );
   out.push(
     `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span class="tie-key">≈ intervals overlap the best: no lead counts</span><span>±3.1%: 95 % interval</span><span>⚑2: points left off the frontier</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points / all flagged</span></div>`,
   );
   for (const ds of datasets) {
     const parts = participantOrder(results, ds);
-    const dc = cells.filter((c) => c.dataset === ds);
-    const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.group}\u0000${c.target}`, c]));
+    const dc = cells.filter((c) => c.dataset === ds && c.view === 'throughput');
+    const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.search}\u0000${c.group}\u0000${c.target}`, c]));
+    // A column per participant, and one after it for its exact-search points where it has some.
+    const columns = parts.flatMap((p) => (dc.some((c) => c.participant === p.name && c.search === 'exact') ? [{ ...p, search: 'ann' as const }, { ...p, search: 'exact' as const }] : [{ ...p, search: 'ann' as const }]));
     const groups = sortGroups(dc.map((c) => c.group));
     const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
@@ -240,9 +243,10 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
       `<p class="note">${esc(ds)}: ${parts.length} participant(s). <label><input type="checkbox" class="toggle-not-asked"> show the ${notAsked.length} group(s) nobody was asked</label></p>`,
     );
     out.push(`<div class="scroll"><table class="cells" data-dataset="${esc(ds)}"><thead><tr><th>group</th><th>recall</th>`);
-    for (const p of parts) {
+    for (const p of columns) {
       const r = results.find((x) => x.dataset.name === ds && x.participant === p.name)!;
-      out.push(`<th scope="col">${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
+      const exact = p.search === 'exact' ? '<span class="badge exact" title="its exact-search points: a scan, not the index">exact</span>' : '';
+      out.push(`<th scope="col"${p.search === 'exact' ? ' data-search="exact"' : ''}>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}${exact}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
     }
     out.push(`</tr></thead><tbody>`);
     for (const g of groups) {
@@ -251,9 +255,9 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
       TARGETS.forEach((t, i) => {
         out.push(`<tr class="${i === 0 ? 'first-of-group' : ''}${cls}" data-k="${esc(k)}" data-filter="${esc(filter)}">`);
         out.push(`<td class="grp">${i === 0 ? esc(g) : ''}</td><td class="tgt">${t.toFixed(2)}</td>`);
-        for (const p of parts) {
+        for (const p of columns) {
           const failed = results.some((r) => r.dataset.name === ds && r.participant === p.name && r.groups.some((x) => x.key === g && x.status === 'failed'));
-          out.push(cellHtml(byKey.get(`${p.name}\u0000${g}\u0000${t}`), p.name, g, t, failed));
+          out.push(cellHtml(byKey.get(`${p.name}\u0000${p.search}\u0000${g}\u0000${t}`), p.name, g, t, failed, p.search));
         }
         out.push(`</tr>`);
       });
@@ -612,8 +616,9 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
     participants[ds] = participantOrder(results, ds);
     groups[ds] = sortGroups(results.filter((r) => r.dataset.name === ds).flatMap((r) => r.groups.map((g) => g.key)));
   }
-  const series: PageSeries[] = results.flatMap((r) =>
-    r.groups.map((g) => ({
+  const series: PageSeries[] = results.flatMap((r) => {
+    const isExact = exactSearchTest(r);
+    return r.groups.map((g) => ({
       dataset: r.dataset.name,
       participant: r.participant,
       origin: r.origin,
@@ -642,9 +647,10 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
         calibrated_for: p.calibrated_for,
         build: p.build,
         driven: p.driven,
+        ...(isExact(p) ? { exact: true as const } : {}),
       })),
-    })),
-  );
+    }));
+  });
   const notRecorded: PageData['notRecorded'] = {};
   for (const r of results) {
     const imp = r.extra?.import;

@@ -44,6 +44,9 @@ export const settingsFileSchema = z
       })
       .strict()
       .optional(),
+    /** Knob values that make the engine scan exactly instead of searching its index (e.g.
+     * {"ef_search": "exact"}): such points are read as the participant's exact row. */
+    exact_search: z.record(z.string().min(1), z.union([z.number(), z.string()])).optional(),
   })
   .strict();
 export type SettingsFile = z.infer<typeof settingsFileSchema>;

@@ -46,6 +46,7 @@ td.tgt { color: var(--muted); text-align: left; }
 th .badge, .badge { display: inline-block; font-size: 10.5px; font-weight: 600; padding: 0 5px; border-radius: 3px; margin-left: 4px; vertical-align: 1px; }
 .badge.imported { background: #ede4f7; color: #5b2f8e; }
 .badge.measured { background: #e1ecf8; color: #1f4b85; }
+.badge.exact { background: #fdf0d8; color: #7a4a00; }
 td.cell .v { font-variant-numeric: tabular-nums; }
 td.cell .lead { color: var(--muted); font-size: 11.5px; margin-left: 5px; font-variant-numeric: tabular-nums; }
 td.cell.best { background: var(--best); }
