@@ -2,11 +2,17 @@
 // the table, an unsupported one its reason; neither is only a blank or "none" cell. Exact-search
 // points are a row of their own; the latency view has cells of its own (for --json).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { readCell } from '../src/metrics/frontier.ts';
-import { deriveCells, VIEWS } from '../src/report/cells.ts';
+import { deriveCells, VIEWS, type DerivedCell } from '../src/report/cells.ts';
 import { convertVectorBench } from '../src/report/import/vectorbench.ts';
 import { renderTable } from '../src/report/table.ts';
+import { readAllResults, writeResult } from '../src/results/store.ts';
 import { vectorBenchFixture } from './import-fixtures.ts';
 import { HOSTILE, exactSearchFixture, fixtureResults } from './report-fixtures.ts';
 
@@ -87,4 +93,25 @@ test('the latency view has cells of its own, read by the same rule with lower is
   for (const c of row) if (c !== best) assert.ok(c.lead! > 1, String(c.lead));
   // A group not asked or unsupported says so in the latency view too.
   assert.equal(latency.find((c) => c.participant === 'beta' && c.group === 'lang/10')!.status, 'unsupported');
+});
+
+test('report --json prints latency-view cells beside the throughput ones, each naming its view', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vecbench-json-'));
+  try {
+    for (const r of [...fixtureResults(), exactSearchFixture()]) writeResult(dir, r);
+    const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
+    const run = spawnSync(process.execPath, [bin, 'report', '--out', dir, '--json'], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const cells = (JSON.parse(run.stdout) as { cells: DerivedCell[] }).cells;
+    const want = deriveCells(readAllResults(dir), VIEWS);
+    assert.deepEqual(cells, JSON.parse(JSON.stringify(want)));
+    const latency = cells.filter((c) => c.view === 'latency');
+    assert.ok(latency.some((c) => c.value !== null), 'latency cells with values');
+    assert.ok(latency.some((c) => c.search === 'exact'), 'the exact row in the latency view too');
+    assert.ok(cells.every((c) => c.view === 'throughput' || c.view === 'latency'));
+    // The throughput cells keep their shape.
+    assert.deepEqual(cells.filter((c) => c.view === 'throughput'), JSON.parse(JSON.stringify(deriveCells(readAllResults(dir)))));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
