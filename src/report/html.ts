@@ -24,6 +24,7 @@ import { deriveCells, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, 
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
+import { resourcesOf, resourcesTables } from './page/resources-html.ts';
 import { exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
@@ -70,7 +71,8 @@ export function fmtBytes(b: number): string {
     v /= 1024;
     u++;
   }
-  return `${u === 0 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
+  // Three digits; 1000-1023 of a unit would otherwise print in exponent form.
+  return `${u === 0 || v >= 1000 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
 }
 
 export function fmtSecondsShort(s: number): string {
@@ -291,11 +293,6 @@ function flatten(v: unknown, path: string, into: Flat, depth = 0): void {
   into.leaves.set(path, isRecord(v) ? JSON.stringify(v) : v);
 }
 
-/** METHOD 6 figures, where the result file carries them as its own top-level section. */
-function topResources(r: ResultFile): Record<string, unknown> | null {
-  const v = (r as unknown as { resources?: unknown }).resources;
-  return isRecord(v) ? v : null;
-}
 
 const X_KEYS = ['concurrency', 'clients', 'in_flight', 'inflight', 'threads', 'target_rate', 'rate', 'arrival_rate', 'target_qps', 'offered_qps', 'writes_per_s', 'k'];
 
@@ -315,7 +312,7 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     const parts = participantOrder(results, ds);
     const rs = parts.map((p) => results.find((r) => r.dataset.name === ds && r.participant === p.name)!);
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
-    out.push(`<h3>Load and size</h3><div class="scroll"><table><thead><tr><th></th>`);
+    out.push(`<h3>Load and size</h3><div class="scroll"><table class="load"><thead><tr><th></th>`);
     for (const p of parts) out.push(`<th>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}</th>`);
     out.push(`</tr></thead><tbody>`);
     const row = (label: string, f: (r: ResultFile) => string) => out.push(`<tr><td>${esc(label)}</td>${rs.map((r) => `<td>${f(r)}</td>`).join('')}</tr>`);
@@ -334,7 +331,7 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     out.push(`</tbody></table></div>`);
 
     const present = new Set(rs.flatMap((r) => Object.keys(r.extra ?? {})).filter((k) => !NOT_GENERAL.has(k)));
-    if (rs.some((r) => topResources(r) !== null)) present.add('resources');
+    if (rs.some((r) => resourcesOf(r) !== null)) present.add('resources');
     const sections: [string, string][] = [...KNOWN_SECTIONS, ...[...present].filter((k) => !KNOWN_SECTIONS.some(([s]) => s === k)).sort().map((k): [string, string] => [k, k])];
     const absent: string[] = [];
     for (const [key, label] of sections) {
@@ -348,32 +345,26 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
         continue;
       }
       out.push(`<h3>${esc(label)}</h3>`);
-      // Why a figure is missing, where the section says so (resources' `unmeasured`).
-      const whyNot = rs.map((): Record<string, string> => ({}));
-      const flats = rs.map((r, i) => {
+      // METHOD 6's own section: labelled tables, a row per participant.
+      if (key === 'resources' && rs.some((r) => resourcesOf(r) !== null)) {
+        out.push(resourcesTables(parts.map((p, i) => ({ participant: p.name, origin: p.origin, resources: resourcesOf(rs[i]) })), { bytes: fmtBytes, seconds: fmtSecondsShort, number: fmtNum }));
+      }
+      // Sections of other shapes (and resources kept under extra by older results) are shown as
+      // stored, a row per field.
+      const flats = rs.map((r) => {
         const f: Flat = { leaves: new Map(), arrays: new Map() };
-        const top = key === 'resources' ? topResources(r) : null;
-        if (top) {
-          const { unmeasured, ...rest } = top;
-          if (isRecord(unmeasured)) for (const [k, v] of Object.entries(unmeasured)) whyNot[i][k] = String(v);
-          flatten(rest, '', f);
-        } else if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
+        if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
         return f;
       });
-      const leafCell = (f: Flat, i: number, path: string) => {
-        const last = path.split('.').pop() ?? path;
+      const leafCell = (f: Flat, path: string) => {
         const v = f.leaves.get(path);
-        if (v === null || v === undefined) {
-          const why = whyNot[i][path] ?? whyNot[i][last];
-          return why ? `<span class="nm">not measured: ${esc(why)}</span>` : nm;
-        }
-        return fmtLeaf(last, v);
+        return v === null || v === undefined ? nm : fmtLeaf(path.split('.').pop() ?? path, v);
       };
       const leafPaths = [...new Set(flats.flatMap((f) => [...f.leaves.keys()]))];
       if (leafPaths.length > 0) {
         out.push(`<div class="scroll"><table><thead><tr><th></th>${parts.map((p) => `<th>${esc(p.name)}</th>`).join('')}</tr></thead><tbody>`);
         for (const path of leafPaths) {
-          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f, i) => `<td>${leafCell(f, i, path)}</td>`).join('')}</tr>`);
+          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f) => `<td>${leafCell(f, path)}</td>`).join('')}</tr>`);
         }
         out.push(`</tbody></table></div>`);
       }
