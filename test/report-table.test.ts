@@ -3,7 +3,7 @@
 // points are a row of their own; the latency view has cells of its own (for --json).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -111,6 +111,32 @@ test('report --json prints latency-view cells beside the throughput ones, each n
     assert.ok(cells.every((c) => c.view === 'throughput' || c.view === 'latency'));
     // The throughput cells keep their shape.
     assert.deepEqual(cells.filter((c) => c.view === 'throughput'), JSON.parse(JSON.stringify(deriveCells(readAllResults(dir)))));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a real run records the settings.json exact_search declaration, and its points become the exact row', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vecbench-exact-run-'));
+  try {
+    // hnswlib at ef 2000 on 2,000 rows visits every row: an exact scan, declared as such here.
+    const settings = join(dir, 'hnswlib.json');
+    writeFileSync(settings, JSON.stringify({ index: { M: 16, efConstruction: 100 }, ladders: [{ knobs: { ef: [10, 20, 2000] } }], exact_search: { ef: 2000 } }));
+    const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
+    const env = { ...process.env, VECBENCH_QUIET: '1' };
+    const out = join(dir, 'out');
+    const ran = spawnSync(process.execPath, [bin, 'run', '--dataset', 'synthetic-2k', '--participants', 'hnswlib', '--groups', 'none/10', '--settings', `hnswlib=${settings}`, '--out', out, '--data', join(dir, 'data'), '--builds', '1'], { encoding: 'utf8', env, timeout: 600_000 });
+    assert.equal(ran.status, 0, `${ran.stderr}\n${ran.stdout}`);
+    assert.match(ran.stdout, /^group\s+recall\s+hnswlib\s+hnswlib \(exact\)$/m);
+    const [stored] = readAllResults(out);
+    assert.deepEqual(stored.settings.exact_search, { ef: 2000 });
+    const cells = deriveCells([stored]);
+    const exact = cells.filter((c) => c.search === 'exact');
+    assert.equal(exact.length, 3);
+    const scan = stored.groups[0].points.find((p) => p.view === 'throughput' && p.knobs.ef === 2000)!;
+    for (const c of exact) assert.deepEqual(c.read_recall, [scan.recall]);
+    // (Which of the index's points its cells read depends on the flags of a fast engine's
+    // points, e.g. harness-overhead; the fixtures above check that they never read the scan.)
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
