@@ -25,6 +25,8 @@ interface Column {
   /** Field names whose `unmeasured` reason explains a missing figure (first found wins). */
   why: string[];
   text: (res: Fields, f: ResourceFormat) => string | null;
+  /** Detail shown on hover (e.g. how the page cache was evicted). */
+  title?: (res: Fields) => string | null;
 }
 
 const isRecord = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,7 +54,13 @@ function evictionText(res: Fields, f: ResourceFormat): string | null {
   if (!e) return null;
   const before = typeof e.resident_before_bytes === 'number' ? f.bytes(e.resident_before_bytes) : '?';
   const after = typeof e.resident_after_bytes === 'number' ? f.bytes(e.resident_after_bytes) : '?';
-  return `${typeof e.method === 'string' ? e.method : 'evicted'}: ${before} → ${after} resident${e.drop_caches === true ? ', caches dropped' : ''}`;
+  return `${before} → ${after}`;
+}
+
+function evictionTitle(res: Fields): string | null {
+  const e = sub(res, 'cold_eviction');
+  if (!e) return null;
+  return `resident in the page cache before → after the eviction, by ${typeof e.method === 'string' ? e.method : 'an unrecorded method'}${e.drop_caches === true ? '; caches dropped' : ''}`;
 }
 
 function probeField(res: Fields, key: string): unknown {
@@ -78,7 +86,7 @@ const DISK_COLD_PROBE: Column[] = [
   { group: 'Disk', label: 'after a clean stop', why: ['disk_stopped_bytes', 'cold_accept_s'], text: bytesOf('disk_stopped_bytes') },
   { group: 'Cold start', label: 'accepting', why: ['cold_accept_s'], text: secondsOf('cold_accept_s') },
   { group: 'Cold start', label: 'first query', why: ['cold_first_query_s', 'cold_accept_s'], text: secondsOf('cold_first_query_s') },
-  { group: 'Cold start', label: 'page cache', why: ['cold_eviction', 'cold_accept_s'], text: evictionText },
+  { group: 'Cold start', label: 'page cache resident', why: ['cold_eviction', 'cold_accept_s'], text: evictionText, title: evictionTitle },
   {
     group: 'Probe before the index build',
     label: 'answered',
@@ -155,7 +163,8 @@ function table(caption: string, cls: string, rows: ResourceRow[], columns: Colum
     const unmeasured = isRecord(res.unmeasured) ? res.unmeasured : {};
     const cells = columns.map((c) => {
       const text = c.text(res, f);
-      if (text !== null) return `<td>${esc(text)}</td>`;
+      const title = c.title?.(res);
+      if (text !== null) return title ? `<td title="${esc(title)}">${esc(text)}</td>` : `<td>${esc(text)}</td>`;
       const reason = c.why.map((k) => unmeasured[k]).find((v) => typeof v === 'string');
       return `<td>${typeof reason === 'string' ? notes.mark(reason) : '<span class="nm">not measured</span>'}</td>`;
     });
