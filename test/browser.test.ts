@@ -6,8 +6,8 @@
 // number equals `vecbench report --json`; switching a selector changes the curves; a point
 // can be hovered; it fits a phone's width. A page written from stable-point fixtures (intervals,
 // calibrated and flagged points, two builds) draws the interval bars and marks, leaves flagged
-// points off the frontier, and switches the recall axis to nines. Screenshots go to
-// test-artifacts/.
+// points off the frontier, and switches the recall axis to nines. A page of twelve participants
+// keeps every table within its section at 1,400 px. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +23,7 @@ import { fmtQps, type DerivedCell } from '../src/report/cells.ts';
 import type { ChurnRow } from '../src/report/churn.ts';
 import { renderPage } from '../src/report/html.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
-import { STABLE_DATASET, stableFixtureResults } from './report-fixtures.ts';
+import { MANY_NAMES, STABLE_DATASET, manyParticipantsFixture, stableFixtureResults } from './report-fixtures.ts';
 
 /** Debian's chromium (CI installs it in .ci/run); VECBENCH_CHROMIUM points elsewhere. */
 const CHROMIUM = process.env.VECBENCH_CHROMIUM ?? '/usr/bin/chromium';
@@ -48,6 +48,7 @@ function vecbench(...args: string[]) {
 interface PageCell {
   dataset: string;
   participant: string;
+  search: string;
   group: string;
   target: number;
   status: string;
@@ -118,7 +119,9 @@ async function openRunPage(): Promise<void> {
   const reported = vecbench('report', '--out', out, '--html', join(dir, 'page'));
   pagePath = /^page: (.+)$/m.exec(reported)![1];
   const json = JSON.parse(vecbench('report', '--out', out, '--json')) as { cells: DerivedCell[]; churn: ChurnRow[] };
-  cells = json.cells;
+  // The page's tables print the throughput view; --json also has the latency view's cells.
+  cells = json.cells.filter((c) => c.view === 'throughput');
+  assert.ok(json.cells.some((c) => c.view === 'latency'), 'report --json has latency-view cells');
   churnRows = json.churn;
 
   page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
@@ -165,6 +168,7 @@ describe('the results page in chromium', () => {
       els.map((e) => ({
         dataset: e.closest('table')?.getAttribute('data-dataset') ?? '',
         participant: e.getAttribute('data-participant') ?? '',
+        search: e.getAttribute('data-search') ?? '',
         group: e.getAttribute('data-group') ?? '',
         target: Number(e.getAttribute('data-target')),
         status: e.getAttribute('data-status') ?? '',
@@ -178,7 +182,7 @@ describe('the results page in chromium', () => {
     const real = shown.filter((c) => c.status !== 'missing');
     assert.equal(real.length, cells.length, 'one table cell per derived cell');
     for (const c of cells) {
-      const s = real.find((x) => x.dataset === c.dataset && x.participant === c.participant && x.group === c.group && x.target === c.target);
+      const s = real.find((x) => x.dataset === c.dataset && x.participant === c.participant && x.search === c.search && x.group === c.group && x.target === c.target);
       assert.ok(s, `no table cell for ${c.participant} ${c.group} ${c.target}`);
       assert.equal(s.status, c.status, `${c.participant} ${c.group} ${c.target}`);
       assert.equal(s.value === '' ? null : Number(s.value), c.value, `${c.participant} ${c.group} ${c.target} value`);
@@ -192,6 +196,8 @@ describe('the results page in chromium', () => {
     // The imported files are in the table with cells the rule derived.
     assert.ok(cells.some((c) => c.participant === 'fakeann@ann-benchmarks' && c.status === 'interpolated'));
     assert.ok(cells.some((c) => c.participant === 'qdrant-default@vectorbench' && c.status === 'unsupported'));
+    // Its exact-search run is a column of its own.
+    assert.ok(real.some((x) => x.participant === 'qdrant-default@vectorbench' && x.search === 'exact' && x.group === 'none/10'));
   });
 
   test('a point can be hovered: its knobs, recall readings, latency and flags', async () => {
@@ -378,6 +384,59 @@ describe('stable points in chromium: intervals, calibrated and flagged points, t
     await sp.selectOption('#sel-xaxis', 'linear');
     assert.deepEqual(await tickLabels(), linear);
     await sp.screenshot({ path: join(ARTIFACTS, 'report-intervals.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe('many participants in chromium: every table fits its section at 1,400 px', () => {
+  let mp: Page;
+  const errors: string[] = [];
+  const many = manyParticipantsFixture();
+
+  before(async () => {
+    const path = join(dir, 'many', 'index.html');
+    mkdirSync(join(dir, 'many'), { recursive: true });
+    writeFileSync(path, await renderPage(many));
+    mp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+    mp.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    mp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await mp.goto(pathToFileURL(path).href);
+    await mp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+  });
+
+  test('no table is wider than its section, folded ones opened too', async () => {
+    assert.ok(many.length >= 10, 'at least ten participants');
+    await mp.$$eval('details', (ds) => ds.forEach((d) => ((d as HTMLDetailsElement).open = true)));
+    const tables = await mp.$$eval('main table', (ts) =>
+      ts.map((t) => {
+        const section = t.closest('section')!;
+        return { section: section.id, cls: t.className, width: t.getBoundingClientRect().width, room: section.clientWidth };
+      }),
+    );
+    // The cell table (with pgvector-pglite's exact column), load, memory, disk and cold start, --cold evictions.
+    assert.ok(tables.filter((t) => t.section === 'tables').length >= 1);
+    assert.ok(tables.filter((t) => t.section === 'general').length >= 4, JSON.stringify(tables));
+    for (const t of tables) assert.ok(t.width <= t.room + 1, `a ${t.cls || 'plain'} table in #${t.section} is ${Math.round(t.width)} px wide in ${t.room} px`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await mp.screenshot({ path: join(ARTIFACTS, 'report-many.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+
+  test('the memory and cold-start tables: a row per participant, human labels and units, no field names', async () => {
+    const memoryRows = await mp.$$eval('#general table.resources.memory tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-participant')));
+    assert.deepEqual(memoryRows, [...MANY_NAMES].sort((a, b) => (a.includes('@') === b.includes('@') ? a.localeCompare(b) : a.includes('@') ? 1 : -1)));
+    const general = (await mp.locator('#general').textContent()) ?? '';
+    for (const raw of ['mem_baseline_anon_bytes', 'mem_serving', 'cold_eviction', 'probe.knobs', 'cold_accept_s', 'disk_stopped_bytes', 'resident_before_bytes']) assert.ok(!general.includes(raw), `raw field name ${raw} on the page`);
+    const headers = await mp.$$eval('#general table.resources.memory thead th', (ths) => ths.map((th) => th.textContent ?? ''));
+    assert.deepEqual(headers.slice(0, 5), ['participant', 'Before any row', 'Ingest and index build, highest', 'While serving, median', 'Samples']);
+    // A figure with its unit; a missing one with the numbered reason below its table.
+    const chroma = await mp.$$eval('#general table.resources.cold tr[data-participant="chroma"] td', (tds) => tds.map((td) => td.textContent ?? ''));
+    assert.equal(chroma[2], '210 ms');
+    const usearch = mp.locator('#general table.resources.cold tr[data-participant="usearch"] td').nth(2);
+    assert.match((await usearch.textContent()) ?? '', /^not measured\d$/);
+    assert.match(await mp.locator("#general div.scroll:has(table.resources.cold) + ol.notes").textContent() ?? '', /vmtouch is not installed/);
     assert.deepEqual(errors, []);
   });
 });

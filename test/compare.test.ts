@@ -23,6 +23,7 @@ function cell(over: Partial<DerivedCell> = {}): DerivedCell {
     k: 10,
     target: 0.9,
     view: 'throughput',
+    search: 'ann',
     status: 'calibrated',
     value: 1000,
     ci_low: 980,

@@ -80,7 +80,7 @@ test('a calibrated point is the cell unless a better point is better beyond the 
 });
 
 function cell(participant: string, value: number | null, low: number | null, high: number | null): DerivedCell {
-  return { dataset: 'd', participant, origin: 'measured', group: 'none/10', filter: 'none', k: 10, target: 0.95, view: 'throughput', status: value === null ? 'not_reached' : 'calibrated', value, ci_low: low, ci_high: high, lead: null, lead_ci: null, tie: false, max_recall: 0.99, read_recall: [], driven: '2 threads', excluded: {} };
+  return { dataset: 'd', participant, origin: 'measured', group: 'none/10', filter: 'none', k: 10, target: 0.95, view: 'throughput', search: 'ann', status: value === null ? 'not_reached' : 'calibrated', value, ci_low: low, ci_high: high, lead: null, lead_ci: null, tie: false, max_recall: 0.99, read_recall: [], driven: '2 threads', excluded: {} };
 }
 
 test('ties: overlapping intervals show no lead; disjoint ones do', () => {

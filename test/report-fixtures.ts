@@ -250,3 +250,106 @@ export function stableFixtureResults(): ResultFile[] {
   delta.run.clients = 32;
   return [gamma, delta];
 }
+
+// ---------- exact-search points beside the index's ----------
+
+/**
+ * A participant whose ladder also measures an exact scan (settings `exact_search`): its index
+ * tops out at recall 0.985 in none/10, the scan reaches 1.0. Read together, 0.99 would be
+ * interpolated between the index's best and the scan.
+ */
+export function exactSearchFixture(): ResultFile {
+  const r = base('epsilon', 'epsilon-engine', '1.0.0', [
+    measured('none/10', [[{ ef_search: 10 }, 0.9, 8000], [{ ef_search: 20 }, 0.95, 5000], [{ ef_search: 40 }, 0.985, 3000], [{ ef_search: 'exact' }, 1, 400]]),
+    measured('cat10/10', [[{ ef_search: 10 }, 0.92, 3000], [{ ef_search: 40 }, 0.97, 1500]]),
+  ]);
+  r.settings.exact_search = { ef_search: 'exact' };
+  return r;
+}
+
+// ---------- many participants: does the page stay readable? ----------
+
+/** Resources as the runner records them, scaled per participant; `unmeasured` names the nulls. */
+function resourcesFor(i: number, kind: 'full' | 'no-cold' | 'remote' | 'probe-error'): NonNullable<ResultFile['resources']> {
+  const mb = (x: number) => Math.round(x * (1 + i / 7) * 2 ** 20);
+  const r: NonNullable<ResultFile['resources']> = {
+    measured_process: i % 2 === 0 ? 'server' : 'host',
+    disk_bytes: mb(180),
+    disk_stopped_bytes: mb(190),
+    mem_baseline_anon_bytes: mb(40),
+    mem_baseline_file_bytes: mb(12),
+    mem_build_peak_bytes: mb(620),
+    mem_build_peak_anon_bytes: mb(580),
+    mem_build_peak_file_bytes: mb(40),
+    mem_serving_anon_bytes: mb(410),
+    mem_serving_file_bytes: mb(35),
+    mem_serving_shmem_bytes: i % 2 === 0 ? mb(128) : 0,
+    mem_serving_peak_bytes: mb(470),
+    mem_sample_interval_ms: { build: 200, serving: 1000 },
+    mem_samples: { build: 140 + i, serving: 61 + i },
+    cold_accept_s: 0.21 + i / 50,
+    cold_first_query_s: 0.48 + i / 40,
+    cold_eviction: { method: 'vmtouch -e, drop_caches', resident_before_bytes: mb(180), resident_after_bytes: 8192, drop_caches: true },
+    probe: { queries: 20, answered: true, knobs: { ef_search: 40, iterative_scan: 'relaxed_order' }, recall: 0.912, short_results: 0, latency_ms_p50: 1.37, error: null },
+    group_evictions: [],
+    unmeasured: {},
+  };
+  if (kind === 'no-cold') {
+    const why = 'vmtouch is not installed (it evicts data files from the page cache): apt-get install vmtouch';
+    Object.assign(r, { cold_accept_s: null, cold_first_query_s: null, disk_stopped_bytes: null, cold_eviction: null });
+    r.unmeasured = { cold_accept_s: why, cold_first_query_s: why, disk_stopped_bytes: why };
+  }
+  if (kind === 'remote') {
+    const why = 'the engine is a server the user runs (--connect): vecbench did not start it and does not measure its memory, disk or cold start';
+    for (const f of ['disk_bytes', 'disk_stopped_bytes', 'mem_baseline_anon_bytes', 'mem_baseline_file_bytes', 'mem_build_peak_bytes', 'mem_build_peak_anon_bytes', 'mem_build_peak_file_bytes', 'mem_serving_anon_bytes', 'mem_serving_file_bytes', 'mem_serving_shmem_bytes', 'mem_serving_peak_bytes', 'cold_accept_s', 'cold_first_query_s'] as const) {
+      (r as Record<string, unknown>)[f] = null;
+      r.unmeasured[f] = why;
+    }
+    r.cold_eviction = null;
+  }
+  if (kind === 'probe-error') r.probe = { queries: 20, answered: false, knobs: { nprobes: 8 }, recall: null, short_results: null, latency_ms_p50: null, error: 'the index cannot be searched before it is built (LanceDB builds IVF partitions in createIndex)' };
+  return r;
+}
+
+/** Participants with the names real runs have (and long imported ones), on one dataset. */
+export const MANY_NAMES = ['chroma', 'exact', 'hnswlib', 'lancedb', 'pgvector', 'pgvector-pglite', 'redis', 'redis-q8', 'usearch', 'weaviate-hnsw-pq-compressed', 'qdrant-default@vectorbench', 'milvus-ivf-flat-nlist-1024@vectorbench'];
+export const MANY_DATASET = 'many-fixture';
+
+/**
+ * Twelve participants (two of them imported, with long names) on one dataset, each with
+ * resources; pgvector-pglite also measures an exact scan (its own column), one participant ran
+ * without vmtouch, one against a server it did not start, one whose probe failed.
+ */
+export function manyParticipantsFixture(): ResultFile[] {
+  return MANY_NAMES.map((name, i) => {
+    const s = 1 + i / 10;
+    const knob = name === 'pgvector-pglite' ? 'ef_search' : 'ef';
+    const r = base(name, `${name}-engine`, `${1 + i}.0.0`, [
+      stableGroup(
+        'none/10',
+        [
+          { knobs: { [knob]: 10 }, recall: 0.89 + i / 1000, qps: 9000 * s },
+          { knobs: { [knob]: 20 }, recall: 0.91, qps: 7600 * s },
+          { knobs: { [knob]: 30 }, recall: 0.94, qps: 6100 * s },
+          { knobs: { [knob]: 40 }, recall: 0.955, qps: 4100 * s },
+          { knobs: { [knob]: 80 }, recall: 0.975, qps: 2600 * s },
+          { knobs: { [knob]: 160 }, recall: 0.978 + i / 2000, qps: 1600 * s },
+          ...(name === 'pgvector-pglite' ? [{ knobs: { [knob]: 'exact' }, recall: 1, qps: 310 }] : []),
+        ],
+        { driven: i % 3 === 0 ? '1 at a time' : i % 3 === 1 ? '32 in flight' : '2 threads', spread: 0.03 },
+      ),
+      stableGroup('cat10/10', [{ knobs: { [knob]: 10 }, recall: 0.91, qps: 2600 * s }, { knobs: { [knob]: 40 }, recall: 0.97, qps: 1200 * s }], { driven: '32 in flight', spread: 0.02 }),
+      status('cat1000/10', 'not_asked', 'the filter keeps 3 rows (median), fewer than 10 x k = 100'),
+    ]);
+    r.dataset.name = MANY_DATASET;
+    if (name.includes('@')) {
+      r.origin = 'imported';
+      r.resources = null;
+    } else {
+      r.resources = resourcesFor(i, name === 'usearch' ? 'no-cold' : name === 'redis' ? 'remote' : name === 'lancedb' ? 'probe-error' : 'full');
+    }
+    if (name === 'pgvector-pglite') r.settings.exact_search = { ef_search: 'exact' };
+    if (name === 'pgvector') r.resources!.group_evictions = ['none/10', 'cat10/10'].map((group) => ({ group, resident_before_bytes: 190 * 2 ** 20, resident_after_bytes: 4096, drop_caches: true }));
+    return r;
+  });
+}

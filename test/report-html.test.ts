@@ -1,7 +1,7 @@
 // The results page as a string (the browser test loads it for real): every derived cell is
 // in the table with its exact numbers, the shared cell-rule cases read the same on the page,
 // engine-provided strings are escaped, nothing is fetched at view time, and absent sections
-// say "not measured".
+// say "not measured". Exact-search points have a column of their own.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { esc, jsonForScript, miniMarkdown, renderPage, writePage } from '../src/
 import { resultSchema, type ResultFile } from '../src/results/schema.ts';
 import { readAllResults, writeResult } from '../src/results/store.ts';
 import { CELL_CASES } from './cell-cases.ts';
-import { HOSTILE, STABLE_DATASET, fixtureResults, stableFixtureResults } from './report-fixtures.ts';
+import { HOSTILE, STABLE_DATASET, exactSearchFixture, fixtureResults, stableFixtureResults } from './report-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vecbench-html-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,8 +32,8 @@ function pageCells(html: string) {
   return out;
 }
 
-function findCell(html: string, c: Pick<DerivedCell, 'participant' | 'group' | 'target'>) {
-  return pageCells(html).find((x) => x.attrs.participant === esc(c.participant) && x.attrs.group === c.group && Number(x.attrs.target) === c.target);
+function findCell(html: string, c: Pick<DerivedCell, 'participant' | 'group' | 'target'> & { search?: DerivedCell['search'] }) {
+  return pageCells(html).find((x) => x.attrs.participant === esc(c.participant) && x.attrs.group === c.group && Number(x.attrs.target) === c.target && x.attrs.search === (c.search ?? 'ann'));
 }
 
 const fixtures = fixtureResults();
@@ -103,9 +103,19 @@ describe('the results page', () => {
     const beta = { ...fixtures[1], resources: { measured_process: 'host', disk_bytes: 2_097_152, mem_serving_anon_bytes: null, cold_accept_s: 0.25, unmeasured: { mem_serving_anon_bytes: 'no /proc here' } } };
     const html = await renderPage([{ ...fixtures[0] }, beta as unknown as ResultFile]);
     const general = html.slice(html.indexOf('id="general"'), html.indexOf('id="participants"'));
-    assert.match(general, /<td>mem_serving_anon_bytes<\/td><td><span class="nm">not measured<\/span><\/td><td><span class="nm">not measured: no \/proc here<\/span><\/td>/);
-    assert.match(general, /<td>cold_accept_s<\/td><td><span class="nm">not measured<\/span><\/td><td>250 ms<\/td>/);
-    assert.match(general, /<td>disk_bytes<\/td><td><span class="nm">not measured<\/span><\/td><td>2\.00 MiB<\/td>/);
+    // A row per participant under labelled columns; alpha has no top-level resources.
+    const row = (table: string, who: string) => new RegExp(`<table class="resources ${table}">.*?<tr data-participant="${who}">(.*?)</tr>`).exec(general)?.[1] ?? '';
+    assert.match(row('memory', 'alpha'), /<td colspan="11" class="none"><span class="nm" title="measured before resources were recorded">not measured<sup>1<\/sup><\/span><\/td>/);
+    assert.match(row('memory', 'beta'), /<span class="driven">host process \(engine \+ dataset copy\)<\/span>/);
+    // Serving anon (the sixth figure) is missing with its reason as a numbered note.
+    const memory = [...row('memory', 'beta').matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);
+    assert.equal(memory[5], '<span class="nm" title="no /proc here">not measured<sup>2</sup></span>');
+    assert.match(general, /<ol class="notes"><li>measured before resources were recorded<\/li><li>no \/proc here<\/li><\/ol>/);
+    const cold = [...row('cold', 'beta').matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);
+    assert.equal(cold[0], '2.00 MiB', 'disk after load');
+    assert.equal(cold[2], '250 ms', 'cold start: accepting');
+    assert.match(general, /<th colspan="3" scope="colgroup" class="grp-head">Cold start<\/th>/);
+    assert.doesNotMatch(general, /mem_serving_anon_bytes|cold_accept_s|disk_bytes/);
   });
 
   test('results without stable points: how they were driven falls back to the run\'s clients; points carry no new field', () => {
@@ -125,6 +135,31 @@ describe('the results page', () => {
     assert.match(page, /<tr class="first-of-group" data-k="100" data-filter="none">/);
     assert.match(page, /<select id="sel-xaxis"><option value="linear" selected>linear<\/option><option value="nines">/);
     assert.match(page, /recall 1\.0 is drawn at 0\.99999/);
+  });
+});
+
+describe('exact-search points on the page', () => {
+  test('a column of their own beside the participant\'s; the index\'s column reads not reached at 0.99', async () => {
+    const r = exactSearchFixture();
+    const html = await renderPage([r]);
+    const cells = deriveCells([r]);
+    assert.ok(cells.some((c) => c.search === 'exact'));
+    for (const c of cells) {
+      const shown = findCell(html, c);
+      assert.ok(shown, `no cell for ${c.participant} ${c.search} ${c.group} ${c.target}`);
+      assert.equal(shown.attrs.status, c.status);
+      assert.equal(shown.attrs.value, c.value === null ? '' : String(c.value));
+    }
+    assert.equal(pageCells(html).filter((x) => x.attrs.status !== 'missing').length, cells.length);
+    assert.match(html, /<th scope="col">epsilon<span class="driven">4 clients<\/span><\/th>\n<th scope="col" data-search="exact">epsilon<span class="badge exact"[^>]*>exact<\/span>/);
+    assert.equal(findCell(html, { participant: 'epsilon', group: 'none/10', target: 0.99 })!.text, 'max 0.98');
+    assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'none/10', target: 0.99 })!.attrs.status, 'above');
+    // cat10/10 has no exact point: its exact cells are the missing dash.
+    assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'cat10/10', target: 0.9 })!.attrs.status, 'missing');
+    // The curves mark the scan's points, so they get a frontier of their own.
+    const data = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(html)![1]) as { series: { group: string; points: { knobs: Record<string, unknown>; exact?: boolean }[] }[] };
+    const none10 = data.series.find((x) => x.group === 'none/10')!.points;
+    assert.ok(none10.every((p) => (p.exact === true) === (p.knobs.ef_search === 'exact')));
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planSlices, queryOrder } from '../src/runner/points.ts';
-import { ladderFor, settingsFileSchema } from '../src/runner/participants.ts';
+import { checkExactSearch, ladderFor, loadParticipant, settingsFileSchema } from '../src/runner/participants.ts';
 
 test('query order is a fixed permutation', () => {
   const a = queryOrder(1000);
@@ -37,4 +37,13 @@ test('ladders: first matching rule wins and knobs expand as a product', () => {
   assert.deepEqual(ladderFor(settings, 'cat10', 10), [{ a: 1, b: 'x' }, { a: 1, b: 'y' }, { a: 2, b: 'x' }, { a: 2, b: 'y' }]);
   assert.deepEqual(ladderFor(settings, 'none', 10), [{ ef: 10 }, { ef: 20 }, { ef: 40 }]);
   assert.deepEqual(ladderFor(settings, 'none', 100), []);
+});
+
+test('exact_search must name a knob value some ladder measures', async () => {
+  const settings = settingsFileSchema.parse({ index: {}, ladders: [{ knobs: { ef_search: [10, 40, 'exact'] } }], exact_search: { ef_search: 'exact' } });
+  checkExactSearch('p', settings);
+  assert.throws(() => checkExactSearch('p', { ...settings, exact_search: { ef_search: 'exakt' } }), /^UserError: participant p: settings\.json exact_search\.ef_search: no ladder lists ef_search "exakt"; add it to a ladder or correct exact_search$/);
+  assert.throws(() => checkExactSearch('p', { ...settings, exact_search: { ef: 'exact' } }), /no ladder lists ef "exact"/);
+  // pgvector-pglite declares its exact scan.
+  assert.deepEqual((await loadParticipant('pgvector-pglite')).settings.exact_search, { ef_search: 'exact' });
 });

@@ -7,7 +7,7 @@ import { datasetListing } from '../datasets/sources/listing.ts';
 import type { Metric } from '../contracts.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
 import { parseGroupKey } from '../datasets/groups.ts';
-import { deriveCells } from '../report/cells.ts';
+import { deriveCells, VIEWS } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
 import { deriveGeneral, renderGeneral } from '../report/general.ts';
 import { writePage } from '../report/html.ts';
@@ -33,7 +33,8 @@ export const DEFAULT_PARTICIPANTS = ['exact', 'hnswlib', 'usearch', 'lancedb', '
 export function printReport(out: string, json: boolean): void {
   const results = readAllResults(out);
   if (results.length === 0) throw new UserError(`no result files in ${out}; run vecbench run first (or pass --out DIR)`);
-  const cells = deriveCells(results);
+  // Both views in --json; the terminal table prints throughput.
+  const cells = deriveCells(results, json ? VIEWS : ['throughput']);
   const quality = deriveQuality(results);
   const general = deriveGeneral(results);
   const churn = deriveChurn(results);

@@ -2,7 +2,11 @@
 // in src/metrics/frontier.ts. The terminal table, `report --json` and the HTML page all come
 // from deriveCells, so they cannot disagree.
 //
-// Beyond the frontier rule, three rules of this file (docs/contracts.md, "Cells"):
+// Beyond the frontier rule, these rules of this file (docs/contracts.md, "Cells"):
+// - Each view has its own cells: throughput (QPS, higher is better) and latency (p50 ms, lower
+//   is better), read on that view's points only.
+// - Exact-search points (an exact scan a participant also measures, or an imported harness's
+//   exact run) are a curve of their own: the ANN cell never reads them, an "exact" cell does.
 // - Points flagged with a condition in EXCLUDING_FLAGS never set a cell: they are left off the
 //   curve the cell is read on, and the cell counts them by flag (`excluded`).
 // - With several index builds (--builds), the cell is read on each build's points: its value is
@@ -12,6 +16,12 @@
 import { intervalsOverlap } from '../metrics/stats.ts';
 import { leads, readCell, type Cell, type CellStatus, type CurvePoint } from '../metrics/frontier.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
+import { exactSearchTest, type Search } from './exact-search.ts';
+
+export type View = 'throughput' | 'latency';
+export const VIEWS: readonly View[] = ['throughput', 'latency'];
+/** Which way a view's value is better: more QPS, less latency. */
+export const BETTER: Record<View, 'higher' | 'lower'> = { throughput: 'higher', latency: 'lower' };
 
 export const TARGETS = [0.9, 0.95, 0.99] as const;
 
@@ -34,15 +44,19 @@ export interface DerivedCell {
   filter: string;
   k: number;
   target: number;
-  /** Which view the cell reads: throughput (QPS, higher is better). */
-  view: 'throughput';
+  /** Which view the cell reads: throughput (QPS, higher is better) or latency (p50 ms, one
+   * request at a time, lower is better). */
+  view: View;
+  /** Which points the cell reads: the ANN search, or the participant's exact-search points. */
+  search: Search;
   status: CellStatus;
-  /** Throughput (QPS) read on the frontier, or null. */
+  /** Throughput (QPS) or p50 latency (ms) read on the frontier, or null. */
   value: number | null;
   /** 95 % interval of value (from the point(s) it was read on; spanning builds), or null. */
   ci_low: number | null;
   ci_high: number | null;
-  /** value / best value in the row (dataset, group, target); null without a value. */
+  /** value / best value in the row (dataset, group, target, view); null without a value. For
+   * latency the best is the lowest, so leads are 1 or more. */
   lead: number | null;
   /** Interval of the lead: [ci_low / best's ci_high, ci_high / best's ci_low]. */
   lead_ci: [number, number] | null;
@@ -68,22 +82,28 @@ const ALL_FLAGGED = 'every point is flagged';
 
 export const isExcluded = (flags: readonly string[]) => flags.some((f) => (EXCLUDING_FLAGS as readonly string[]).includes(f));
 
-function curvePoint(p: ResultPoint): CurvePoint {
+function curvePoint(p: ResultPoint, view: View): CurvePoint {
+  const ci = view === 'throughput' ? p.ci?.qps : p.ci?.latency_ms.p50;
   return {
     recall: p.recall,
-    value: p.qps,
+    value: view === 'throughput' ? p.qps : p.latency_ms.p50,
     knobs: p.knobs,
     ladderIndex: p.ladder_index,
     calibratedFor: p.calibrated_for,
-    low: p.ci?.qps[0],
-    high: p.ci?.qps[1],
+    low: ci?.[0],
+    high: ci?.[1],
   };
+}
+
+/** Points of one view that no flag excludes (build: only that build's points). */
+function viewPoints(g: ResultGroup, view: View, build?: number): ResultPoint[] {
+  return g.points.filter((p) => p.view === view && !isExcluded(p.flags) && (build === undefined || (p.build ?? 0) === build));
 }
 
 /** The throughput curve of a group: the points measured in the throughput view that no flag
  * excludes (build: only that build's points). */
 export function throughputCurve(g: ResultGroup, build?: number): CurvePoint[] {
-  return g.points.filter((p) => p.view === 'throughput' && !isExcluded(p.flags) && (build === undefined || (p.build ?? 0) === build)).map(curvePoint);
+  return viewPoints(g, 'throughput', build).map((p) => curvePoint(p, 'throughput'));
 }
 
 export function groupOrder(key: string): [number, number] {
@@ -119,78 +139,110 @@ function whyOf(g: ResultGroup, target: number, cell: Cell): string | undefined {
   }
 }
 
-export function deriveCells(results: ResultFile[]): DerivedCell[] {
+/** The curve one cell reads: a view's points of one search (ANN or exact), of one build. */
+type CurveOf = (view: View, search: Search, build?: number) => CurvePoint[];
+
+function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, curveOf: CurveOf): DerivedCell[] {
+  const out: DerivedCell[] = [];
+  const isExact = exactSearchTest(r);
+  const ofSearch = (p: ResultPoint) => isExact(p) === (search === 'exact');
+  const excluded: Record<string, number> = {};
+  for (const p of g.points) {
+    if (p.view !== view || !ofSearch(p)) continue;
+    for (const f of p.flags) if ((EXCLUDING_FLAGS as readonly string[]).includes(f)) excluded[f] = (excluded[f] ?? 0) + 1;
+  }
+  const driven = g.points.find((p) => p.view === view)?.driven ?? null;
+  const builds = [...new Set(g.points.map((p) => p.build ?? 0))].sort((a, b) => a - b);
+  const better = BETTER[view];
+  for (const target of TARGETS) {
+    const base = { dataset: r.dataset.name, participant: r.participant, origin: r.origin, group: g.key, filter: g.filter, k: g.k, target, view, search, lead: null, lead_ci: null, tie: false, driven, excluded };
+    if (g.status === 'not_asked' || g.status === 'unsupported') {
+      out.push({ ...base, status: g.status, value: null, ci_low: null, ci_high: null, max_recall: null, read_recall: [], reason: g.reason });
+      continue;
+    }
+    const cell = readCell(curveOf(view, search, builds.length > 1 ? builds[0] : undefined), target, better);
+    const cellOut: DerivedCell = {
+      ...base,
+      status: cell.status,
+      value: cell.value,
+      ci_low: cell.low,
+      ci_high: cell.high,
+      max_recall: cell.maxRecall,
+      read_recall: cell.from?.map((p) => p.recall) ?? [],
+      reason: g.status === 'failed' ? g.reason : Object.keys(excluded).length > 0 && cell.status === 'none' ? `${ALL_FLAGGED} (${Object.keys(excluded).join(', ')})` : undefined,
+      // Calibration searches the ANN knob: it has no account of an exact scan.
+      why: search === 'ann' ? whyOf(g, target, cell) : undefined,
+    };
+    if (builds.length > 1) {
+      const per: BuildReading[] = builds.map((b) => {
+        const c = readCell(curveOf(view, search, b), target, better);
+        return { build: b, status: c.status, value: c.value, ci_low: c.low, ci_high: c.high };
+      });
+      cellOut.builds = per;
+      const values = per.filter((b) => b.value !== null);
+      if (cellOut.value !== null && values.length > 0) {
+        cellOut.value = median(values.map((b) => b.value!));
+        const lows = values.map((b) => b.ci_low ?? b.value!);
+        const highs = values.map((b) => b.ci_high ?? b.value!);
+        cellOut.ci_low = Math.min(...lows);
+        cellOut.ci_high = Math.max(...highs);
+      }
+    }
+    out.push(cellOut);
+  }
+  return out;
+}
+
+/** The cells of the given views (default throughput, which the tables print; `report --json`
+ * asks for both). */
+export function deriveCells(results: ResultFile[], views: readonly View[] = ['throughput']): DerivedCell[] {
   const cells: DerivedCell[] = [];
   for (const r of results) {
+    const isExact = exactSearchTest(r);
+    // A participant measured in the latency view gets latency cells in every group, so a group
+    // not asked or unsupported says so in both views.
+    const measuredViews = views.filter((v) => v === 'throughput' || r.groups.some((g) => g.points.some((p) => p.view === v)));
     for (const g of r.groups) {
-      const excluded: Record<string, number> = {};
-      for (const p of g.points) {
-        if (p.view !== 'throughput') continue;
-        for (const f of p.flags) if ((EXCLUDING_FLAGS as readonly string[]).includes(f)) excluded[f] = (excluded[f] ?? 0) + 1;
-      }
-      const driven = g.points.find((p) => p.view === 'throughput')?.driven ?? null;
-      const builds = [...new Set(g.points.map((p) => p.build ?? 0))].sort((a, b) => a - b);
-      for (const target of TARGETS) {
-        const base = { dataset: r.dataset.name, participant: r.participant, origin: r.origin, group: g.key, filter: g.filter, k: g.k, target, view: 'throughput' as const, lead: null, lead_ci: null, tie: false, driven, excluded };
-        if (g.status === 'not_asked' || g.status === 'unsupported') {
-          cells.push({ ...base, status: g.status, value: null, ci_low: null, ci_high: null, max_recall: null, read_recall: [], reason: g.reason });
-          continue;
-        }
-        const cell = readCell(throughputCurve(g, builds.length > 1 ? builds[0] : undefined), target, 'higher');
-        const out: DerivedCell = {
-          ...base,
-          status: cell.status,
-          value: cell.value,
-          ci_low: cell.low,
-          ci_high: cell.high,
-          max_recall: cell.maxRecall,
-          read_recall: cell.from?.map((p) => p.recall) ?? [],
-          reason: g.status === 'failed' ? g.reason : Object.keys(excluded).length > 0 && cell.status === 'none' ? `${ALL_FLAGGED} (${Object.keys(excluded).join(', ')})` : undefined,
-          why: whyOf(g, target, cell),
-        };
-        if (builds.length > 1) {
-          const per: BuildReading[] = builds.map((b) => {
-            const c = readCell(throughputCurve(g, b), target, 'higher');
-            return { build: b, status: c.status, value: c.value, ci_low: c.low, ci_high: c.high };
-          });
-          out.builds = per;
-          const values = per.filter((b) => b.value !== null);
-          if (out.value !== null && values.length > 0) {
-            out.value = median(values.map((b) => b.value!));
-            const lows = values.map((b) => b.ci_low ?? b.value!);
-            const highs = values.map((b) => b.ci_high ?? b.value!);
-            out.ci_low = Math.min(...lows);
-            out.ci_high = Math.max(...highs);
-          }
-        }
-        cells.push(out);
+      const curveOf: CurveOf = (view, search, build) => viewPoints(g, view, build).filter((p) => isExact(p) === (search === 'exact')).map((p) => curvePoint(p, view));
+      for (const view of measuredViews) {
+        const inView = g.points.filter((p) => p.view === view);
+        cells.push(...readGroup(r, g, view, 'ann', curveOf));
+        if (inView.some(isExact)) cells.push(...readGroup(r, g, view, 'exact', curveOf));
       }
     }
   }
-  // Leads and ties per row: the same dataset, group and target across participants.
+  // Leads and ties per row: the same dataset, group, target and view across participants (an
+  // exact row competes like any participant: it is a way to answer the queries).
   const rows = new Map<string, DerivedCell[]>();
   for (const c of cells) {
-    const key = `${c.dataset}\u0000${c.group}\u0000${c.target}`;
+    const key = `${c.dataset}\u0000${c.group}\u0000${c.target}\u0000${c.view}`;
     const row = rows.get(key);
     if (row) row.push(c);
     else rows.set(key, [c]);
   }
-  for (const row of rows.values()) markLeads(row);
+  for (const row of rows.values()) markLeads(row, BETTER[row[0].view]);
   return cells.sort(
     (a, b) =>
       a.dataset.localeCompare(b.dataset) ||
+      VIEWS.indexOf(a.view) - VIEWS.indexOf(b.view) ||
       groupOrder(a.group)[0] - groupOrder(b.group)[0] ||
       groupOrder(a.group)[1] - groupOrder(b.group)[1] ||
       a.target - b.target ||
-      a.participant.localeCompare(b.participant),
+      a.participant.localeCompare(b.participant) ||
+      (a.search === b.search ? 0 : a.search === 'ann' ? -1 : 1),
   );
+}
+
+/** The name of a cell's column: the participant, or "participant (exact)" for its exact row. */
+export function columnName(c: Pick<DerivedCell, 'participant' | 'search'>): string {
+  return c.search === 'exact' ? `${c.participant} (exact)` : c.participant;
 }
 
 const intervalOf = (c: DerivedCell) => ({ low: c.ci_low ?? c.value!, high: c.ci_high ?? c.value! });
 
-/** Sets lead, lead_ci and tie on the cells of one row (higher is better). */
-export function markLeads(row: DerivedCell[]): void {
-  const l = leads(row.map((c) => c.value), 'higher');
+/** Sets lead, lead_ci and tie on the cells of one row. */
+export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'higher'): void {
+  const l = leads(row.map((c) => c.value), better);
   row.forEach((c, i) => (c.lead = l[i]));
   const valued = row.filter((c) => c.lead !== null);
   const best = valued.find((c) => c.lead === 1);
@@ -198,6 +250,7 @@ export function markLeads(row: DerivedCell[]): void {
   const bi = intervalOf(best);
   for (const c of valued) {
     const ci = intervalOf(c);
+    // The ratio's bounds: the most and the least it can be given both intervals.
     c.lead_ci = [ci.low / bi.high, ci.high / bi.low];
     c.tie = c === best ? valued.some((o) => o !== best && intervalsOverlap(intervalOf(o), bi)) : intervalsOverlap(ci, bi);
   }

@@ -2,14 +2,15 @@
 // engine author shows what a release changed and how anyone checks a run reproduces. Pure: cells
 // in, pairs and a summary out; the command reads the directories.
 //
-// - Cells are matched by (dataset, participant, group, target, view).
+// - Throughput cells are matched by (dataset, participant, group, target); an exact row is its
+//   own participant, "name (exact)".
 // - ratio = B / A; its interval is [B low / A high, B high / A low], a side without an interval
 //   standing at its value on both ends.
 // - A change is significant only when the two 95 % intervals do not overlap (touching counts as
 //   overlapping); QPS: higher is better.
 import { intervalsOverlap } from '../metrics/stats.ts';
 import type { CellStatus } from '../metrics/frontier.ts';
-import { fmtPct, fmtQps, groupOrder, halfWidth, type DerivedCell } from './cells.ts';
+import { columnName, fmtPct, fmtQps, groupOrder, halfWidth, type DerivedCell } from './cells.ts';
 
 /**
  * same / better / worse: both sides have a value (better, worse: the intervals are disjoint).
@@ -69,7 +70,7 @@ export interface Comparison {
 
 export const DEFAULT_WORST = 5;
 
-const keyOf = (c: Pick<DerivedCell, 'dataset' | 'participant' | 'group' | 'target' | 'view'>) => [c.dataset, c.participant, c.group, c.target, c.view].join('\u0000');
+const keyOf = (c: Pick<DerivedCell, 'dataset' | 'participant' | 'search' | 'group' | 'target' | 'view'>) => [c.dataset, columnName(c), c.group, c.target, c.view].join('\u0000');
 
 function sideOf(c: DerivedCell): CellSide {
   const hw = halfWidth(c);
@@ -110,7 +111,7 @@ function pairOf(a: DerivedCell | undefined, b: DerivedCell | undefined): CellPai
     ratio_ci = [ib.low / ia.high, ib.high / ia.low];
     overlap = intervalsOverlap(ia, ib);
   }
-  return { dataset: id.dataset, participant: id.participant, group: id.group, target: id.target, view: id.view, a: sa, b: sb, ratio, ratio_ci, overlap, change: changeOf(sa, sb, overlap) };
+  return { dataset: id.dataset, participant: columnName(id), group: id.group, target: id.target, view: id.view, a: sa, b: sb, ratio, ratio_ci, overlap, change: changeOf(sa, sb, overlap) };
 }
 
 function median(xs: number[]): number | null {
@@ -129,8 +130,9 @@ function pairOrder(x: CellPair, y: CellPair): number {
 
 export function compareCells(a: DerivedCell[], b: DerivedCell[], opts: { worst?: number } = {}): Comparison {
   const worstN = opts.worst ?? DEFAULT_WORST;
-  const inA = new Map(a.map((c) => [keyOf(c), c]));
-  const inB = new Map(b.map((c) => [keyOf(c), c]));
+  // Throughput cells only: the verdicts read a higher value as better.
+  const inA = new Map(a.filter((c) => c.view === 'throughput').map((c) => [keyOf(c), c]));
+  const inB = new Map(b.filter((c) => c.view === 'throughput').map((c) => [keyOf(c), c]));
   const keys = [...new Set([...inA.keys(), ...inB.keys()])];
   const pairs = keys.map((k) => pairOf(inA.get(k), inB.get(k))).sort(pairOrder);
 

@@ -24,6 +24,8 @@ import { deriveCells, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, 
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
+import { resourcesOf, resourcesTables } from './page/resources-html.ts';
+import { exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -69,7 +71,8 @@ export function fmtBytes(b: number): string {
     v /= 1024;
     u++;
   }
-  return `${u === 0 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
+  // Three digits; 1000-1023 of a unit would otherwise print in exponent form.
+  return `${u === 0 || v >= 1000 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
 }
 
 export function fmtSecondsShort(s: number): string {
@@ -145,12 +148,12 @@ function buildsTitle(c: DerivedCell): string[] {
 
 /** One table cell from a derived cell; the exact numbers ride along in data attributes.
  * groupFailed: the group's run failed (its reason is then a failure, not the flags). */
-export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false): string {
+export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false, search: DerivedCell['search'] = 'ann'): string {
   const key = `data-participant="${esc(participant)}" data-group="${esc(group)}" data-target="${target}"`;
-  if (!c) return `<td class="cell st-missing" ${key} data-status="missing" title="no result for this group">—</td>`;
+  if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
     `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
-    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''}`;
+    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"`;
   const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
   const lines = [`${status}${c.reason ? ` — ${c.reason}` : ''}`];
   if (c.why) lines.push(`why: ${c.why}`);
@@ -224,15 +227,17 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
   const out: string[] = [];
   out.push(`<section class="part" id="tables"><h2>Throughput at target recall</h2>`);
   out.push(
-    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
+    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Exact-search points (a participant's exact scan, or an imported harness's exact run) are read on their own, in a column marked exact beside the participant's: the index's column never borrows their recall. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
   );
   out.push(
     `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span class="tie-key">≈ intervals overlap the best: no lead counts</span><span>±3.1%: 95 % interval</span><span>⚑2: points left off the frontier</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points / all flagged</span></div>`,
   );
   for (const ds of datasets) {
     const parts = participantOrder(results, ds);
-    const dc = cells.filter((c) => c.dataset === ds);
-    const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.group}\u0000${c.target}`, c]));
+    const dc = cells.filter((c) => c.dataset === ds && c.view === 'throughput');
+    const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.search}\u0000${c.group}\u0000${c.target}`, c]));
+    // A column per participant, and one after it for its exact-search points where it has some.
+    const columns = parts.flatMap((p) => (dc.some((c) => c.participant === p.name && c.search === 'exact') ? [{ ...p, search: 'ann' as const }, { ...p, search: 'exact' as const }] : [{ ...p, search: 'ann' as const }]));
     const groups = sortGroups(dc.map((c) => c.group));
     const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
@@ -240,9 +245,10 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
       `<p class="note">${esc(ds)}: ${parts.length} participant(s). <label><input type="checkbox" class="toggle-not-asked"> show the ${notAsked.length} group(s) nobody was asked</label></p>`,
     );
     out.push(`<div class="scroll"><table class="cells" data-dataset="${esc(ds)}"><thead><tr><th>group</th><th>recall</th>`);
-    for (const p of parts) {
+    for (const p of columns) {
       const r = results.find((x) => x.dataset.name === ds && x.participant === p.name)!;
-      out.push(`<th scope="col">${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
+      const exact = p.search === 'exact' ? '<span class="badge exact" title="its exact-search points: a scan, not the index">exact</span>' : '';
+      out.push(`<th scope="col"${p.search === 'exact' ? ' data-search="exact"' : ''}>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}${exact}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
     }
     out.push(`</tr></thead><tbody>`);
     for (const g of groups) {
@@ -251,9 +257,9 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
       TARGETS.forEach((t, i) => {
         out.push(`<tr class="${i === 0 ? 'first-of-group' : ''}${cls}" data-k="${esc(k)}" data-filter="${esc(filter)}">`);
         out.push(`<td class="grp">${i === 0 ? esc(g) : ''}</td><td class="tgt">${t.toFixed(2)}</td>`);
-        for (const p of parts) {
+        for (const p of columns) {
           const failed = results.some((r) => r.dataset.name === ds && r.participant === p.name && r.groups.some((x) => x.key === g && x.status === 'failed'));
-          out.push(cellHtml(byKey.get(`${p.name}\u0000${g}\u0000${t}`), p.name, g, t, failed));
+          out.push(cellHtml(byKey.get(`${p.name}\u0000${p.search}\u0000${g}\u0000${t}`), p.name, g, t, failed, p.search));
         }
         out.push(`</tr>`);
       });
@@ -287,11 +293,6 @@ function flatten(v: unknown, path: string, into: Flat, depth = 0): void {
   into.leaves.set(path, isRecord(v) ? JSON.stringify(v) : v);
 }
 
-/** METHOD 6 figures, where the result file carries them as its own top-level section. */
-function topResources(r: ResultFile): Record<string, unknown> | null {
-  const v = (r as unknown as { resources?: unknown }).resources;
-  return isRecord(v) ? v : null;
-}
 
 const X_KEYS = ['concurrency', 'clients', 'in_flight', 'inflight', 'threads', 'target_rate', 'rate', 'arrival_rate', 'target_qps', 'offered_qps', 'writes_per_s', 'k'];
 
@@ -311,7 +312,7 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     const parts = participantOrder(results, ds);
     const rs = parts.map((p) => results.find((r) => r.dataset.name === ds && r.participant === p.name)!);
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
-    out.push(`<h3>Load and size</h3><div class="scroll"><table><thead><tr><th></th>`);
+    out.push(`<h3>Load and size</h3><div class="scroll"><table class="load"><thead><tr><th></th>`);
     for (const p of parts) out.push(`<th>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}</th>`);
     out.push(`</tr></thead><tbody>`);
     const row = (label: string, f: (r: ResultFile) => string) => out.push(`<tr><td>${esc(label)}</td>${rs.map((r) => `<td>${f(r)}</td>`).join('')}</tr>`);
@@ -330,7 +331,7 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     out.push(`</tbody></table></div>`);
 
     const present = new Set(rs.flatMap((r) => Object.keys(r.extra ?? {})).filter((k) => !NOT_GENERAL.has(k)));
-    if (rs.some((r) => topResources(r) !== null)) present.add('resources');
+    if (rs.some((r) => resourcesOf(r) !== null)) present.add('resources');
     const sections: [string, string][] = [...KNOWN_SECTIONS, ...[...present].filter((k) => !KNOWN_SECTIONS.some(([s]) => s === k)).sort().map((k): [string, string] => [k, k])];
     const absent: string[] = [];
     for (const [key, label] of sections) {
@@ -344,32 +345,26 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
         continue;
       }
       out.push(`<h3>${esc(label)}</h3>`);
-      // Why a figure is missing, where the section says so (resources' `unmeasured`).
-      const whyNot = rs.map((): Record<string, string> => ({}));
-      const flats = rs.map((r, i) => {
+      // METHOD 6's own section: labelled tables, a row per participant.
+      if (key === 'resources' && rs.some((r) => resourcesOf(r) !== null)) {
+        out.push(resourcesTables(parts.map((p, i) => ({ participant: p.name, origin: p.origin, resources: resourcesOf(rs[i]) })), { bytes: fmtBytes, seconds: fmtSecondsShort, number: fmtNum }));
+      }
+      // Sections of other shapes (and resources kept under extra by older results) are shown as
+      // stored, a row per field.
+      const flats = rs.map((r) => {
         const f: Flat = { leaves: new Map(), arrays: new Map() };
-        const top = key === 'resources' ? topResources(r) : null;
-        if (top) {
-          const { unmeasured, ...rest } = top;
-          if (isRecord(unmeasured)) for (const [k, v] of Object.entries(unmeasured)) whyNot[i][k] = String(v);
-          flatten(rest, '', f);
-        } else if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
+        if (r.extra && key in r.extra) flatten(r.extra[key], '', f);
         return f;
       });
-      const leafCell = (f: Flat, i: number, path: string) => {
-        const last = path.split('.').pop() ?? path;
+      const leafCell = (f: Flat, path: string) => {
         const v = f.leaves.get(path);
-        if (v === null || v === undefined) {
-          const why = whyNot[i][path] ?? whyNot[i][last];
-          return why ? `<span class="nm">not measured: ${esc(why)}</span>` : nm;
-        }
-        return fmtLeaf(last, v);
+        return v === null || v === undefined ? nm : fmtLeaf(path.split('.').pop() ?? path, v);
       };
       const leafPaths = [...new Set(flats.flatMap((f) => [...f.leaves.keys()]))];
       if (leafPaths.length > 0) {
         out.push(`<div class="scroll"><table><thead><tr><th></th>${parts.map((p) => `<th>${esc(p.name)}</th>`).join('')}</tr></thead><tbody>`);
         for (const path of leafPaths) {
-          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f, i) => `<td>${leafCell(f, i, path)}</td>`).join('')}</tr>`);
+          out.push(`<tr><td>${esc(path || key)}</td>${flats.map((f) => `<td>${leafCell(f, path)}</td>`).join('')}</tr>`);
         }
         out.push(`</tbody></table></div>`);
       }
@@ -612,8 +607,9 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
     participants[ds] = participantOrder(results, ds);
     groups[ds] = sortGroups(results.filter((r) => r.dataset.name === ds).flatMap((r) => r.groups.map((g) => g.key)));
   }
-  const series: PageSeries[] = results.flatMap((r) =>
-    r.groups.map((g) => ({
+  const series: PageSeries[] = results.flatMap((r) => {
+    const isExact = exactSearchTest(r);
+    return r.groups.map((g) => ({
       dataset: r.dataset.name,
       participant: r.participant,
       origin: r.origin,
@@ -642,9 +638,10 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
         calibrated_for: p.calibrated_for,
         build: p.build,
         driven: p.driven,
+        ...(isExact(p) ? { exact: true as const } : {}),
       })),
-    })),
-  );
+    }));
+  });
   const notRecorded: PageData['notRecorded'] = {};
   for (const r of results) {
     const imp = r.extra?.import;

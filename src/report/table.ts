@@ -1,15 +1,19 @@
 // The terminal table: one block per dataset, a row per (group, target recall), a column per
-// participant. Not-asked groups are folded into one line so the table stays readable.
+// participant (and one more, "name (exact)", for a participant's exact-search points). Throughput
+// cells only (`report --json` has the latency view too). Not-asked groups are folded into one
+// line so the table stays readable.
 import type { DerivedCell } from './cells.ts';
-import { cellText } from './cells.ts';
+import { cellText, columnName } from './cells.ts';
 
-export function renderTable(cells: DerivedCell[]): string {
+export function renderTable(allCells: DerivedCell[]): string {
   const out: string[] = [];
+  const cells = allCells.filter((c) => c.view === 'throughput');
   const datasets = [...new Set(cells.map((c) => c.dataset))];
   for (const ds of datasets) {
     const dc = cells.filter((c) => c.dataset === ds);
-    const participants = [...new Set(dc.map((c) => c.participant))].sort();
-    const names = participants.map((p) => (dc.find((c) => c.participant === p)?.origin === 'imported' ? `${p} (imported)` : p));
+    // Columns by name: a participant's exact row follows its own.
+    const participants = [...new Set(dc.map(columnName))].sort();
+    const names = participants.map((p) => (dc.find((c) => columnName(c) === p)?.origin === 'imported' ? `${p} (imported)` : p));
     const groups = [...new Set(dc.map((c) => c.group))];
     const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
     const rows: string[][] = [];
@@ -18,13 +22,13 @@ export function renderTable(cells: DerivedCell[]): string {
       const targets = [...new Set(dc.filter((c) => c.group === g).map((c) => c.target))];
       for (const t of targets) {
         rows.push([g, t.toFixed(2), ...participants.map((p) => {
-          const c = dc.find((x) => x.participant === p && x.group === g && x.target === t);
+          const c = dc.find((x) => columnName(x) === p && x.group === g && x.target === t);
           return c ? cellText(c) : '-';
         })]);
       }
     }
     // How each participant was driven in the throughput view: part of what a figure means.
-    const driven = participants.map((p) => dc.find((c) => c.participant === p && c.driven !== null)?.driven ?? '');
+    const driven = participants.map((p) => dc.find((c) => columnName(c) === p && c.driven !== null)?.driven ?? '');
     const header = ['group', 'recall', ...names];
     const drivenRow = ['', '', ...driven.map((d) => (d ? `(${d})` : ''))];
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
@@ -39,21 +43,21 @@ export function renderTable(cells: DerivedCell[]): string {
     // no failure (e.g. a plan check) is only a blank cell.
     const noted = new Set<string>();
     for (const c of dc) {
-      if (!c.reason || c.status === 'not_asked' || noted.has(`${c.participant}\u0000${c.group}`)) continue;
+      if (!c.reason || c.status === 'not_asked' || c.search === 'exact' || noted.has(`${c.participant}\u0000${c.group}`)) continue;
       noted.add(`${c.participant}\u0000${c.group}`);
       out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
     }
     // Cells that are not read at a calibrated point, with calibration's account of why.
     for (const c of dc) {
       if (!c.why || (c.status !== 'above' && c.status !== 'bracket_too_wide' && c.status !== 'interpolated')) continue;
-      out.push(`${c.participant} ${c.group} ${c.target.toFixed(2)} ${c.status === 'above' ? '^' : c.status === 'interpolated' ? 'interpolated' : 'too wide'}: ${c.why}`);
+      out.push(`${columnName(c)} ${c.group} ${c.target.toFixed(2)} ${c.status === 'above' ? '^' : c.status === 'interpolated' ? 'interpolated' : 'too wide'}: ${c.why}`);
     }
     // Points left off the frontier, counted per participant by flag.
     for (const p of participants) {
       const counts = new Map<string, number>();
       const seen = new Set<string>();
       for (const c of dc) {
-        if (c.participant !== p || seen.has(c.group)) continue;
+        if (columnName(c) !== p || seen.has(c.group)) continue;
         seen.add(c.group);
         for (const [f, n] of Object.entries(c.excluded)) counts.set(f, (counts.get(f) ?? 0) + n);
       }

@@ -182,7 +182,16 @@ export const resultSchema = z.object({
   /** Where the figures came from: measured here, or imported from another harness. */
   origin: z.enum(['measured', 'imported']).default('measured'),
   dataset: z.object({ name: z.string(), n: z.number().int(), d: z.number().int(), nq: z.number().int(), metric: z.string(), hash: z.string() }),
-  settings: z.object({ index: z.unknown(), ladders: z.array(z.unknown()), batch_size: z.number().int().optional(), notes: z.string().optional(), calibration: z.unknown().optional() }),
+  settings: z.object({
+    index: z.unknown(),
+    ladders: z.array(z.unknown()),
+    batch_size: z.number().int().optional(),
+    notes: z.string().optional(),
+    calibration: z.unknown().optional(),
+    /** Knob values that select an exact scan (settings.json `exact_search`): points holding them
+     * are read as the participant's exact row (docs/contracts.md, "Exact-search points"). */
+    exact_search: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+  }),
   filter_strategy: z.string(),
   hardware: z.object({ cpu: z.string(), cores: z.number().int(), memory_bytes: z.number(), os: z.string(), node: z.string() }),
   run: z.object({

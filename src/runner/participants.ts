@@ -45,6 +45,9 @@ export const settingsFileSchema = z
       })
       .strict()
       .optional(),
+    /** Knob values that make the engine scan exactly instead of searching its index (e.g.
+     * {"ef_search": "exact"}): such points are read as the participant's exact row. */
+    exact_search: z.record(z.string().min(1), z.union([z.number(), z.string()])).optional(),
   })
   .strict();
 export type SettingsFile = z.infer<typeof settingsFileSchema>;
@@ -99,6 +102,16 @@ export function checkLadders(name: string, rules: LadderRule[]): void {
   });
 }
 
+/** Checks the exact_search declaration: every value it names is one some ladder measures (else
+ * the declaration could never mark a point, and a typo would pass unseen). */
+export function checkExactSearch(name: string, settings: Pick<SettingsFile, 'ladders' | 'exact_search'>): void {
+  for (const [knob, value] of Object.entries(settings.exact_search ?? {})) {
+    if (!settings.ladders.some((r) => (r.knobs[knob] as readonly unknown[] | undefined)?.includes(value))) {
+      throw new UserError(`participant ${name}: settings.json exact_search.${knob}: no ladder lists ${knob} ${JSON.stringify(value)}; add it to a ladder or correct exact_search`);
+    }
+  }
+}
+
 /** The ladder rules in effect for a dataset: rules naming other datasets are dropped and the
  * `datasets` matcher of the kept ones is removed, so results record the ladders measured. */
 export function laddersForDataset(rules: LadderRule[], dataset: string): LadderRule[] {
@@ -129,6 +142,7 @@ export async function loadParticipant(name: string, settingsPath?: string, datas
   const parsed = settingsFileSchema.safeParse(raw);
   if (!parsed.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(parsed.error, '')}`);
   checkLadders(name, parsed.data.ladders);
+  checkExactSearch(name, parsed.data);
   const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
   if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(index.error, 'index')}`);
   const settings = dataset === undefined ? parsed.data : { ...parsed.data, ladders: laddersForDataset(parsed.data.ladders, dataset) };

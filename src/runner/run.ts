@@ -448,7 +448,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     engine_version: 'unknown',
     origin: 'measured',
     dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
-    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes, ...(p.settings.calibration ? { calibration: p.settings.calibration } : {}) },
+    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes, ...(p.settings.calibration ? { calibration: p.settings.calibration } : {}), ...(p.settings.exact_search ? { exact_search: p.settings.exact_search } : {}) },
     filter_strategy: p.adapter.filterStrategy,
     hardware: hardware(),
     run: {

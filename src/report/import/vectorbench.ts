@@ -5,8 +5,8 @@
 // (filter, k, view) — `view` is 'throughput' or 'latency', keys look like `none/10` — or an
 // exact-search run of it (`exact: true`, key `exact/none/10`). Here the groups of one
 // (filter, k) become one vecbench group: each point keeps its view, and exact-search points
-// keep their knobs plus `search: 'exact'` (with the flag `exact-search`), so they sit on the
-// same curve as the ANN points they compete with. Recall is kept as VectorBench measured it:
+// keep their knobs plus `search: 'exact'` with the flag `exact-search`, which the cells read as
+// a row of their own (src/report/exact-search.ts), apart from the ANN curve. Recall is kept as VectorBench measured it:
 // `recall` is tie-aware (our headline), `recall_strict` strict. What the file does not record
 // (threshold recall, p99.9 latency, id checks...) is listed in extra.import.not_recorded and
 // shown as "not recorded" on the page; the number stored in its place is 0.

@@ -122,6 +122,7 @@ function recallAxis(axis: RecallAxis, recalls: number[]): { at: (recall: number)
 /** Tooltip text of a point's kind: calibrated, and why it is off the frontier. */
 function kindText(d: Datum): string | undefined {
   const parts: string[] = [];
+  if (d.exact) parts.push('exact search (its own row in the table)');
   if (d.calibrated_for !== undefined) parts.push(`calibrated for ${d.calibrated_for}`);
   if (d.excluded) parts.push(`left off the frontier: ${d.flags.filter((f) => isExcluded([f])).join(', ')}`);
   return parts.length ? parts.join('; ') : undefined;
@@ -149,12 +150,13 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
   const { at, scale } = recallAxis(axis, all.flatMap((d) => (d.ci ? [d.recall, d.ci.recall[0], d.ci.recall[1]] : [d.recall])));
   for (const d of all) d.x = at(d.recall);
 
-  // One frontier per participant and build, over the points the table reads (no flagged one).
+  // One frontier per participant, build and search (the index's, or an exact scan's), over the
+  // points the table reads (no flagged one).
   const frontiers: Datum[][] = [];
   const curves = new Map<string, Datum[]>();
   for (const d of all) {
     if (d.excluded) continue;
-    const key = `${d.participant}\u0000${d.build ?? 0}`;
+    const key = `${d.participant}\u0000${d.build ?? 0}\u0000${d.exact ? 'exact' : 'ann'}`;
     curves.set(key, [...(curves.get(key) ?? []), d]);
   }
   for (const pts of curves.values()) {

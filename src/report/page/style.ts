@@ -35,7 +35,12 @@ figure.chart-card figcaption { font-weight: 600; font-size: 13px; margin-bottom:
 .scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 table.cells { width: auto; min-width: 100%; }
-table.cells td.cell { min-width: 120px; }
+/* Many participants: a cell's parts (value, ±, lead) wrap onto lines of their own, and long
+   names break, so the table stays within its section. */
+table.cells td.cell { white-space: normal; }
+table.cells td.cell > span { display: inline-block; white-space: nowrap; }
+table.cells thead th, table.load thead th { white-space: normal; overflow-wrap: anywhere; min-width: 5em; }
+table.load td { white-space: normal; }
 th, td { padding: 5px 9px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; vertical-align: top; }
 th { background: #eef1f5; font-weight: 600; position: sticky; top: 0; }
 th:first-child, td:first-child { text-align: left; position: sticky; left: 0; background: inherit; }
@@ -46,6 +51,7 @@ td.tgt { color: var(--muted); text-align: left; }
 th .badge, .badge { display: inline-block; font-size: 10.5px; font-weight: 600; padding: 0 5px; border-radius: 3px; margin-left: 4px; vertical-align: 1px; }
 .badge.imported { background: #ede4f7; color: #5b2f8e; }
 .badge.measured { background: #e1ecf8; color: #1f4b85; }
+.badge.exact { background: #fdf0d8; color: #7a4a00; }
 td.cell .v { font-variant-numeric: tabular-nums; }
 td.cell .lead { color: var(--muted); font-size: 11.5px; margin-left: 5px; font-variant-numeric: tabular-nums; }
 td.cell.best { background: var(--best); }
@@ -81,6 +87,14 @@ details > summary { cursor: pointer; color: var(--accent); font-size: 12.5px; ma
 .readme p { margin: 4px 0; }
 .nm { color: var(--na); font-style: italic; }
 td.bad { color: var(--bad); font-weight: 600; }
+table.resources caption { caption-side: top; text-align: left; font-size: 12.5px; color: var(--muted); padding: 6px 9px 2px; }
+table.resources th.grp-head { text-align: center; border-left: 1px solid var(--line); }
+table.resources th, table.resources td { white-space: normal; }
+table.resources th.who { font-weight: 600; text-align: left; background: #fff; overflow-wrap: anywhere; min-width: 9em; }
+table.resources td { font-variant-numeric: tabular-nums; }
+table.resources td.none { text-align: left; }
+table.resources thead tr + tr th { position: static; text-align: right; background: #eef1f5; }
+ol.notes { margin: 4px 0 12px; padding-left: 22px; font-size: 12px; color: var(--muted); }
 .churn-legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 10px; font-size: 12.5px; }
 footer { color: var(--muted); font-size: 12px; text-align: center; padding: 16px; }
 @media (max-width: 640px) {

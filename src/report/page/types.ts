@@ -31,6 +31,8 @@ export interface PagePoint {
   build?: number;
   /** How the participant was driven: "32 in flight", "2 threads", "1 at a time". */
   driven?: string;
+  /** An exact-search point (src/report/exact-search.ts): drawn on a frontier of its own. */
+  exact?: true;
 }
 
 export interface PageSeries {
