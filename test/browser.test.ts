@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 // downloads a browser; a newer one may expect protocol features Debian's chromium lacks.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadDataset } from '../src/datasets/layout.ts';
-import { fmtQps, type DerivedCell } from '../src/report/cells.ts';
+import { fmtMaxRecall, fmtQps, type DerivedCell } from '../src/report/cells.ts';
 import type { ChurnRow } from '../src/report/churn.ts';
 import { renderPage } from '../src/report/html.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
@@ -191,7 +191,7 @@ describe('the results page in chromium', () => {
       assert.equal(s.tie, c.tie ? '1' : '0', `${c.participant} ${c.group} ${c.target} tie`);
       // The value first; then the lead, or ≈ where the intervals overlap the best's.
       if (c.value !== null) assert.ok(s.text.startsWith(fmtQps(c.value)) && s.text.includes(c.tie ? '≈' : `×${c.lead!.toFixed(2)}`), s.text);
-      if (c.status === 'not_reached') assert.equal(s.text, `max ${c.max_recall!.toFixed(2)}`);
+      if (c.status === 'not_reached') assert.equal(s.text, fmtMaxRecall(c.max_recall!));
     }
     // The imported files are in the table with cells the rule derived.
     assert.ok(cells.some((c) => c.participant === 'fakeann@ann-benchmarks' && c.status === 'interpolated'));

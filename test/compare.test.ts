@@ -188,7 +188,7 @@ describe('renderCompare', () => {
     assert.ok(lines.includes('alpha: e 1.0 in A, e 1.1 in B'));
     assert.match(text, /^none\/10\s+0\.90\s+alpha\s+1,000 ±2\.0%\s+1,010 ±1\.5%\s+x1\.01 \[0\.98, 1\.05\]\s+same$/m);
     assert.match(text, /^none\/10\s+0\.95\s+alpha\s+500 ±2\.0%\s+250 ±2\.0%\s+x0\.50 \[0\.48, 0\.52\]\s+WORSE$/m);
-    assert.match(text, /^none\/10\s+0\.99\s+alpha\s+max 0\.99\s+100 ±1\.0%\s+-\s+value only in B$/m);
+    assert.match(text, /^none\/10\s+0\.99\s+alpha\s+max 0\.990\s+100 ±1\.0%\s+-\s+value only in B$/m);
     // The same status twice is not a row; gamma is one line.
     assert.doesNotMatch(text, /cat1000/);
     assert.doesNotMatch(text, /gamma\s+-/);
@@ -298,7 +298,7 @@ describe('vecbench compare end to end', () => {
     assert.equal(plain.code, 0, plain.stderr);
     // 700 [686, 714] against 1000 [980, 1020]: 686 / 1020 = 0.67, 714 / 980 = 0.73.
     assert.match(plain.stdout, /^none\/10\s+0\.99\s+alpha\s+1,000 ±2\.0%\s+700 ±2\.0%\s+x0\.70 \[0\.67, 0\.73\]\s+WORSE$/m);
-    assert.match(plain.stdout, /^cat10\/10\s+0\.99\s+alpha\s+max 0\.95\s+400 ±2\.0%\s+-\s+value only in B$/m);
+    assert.match(plain.stdout, /^cat10\/10\s+0\.99\s+alpha\s+max 0\.950\s+400 ±2\.0%\s+-\s+value only in B$/m);
     assert.match(plain.stdout, /^alpha: alpha-engine 1\.0\.0 in A, alpha-engine 1\.1\.0 in B$/m);
     assert.match(plain.stdout, /^better 0, worse 1; value only in A 0, only in B 1;/m);
     const fail = vecbench('compare', A, WORSE, '--fail-on-regression');

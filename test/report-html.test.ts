@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { deriveCells, fmtPct, fmtQps, halfWidth, type DerivedCell } from '../src/report/cells.ts';
+import { deriveCells, fmtMaxRecall, fmtPct, fmtQps, halfWidth, type DerivedCell } from '../src/report/cells.ts';
 import { esc, jsonForScript, miniMarkdown, renderPage, writePage } from '../src/report/html.ts';
 import { resultSchema, type ResultFile } from '../src/results/schema.ts';
 import { readAllResults, writeResult } from '../src/results/store.ts';
@@ -59,8 +59,8 @@ describe('the results page', () => {
   test('the distinct cell kinds are distinct on the page', () => {
     const texts = new Map<string, string[]>();
     for (const c of pageCells(page)) texts.set(c.attrs.status, [...(texts.get(c.attrs.status) ?? []), c.text]);
-    assert.ok(texts.get('not_reached')!.includes('max 0.93'), String(texts.get('not_reached')));
-    assert.ok(texts.get('not_reached')!.every((t) => /^max 0\.\d\d$/.test(t)));
+    assert.ok(texts.get('not_reached')!.includes('max 0.930'), String(texts.get('not_reached')));
+    assert.ok(texts.get('not_reached')!.every((t) => /^max 0\.\d\d\d$/.test(t)));
     assert.deepEqual([...new Set(texts.get('bracket_too_wide'))], ['bracket too wide']);
     assert.deepEqual([...new Set(texts.get('not_asked'))], ['not asked']);
     assert.deepEqual([...new Set(texts.get('unsupported'))], ['unsupported']);
@@ -152,7 +152,7 @@ describe('exact-search points on the page', () => {
     }
     assert.equal(pageCells(html).filter((x) => x.attrs.status !== 'missing').length, cells.length);
     assert.match(html, /<th scope="col">epsilon<span class="driven">4 clients<\/span><\/th>\n<th scope="col" data-search="exact">epsilon<span class="badge exact"[^>]*>exact<\/span>/);
-    assert.equal(findCell(html, { participant: 'epsilon', group: 'none/10', target: 0.99 })!.text, 'max 0.98');
+    assert.equal(findCell(html, { participant: 'epsilon', group: 'none/10', target: 0.99 })!.text, 'max 0.985');
     assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'none/10', target: 0.99 })!.attrs.status, 'above');
     // cat10/10 has no exact point: its exact cells are the missing dash.
     assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'cat10/10', target: 0.9 })!.attrs.status, 'missing');
@@ -319,7 +319,7 @@ describe('the shared cell-rule cases read the same on the page', () => {
       assert.equal(cell.attrs.status, c.expect.status, c.name);
       if (c.expect.value === undefined) assert.equal(cell.attrs.value, '', c.name);
       else assert.ok(Math.abs(Number(cell.attrs.value) - c.expect.value) <= 1e-9 * c.expect.value, `${c.name}: ${cell.attrs.value}`);
-      if (c.expect.status === 'not_reached') assert.equal(cell.text, `max ${c.expect.maxRecall!.toFixed(2)}`, c.name);
+      if (c.expect.status === 'not_reached') assert.equal(cell.text, fmtMaxRecall(c.expect.maxRecall!), c.name);
       checked++;
     });
     assert.ok(checked >= 20, `checked ${checked} cases`);

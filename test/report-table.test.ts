@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCell } from '../src/metrics/frontier.ts';
-import { deriveCells, VIEWS, type DerivedCell } from '../src/report/cells.ts';
+import { deriveCells, fmtMaxRecall, VIEWS, type DerivedCell } from '../src/report/cells.ts';
 import { convertVectorBench } from '../src/report/import/vectorbench.ts';
 import { renderTable } from '../src/report/table.ts';
 import { readAllResults, writeResult } from '../src/results/store.ts';
@@ -48,7 +48,7 @@ test('exact-search points are their own row: the index reads not reached where o
   const header = text.split('\n')[1];
   assert.match(header, /^group\s+recall\s+epsilon\s+epsilon \(exact\)$/);
   const row = text.split('\n').find((l) => /^none\/10\s+0\.99 /.test(l))!;
-  assert.match(row, /^none\/10\s+0\.99\s+max 0\.98\s+400\^ x1\.00$/);
+  assert.match(row, /^none\/10\s+0\.99\s+max 0\.98\d\s+400\^ x1\.00$/);
   // Without the declaration the same points are one curve, as a participant without an exact path.
   const plain = deriveCells([{ ...r, settings: { ...r.settings, exact_search: undefined } }]);
   assert.ok(plain.every((c) => c.search === 'ann'));
@@ -140,4 +140,10 @@ test('a real run records the settings.json exact_search declaration, and its poi
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a best recall short of a target never prints as the target (0.987 is not "max 0.99")', () => {
+  assert.equal(fmtMaxRecall(0.987), 'max 0.987');
+  assert.equal(fmtMaxRecall(0.9899), 'max 0.989');
+  assert.equal(fmtMaxRecall(0.93), 'max 0.930');
 });

@@ -261,6 +261,12 @@ export function leadText(c: DerivedCell): string {
   return c.tie ? '≈x1.00' : `x${c.lead!.toFixed(2)}`;
 }
 
+/** The best recall a participant reached, as `max 0.987`: truncated, never rounded up, so a
+ * recall short of a target never prints as the target itself (0.987 is not "0.99"). */
+export function fmtMaxRecall(recall: number): string {
+  return `max ${(Math.floor(recall * 1000) / 1000).toFixed(3)}`;
+}
+
 /** Short text of a cell for tables. */
 export function cellText(c: DerivedCell): string {
   switch (c.status) {
@@ -270,7 +276,7 @@ export function cellText(c: DerivedCell): string {
     case 'above':
       return `${fmtQps(c.value!)}${c.status === 'above' ? '^' : ''}${c.ci_low !== null && c.ci_high !== null && c.value ? ` ±${fmtPct(halfWidth(c))}` : ''} ${leadText(c)}`;
     case 'not_reached':
-      return `max ${c.max_recall!.toFixed(2)}`;
+      return fmtMaxRecall(c.max_recall!);
     case 'bracket_too_wide':
       return 'too wide';
     case 'none':

@@ -10,7 +10,7 @@
 //   overlapping); QPS: higher is better.
 import { intervalsOverlap } from '../metrics/stats.ts';
 import type { CellStatus } from '../metrics/frontier.ts';
-import { columnName, fmtPct, fmtQps, groupOrder, halfWidth, type DerivedCell } from './cells.ts';
+import { columnName, fmtMaxRecall, fmtPct, fmtQps, groupOrder, halfWidth, type DerivedCell } from './cells.ts';
 
 /**
  * same / better / worse: both sides have a value (better, worse: the intervals are disjoint).
@@ -181,7 +181,7 @@ export function sideText(s: CellSide | null): string {
   if (s.value !== null) return `${fmtQps(s.value)}${s.status === 'above' ? '^' : ''}${s.half_width !== null ? ` ±${fmtPct(s.half_width)}` : ''}`;
   switch (s.status) {
     case 'not_reached':
-      return s.max_recall !== null ? `max ${s.max_recall.toFixed(2)}` : 'not reached';
+      return s.max_recall !== null ? fmtMaxRecall(s.max_recall) : 'not reached';
     case 'bracket_too_wide':
       return 'too wide';
     case 'none':

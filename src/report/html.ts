@@ -20,7 +20,7 @@ import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deriveCells, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, type DerivedCell } from './cells.ts';
+import { deriveCells, fmtMaxRecall, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, type DerivedCell } from './cells.ts';
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
@@ -176,7 +176,7 @@ export function cellHtml(c: DerivedCell | undefined, participant: string, group:
       return `<td class="cell st-${c.status}${cls}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}${ci}<span class="lead">${esc(leadShown(c))}</span>${exclMark}</td>`;
     }
     case 'not_reached':
-      return `<td class="cell st-not_reached" ${data} title="${title}">max ${c.max_recall!.toFixed(2)}${exclMark}</td>`;
+      return `<td class="cell st-not_reached" ${data} title="${title}">${fmtMaxRecall(c.max_recall!)}${exclMark}</td>`;
     case 'bracket_too_wide':
       return `<td class="cell st-bracket_too_wide" ${data} title="${title}">bracket too wide${exclMark}</td>`;
     case 'not_asked':
