@@ -3,6 +3,7 @@
 // fix) and exit code 2.
 import { Command } from 'commander';
 import { killAllHosts } from './runner/client.ts';
+import { RunStopped, requestStop, stopExitCode } from './runner/stop.ts';
 import { VECBENCH_VERSION } from './runner/points.ts';
 import { UserError, diskFullError } from './util/errors.ts';
 import { redactStandardStreams } from './util/redact.ts';
@@ -30,12 +31,15 @@ registerCeiling(program);
 registerCompare(program);
 
 function onSignal(sig: NodeJS.Signals) {
+  // Exits before any further JS runs: nothing after the last whole write reaches a file.
+  requestStop(sig);
   killAllHosts();
-  process.stderr.write(`vecbench: stopped by ${sig}; finished points are kept\n`);
-  process.exit(sig === 'SIGINT' ? 130 : 143);
+  process.stderr.write(`vecbench: stopped by ${sig}; finished points are kept, run the same command again to measure the rest\n`);
+  process.exit(stopExitCode(sig));
 }
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
+process.on('SIGHUP', onSignal);
 
 try {
   await program.parseAsync(process.argv);
@@ -47,6 +51,11 @@ try {
   if (e instanceof UserError) {
     process.stderr.write(`vecbench: ${e.message}\n`);
     process.exit(2);
+  }
+  // An engine (or its server) got the stop signal before this process did, or alone.
+  if (e instanceof RunStopped) {
+    process.stderr.write(`vecbench: ${e.message}\n`);
+    process.exit(stopExitCode(e.signal));
   }
   process.stderr.write(`vecbench: internal error: ${(e as Error).stack ?? e}\n`);
   process.exit(1);

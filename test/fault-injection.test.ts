@@ -90,10 +90,18 @@ const identity = (r: ReturnType<typeof resultSchema.parse>) =>
     points: g.points.map((p) => ({ li: p.ladder_index, view: p.view, slice: p.query_slice, queries: p.queries, clients: p.clients, recall: p.recall, strict: p.recall_strict, short: p.short_results })),
   }));
 
-test('SIGKILL at 20+ points across load, measurement and writing loses and duplicates nothing', { timeout: 1_500_000 }, async () => {
+let cleanRun: Record<string, ReturnType<typeof identity>> | null = null;
+/** The identity of an uninterrupted run's results, per participant (measured once). */
+function expectedResults(): Record<string, ReturnType<typeof identity>> {
+  if (cleanRun) return cleanRun;
   const clean = join(dir, 'clean');
   runToEnd(clean);
-  const expected = Object.fromEntries(['exact', 'hnswlib'].map((p) => [p, identity(resultSchema.parse(JSON.parse(readFileSync(join(clean, 'synthetic-3000', `${p}.json`), 'utf8'))))]));
+  cleanRun = Object.fromEntries(['exact', 'hnswlib'].map((p) => [p, identity(resultSchema.parse(JSON.parse(readFileSync(join(clean, 'synthetic-3000', `${p}.json`), 'utf8'))))]));
+  return cleanRun;
+}
+
+test('SIGKILL at 20+ points across load, measurement and writing loses and duplicates nothing', { timeout: 1_500_000 }, async () => {
+  const expected = expectedResults();
   const rng = mulberry32(7);
   const kinds = ['runner', 'write', 'engine'] as const;
   const hits = { runner: 0, write: 0, engine: 0 };
@@ -134,4 +142,92 @@ test('SIGKILL at 20+ points across load, measurement and writing loses and dupli
   const total = hits.runner + hits.write + hits.engine;
   assert.ok(total >= 20 && hits.runner > 0 && hits.write > 0 && hits.engine > 0, `kills that hit: ${JSON.stringify(hits)}`);
   process.stdout.write(`# kills survived: ${JSON.stringify(hits)}\n`);
+});
+
+const STOP_CODES: Record<string, number> = { SIGTERM: 143, SIGINT: 130 };
+
+function readFiles(out: string): Record<string, ReturnType<typeof resultSchema.parse>> {
+  const ds = join(out, 'synthetic-3000');
+  if (!existsSync(ds)) return {};
+  const files = readdirSync(ds).filter((f) => f.endsWith('.json') && !f.startsWith('.'));
+  return Object.fromEntries(files.map((f) => [f.replace(/\.json$/, ''), resultSchema.parse(JSON.parse(readFileSync(join(ds, f), 'utf8')))]));
+}
+
+/** After a stop: what the files hold is what an uninterrupted run measured, group by group;
+ * a group is complete only with all of its points, and no point was skipped. */
+function checkStoppedFiles(out: string, expected: Record<string, ReturnType<typeof identity>>, what: string): void {
+  for (const [p, r] of Object.entries(readFiles(out))) {
+    for (const g of r.groups) {
+      assert.deepEqual(g.skipped, [], `${what}: ${p} ${g.key} has no skipped point`);
+      assert.notEqual(g.status, 'failed', `${what}: ${p} ${g.key} did not fail (${g.reason})`);
+      if (g.complete) assert.deepEqual(identity({ ...r, groups: [g] })[0], expected[p].find((x) => x.key === g.key), `${what}: ${p} ${g.key} is complete only when whole`);
+    }
+    if (r.run.complete) assert.deepEqual(identity(r), expected[p], `${what}: ${p} is complete only when whole`);
+  }
+}
+
+/** Starts a run in a process group of its own; `signal(child)` is called once the first
+ * group of hnswlib is stored (mid-run). Resolves with the run's exit. */
+function runAndSignal(out: string, signal: (pid: number) => void, delayMs: number): Promise<{ code: number | null; stderr: string; signalled: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args(out)], { env: env(), stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    let signalled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const poll = () => {
+      const groups = readFiles(out).hnswlib?.groups ?? [];
+      if (groups.some((g) => g.complete && g.points.length > 0)) {
+        timer = setTimeout(() => {
+          signalled = true;
+          signal(child.pid!);
+        }, delayMs);
+      } else timer = setTimeout(poll, 20);
+    };
+    timer = setTimeout(poll, 20);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, signalled });
+    });
+  });
+}
+
+for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${sig} to the whole process group stops the run: no group marked complete that is not, no point skipped; a resume measures the rest`, { timeout: 600_000 }, async () => {
+    const expected = expectedResults();
+    const rng = mulberry32(sig === 'SIGTERM' ? 15 : 16);
+    let stopped = 0;
+    for (let i = 0; i < 4; i++) {
+      const out = join(dir, `group-${sig}-${i}`);
+      // As `timeout`, systemd and container runtimes do: every process of the group at once.
+      const r = await runAndSignal(out, (pid) => process.kill(-pid, sig), Math.floor(rng() * 1500));
+      if (!r.signalled) continue; // the run finished before the moment came
+      assert.equal(r.code, STOP_CODES[sig], r.stderr);
+      assert.doesNotMatch(r.stderr, /internal error/);
+      checkStoppedFiles(out, expected, `${sig} ${i}`);
+      assert.equal(readFiles(out).hnswlib?.run.complete, false, 'the signalled participant is not complete');
+      stopped++;
+      runToEnd(out);
+      for (const [p, res] of Object.entries(readFiles(out))) {
+        assert.equal(res.run.complete, true);
+        assert.deepEqual(identity(res), expected[p], `${p}: the resumed result equals the uninterrupted one`);
+      }
+    }
+    assert.ok(stopped > 0, 'at least one run was signalled mid-run');
+  });
+}
+
+test('SIGTERM to the engine process alone stops the run (not a crash to retry or a skip); a resume measures the rest', { timeout: 600_000 }, async () => {
+  const expected = expectedResults();
+  const out = join(dir, 'host-sigterm');
+  const r = await runAndSignal(out, (pid) => {
+    for (const host of childPids(pid)) process.kill(host, 'SIGTERM');
+  }, 0);
+  assert.ok(r.signalled);
+  assert.equal(r.code, 143, r.stderr);
+  assert.match(r.stderr, /stopped by SIGTERM/);
+  checkStoppedFiles(out, expected, 'host SIGTERM');
+  assert.equal(readFiles(out).hnswlib?.run.complete, false);
+  runToEnd(out);
+  for (const [p, res] of Object.entries(readFiles(out))) assert.deepEqual(identity(res), expected[p], `${p}: the resumed result equals the uninterrupted one`);
 });

@@ -11,6 +11,7 @@
 //   actually left: for a client thread of its own, a large lag means the client fell behind.
 import { nowMs } from './clock.ts';
 import { LatencyHistogram } from './histogram.ts';
+import { packIds } from '../runner/timed-loop.ts';
 
 export type SearchFn = (i: number) => Promise<ArrayLike<number>> | ArrayLike<number>;
 
@@ -68,15 +69,10 @@ function recorder(capacity: number): Recorder {
       if (error !== null && firstError === null) firstError = error;
     },
     finish(startMs, endMs) {
+      // The runner's one range check: a non-integer or an id past int32 (2^32 + id would wrap
+      // to a real id) is stored as an id no dataset has, counted as unknown.
       const offsets = new Int32Array(indices.length + 1);
-      for (let j = 0; j < indices.length; j++) offsets[j + 1] = offsets[j] + (idLists[j]?.length ?? 0);
-      const ids = new Int32Array(offsets[indices.length]);
-      for (let j = 0; j < indices.length; j++) {
-        const r = idLists[j];
-        if (!r) continue;
-        // Non-integers become -2, an id no dataset has: the harness counts them as unknown.
-        for (let x = 0; x < r.length; x++) ids[offsets[j] + x] = Number.isInteger(r[x]) ? r[x] : -2;
-      }
+      const ids = packIds(idLists, offsets, true);
       return {
         indices: Int32Array.from(indices),
         latenciesMs: Float64Array.from(lat),

@@ -82,6 +82,9 @@ export const pointSchema = z.object({
 });
 export type ResultPoint = z.infer<typeof pointSchema>;
 
+/** A ladder point the group could not measure, and why. */
+export const skippedSchema = z.object({ ladder_index: z.number().int(), knobs: z.record(z.string(), z.union([z.number(), z.string()])), reason: z.string() });
+
 export const groupSchema = z.object({
   key: z.string(),
   filter: z.string(),
@@ -116,7 +119,7 @@ export const groupSchema = z.object({
     )
     .optional(),
   /** Ladder points left out, with the reason (e.g. over the time limit). */
-  skipped: z.array(z.object({ ladder_index: z.number().int(), knobs: z.record(z.string(), z.union([z.number(), z.string()])), reason: z.string() })).default([]),
+  skipped: z.array(skippedSchema).default([]),
 });
 export type ResultGroup = z.infer<typeof groupSchema>;
 

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
+import { issueLine } from '../util/zod-issue.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile } from './schema.ts';
 
 export function resultPath(outDir: string, dataset: string, participant: string): string {
@@ -34,23 +35,27 @@ export function readResult(path: string): ResultFile {
   }
   const parsed = resultSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UserError(`result file ${path} does not validate at ${issue.path.join('.')}: ${issue.message}; delete it and run again`);
+    throw new UserError(`result file ${path} does not validate: ${issueLine(parsed.error)}; delete it (or --out another directory) and run again`);
   }
   return parsed.data;
 }
 
-/** Every result file under outDir (outDir/<dataset>/<participant>.json). */
-export function readAllResults(outDir: string): ResultFile[] {
+/** The paths of every result file under outDir (outDir/<dataset>/<participant>.json). */
+export function resultPaths(outDir: string): string[] {
   if (!existsSync(outDir)) return [];
-  const out: ResultFile[] = [];
+  const out: string[] = [];
   for (const ds of readdirSync(outDir, { withFileTypes: true })) {
     if (!ds.isDirectory()) continue;
     for (const f of readdirSync(join(outDir, ds.name))) {
-      if (f.endsWith('.json') && !f.startsWith('.')) out.push(readResult(join(outDir, ds.name, f)));
+      if (f.endsWith('.json') && !f.startsWith('.')) out.push(join(outDir, ds.name, f));
     }
   }
   return out;
+}
+
+/** Every result file under outDir. */
+export function readAllResults(outDir: string): ResultFile[] {
+  return resultPaths(outDir).map(readResult);
 }
 
 /** Temp files of writes that a killed process never renamed: never read, removed here. */

@@ -1,10 +1,12 @@
 // The runner's side of a participant host: spawns it, sends requests, enforces time limits
 // and kills it when anything goes wrong.
 import { fork, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../util/errors.ts';
 import type { HostMessage, HostReply, HostRequest } from './protocol.ts';
+import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 
 const HOST = join(dirname(fileURLToPath(import.meta.url)), 'host.ts');
 const live = new Set<ChildProcess>();
@@ -27,36 +29,90 @@ export class HostError extends Error {
   }
 }
 
+/** How long a host whose pipe failed gets to report its exit (and so its signal). */
+const EXIT_WAIT_MS = 2000;
+/** How long a host's death waits for a stop signal the runner may be about to handle. */
+export const SIGNAL_SETTLE_MS = 300;
+
 export class HostClient {
   private readonly child: ChildProcess;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: HostReply) => void; reject: (e: Error) => void }>();
   private exited: string | null = null;
+  /** The signal it died of, when one killed it. */
+  private exitSignal: NodeJS.Signals | null = null;
+  /** Its IPC channel failed or closed: it takes no more requests, even before its 'exit'. */
+  private broken: string | null = null;
+  private readonly exitSeen: Promise<void>;
   /** Why the runner killed it (e.g. its server died), for the pending requests' error. */
   private killReason: string | null = null;
+  /** The stop signal that killed its server, when that is why the runner killed it. */
+  private killStop: NodeJS.Signals | null = null;
 
   constructor(
     readonly name: string,
     private readonly onProgress?: (p: { what: string; done: number; total: number }) => void,
+    /** Where the engine's stdout and stderr go (appended); by default the runner's. */
+    private readonly logFile?: string,
   ) {
-    this.child = fork(HOST, [], {
-      // An absolute loader URL, so the host starts whatever the current directory is.
-      execArgv: ['--import', import.meta.resolve('tsx')],
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    let fd: number | undefined;
+    if (logFile) {
+      mkdirSync(dirname(logFile), { recursive: true });
+      fd = openSync(logFile, 'a');
+    }
+    try {
+      this.child = fork(HOST, [], {
+        // An absolute loader URL, so the host starts whatever the current directory is.
+        execArgv: ['--import', import.meta.resolve('tsx')],
+        serialization: 'advanced',
+        stdio: fd === undefined ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', fd, fd, 'ipc'],
+      });
+    } finally {
+      // The child holds its own copy of the descriptor.
+      if (fd !== undefined) closeSync(fd);
+    }
     live.add(this.child);
     this.child.on('message', (m) => this.onMessage(m as HostMessage));
-    this.child.on('exit', (code, signal) => {
-      live.delete(this.child);
-      this.exited = this.killReason ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
-      for (const p of this.pending.values()) p.reject(new HostError(`participant ${name}: engine process ${this.exited}`));
-      this.pending.clear();
+    this.child.on('disconnect', () => (this.broken ??= 'closed its channel'));
+    this.exitSeen = new Promise((resolve) => {
+      this.child.on('exit', (code, signal) => {
+        live.delete(this.child);
+        this.exitSignal = signal;
+        this.exited = this.killReason ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
+        // A group signal reaches the host and the runner at once, and a host may die of it
+        // in any way (a signal, an exit code when a child of its own went first): give the
+        // runner's own handler a moment, so that a stop is never recorded as an engine death.
+        const settle = this.killReason === null && this.exitSignal !== 'SIGKILL' ? SIGNAL_SETTLE_MS : 0;
+        setTimeout(() => {
+          const err = this.deathError();
+          for (const p of this.pending.values()) p.reject(err);
+          this.pending.clear();
+          resolve();
+        }, settle);
+      });
     });
   }
 
+  /** The error of a request to a dead host: a stop signal (its own, its server's, the
+   * runner's) stops the run; anything else is an engine failure. */
+  private deathError(): Error {
+    const why = this.exited ?? `cannot take requests (${this.broken})`;
+    const signal = this.killStop ?? stopSignalOf(this.killReason ? null : this.exitSignal) ?? stopRequested();
+    if (signal) return new RunStopped(signal, `participant ${this.name}: engine process ${why}`);
+    return new HostError(`participant ${this.name}: engine process ${why}${this.logFile ? ` (its output: ${this.logFile})` : ''}`);
+  }
+
+  /** Waits (briefly) for a host that stopped taking requests to exit, so that its error
+   * names how it died: a pipe fails before the exit of a host killed by a signal is seen. */
+  private async settledDeathError(): Promise<Error> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exitSeen, new Promise<void>((r) => (timer = setTimeout(r, EXIT_WAIT_MS)))]);
+    clearTimeout(timer);
+    return this.deathError();
+  }
+
   get alive(): boolean {
-    return this.exited === null;
+    return this.exited === null && this.broken === null;
   }
 
   get pid(): number | undefined {
@@ -77,7 +133,7 @@ export class HostClient {
 
   /** Sends one request; past timeoutS the host is killed and the promise rejects. */
   request<T extends HostReply['type']>(req: HostRequest, timeoutS: number): Promise<Extract<HostReply, { type: T }>> {
-    if (this.exited) return Promise.reject(new HostError(`participant ${this.name}: engine process ${this.exited}`));
+    if (!this.alive) return this.settledDeathError().then((e) => Promise.reject(e));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -101,20 +157,28 @@ export class HostClient {
         if (!err || !this.pending.has(id)) return;
         this.pending.delete(id);
         clearTimeout(timer);
-        reject(new HostError(`participant ${this.name}: engine process ${this.exited ?? `cannot take requests (${err.message})`}`));
+        // A failed pipe: the host is dead for every later request (a retry starts a new one).
+        this.broken ??= err.message;
+        void this.settledDeathError().then(reject);
       });
     });
   }
 
-  /** Kills the host; `reason` replaces "killed by SIGKILL" in the pending requests' errors. */
-  kill(reason?: string): void {
+  /** Kills the host; `reason` replaces "killed by SIGKILL" in the pending requests' errors;
+   * `stop` (its server died of a stop signal) makes them a RunStopped. */
+  kill(reason?: string, stop?: NodeJS.Signals | null): void {
     if (this.exited) return;
     if (reason) this.killReason = reason;
+    if (stop) this.killStop = stop;
     this.child.kill('SIGKILL');
   }
 
   async close(): Promise<void> {
     if (this.exited) return;
+    if (!this.alive) {
+      this.kill();
+      return;
+    }
     try {
       await this.request({ type: 'close' }, 60);
     } catch {

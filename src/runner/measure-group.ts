@@ -20,6 +20,7 @@ import { hostCeiling } from '../loadgen/points.ts';
 import { passLatency, recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
 import { pointReadings, summarize } from '../metrics/recall.ts';
 import type { ResultGroup, ResultPoint } from '../results/schema.ts';
+import type { JournalEntry } from '../results/journal.ts';
 import { TARGETS, throughputCurve } from '../report/cells.ts';
 import { readCell } from '../metrics/frontier.ts';
 import { log } from '../util/progress.ts';
@@ -70,6 +71,15 @@ export const DEFAULT_QUERY_SET = envDefaults().queries;
 export const DEFAULT_BUSY_CORES = envDefaults().busyCores;
 /** Cold protocol: the fewest queries a slice may have (recall over at least this many). */
 export const MIN_SLICE = 1000;
+/** The fewest queries a dataset needs for `vecbench run`: below this, recall says nothing. */
+export const MIN_RUN_QUERIES = 10;
+/** A warm point answered by fewer queries than recall needs (a --queries cut): informational. */
+export const FEW_QUERIES = 'few-queries';
+
+/** The queries a point needs for its recall to count: 1,000, or all of a smaller set. */
+export function minPointQueries(nq: number): number {
+  return Math.min(MIN_SLICE, nq);
+}
 
 export interface GroupEngine {
   request<T extends HostReply['type']>(req: HostRequest, timeoutS: number, onRetry?: (e: HostError) => void): Promise<Extract<HostReply, { type: T }>>;
@@ -96,7 +106,11 @@ export interface GroupRun {
   /** The busy-machine meter (tests give one of their own). */
   loadMeter?: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
   onProgress: (what: string) => void;
+  /** The whole result, written atomically (group ends, first queries, failures). */
   save: () => void;
+  /** One point (or skipped point) of a group already saved, appended to the result's journal
+   * (src/results/journal.ts); without it, the whole result is saved. */
+  append?: (entry: JournalEntry) => void;
 }
 
 /** How a view drives the participant, as results and tables say it. */
@@ -321,7 +335,7 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
 
 /** The stored point of a timed entry. */
 async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
-  const { engine, p, g, queries, timing, pointTimeoutS } = run;
+  const { engine, p, ds, g, queries, timing, pointTimeoutS } = run;
   const quiet = e.busy.map((b) => !b);
   const quietCount = quiet.filter(Boolean).length;
   const busyMachine = quietCount < timing.minPasses;
@@ -338,6 +352,7 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
   const s = r.summary;
   const flags: string[] = [];
   if (s.unknownIds + s.duplicateIds + s.filterViolations > 0) flags.push('invalid-results');
+  if (queries.length < minPointQueries(ds.nq)) flags.push(FEW_QUERIES);
   const server = p.adapter.server !== undefined;
   const perThreadQps = sum.qps / Math.max(1, e.drive.threads);
   const limited = server
@@ -410,6 +425,10 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
   if (!(await firstQueryThenPlan(run, ladder[0], firstQ))) return;
   const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
   for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
+  // Each point is appended, not the whole file rewritten: bytes per point stay constant.
+  const keep = (entry: JournalEntry) => (run.append ? run.append(entry) : run.save());
+  const slots = ladder.length * VIEWS.length;
+  if (1 + slots * per > ds.nq) log(`${p.name}: ${g.key}: the ladder's ${slots} points need ${1 + slots * per} queries, ${ds.name} has ${ds.nq}: later points reuse queries (flagged queries-reused); shorten the ladder or use a dataset with more queries`);
   let slot = 0;
   for (let li = 0; li < ladder.length; li++) {
     const knobs = ladder[li];
@@ -431,15 +450,16 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
       }
       const failed = reply.errors.filter((x) => x !== null);
       if (failed.length > 0) {
-        group.skipped.push({ ladder_index: li, knobs, reason: `${failed.length} of ${queries.length} queries failed: ${failed[0]}` });
-        run.save();
+        const skipped = { ladder_index: li, knobs, reason: `${failed.length} of ${queries.length} queries failed: ${failed[0]}` };
+        group.skipped.push(skipped);
+        keep({ group: group.key, skipped });
         continue;
       }
       const scores = scorePoint(ds, g, queries, reply);
       const s = summarize(scores);
       const qps = queries.length / reply.wallS;
       const ci = singlePassIntervals(reply.latenciesMs, qps);
-      group.points.push({
+      const point: ResultPoint = {
         ladder_index: li,
         knobs,
         view,
@@ -455,8 +475,9 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         ci: { qps: ci.qps, recall: recallInterval(scores.map((x) => x.tieAware)), latency_ms: ci.latency_ms },
         build: run.build,
         driven: drive.text,
-      });
-      run.save();
+      };
+      group.points.push(point);
+      keep({ group: group.key, point });
       run.onProgress(`${g.key} point ${li} (${view})`);
     }
   }

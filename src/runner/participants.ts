@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Knobs, Participant } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { isSafeName } from '../util/names.ts';
+import { issueLine } from '../util/zod-issue.ts';
 import { KS, filterKind } from '../datasets/groups.ts';
 
 export const PARTICIPANTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../participants');
@@ -71,12 +72,6 @@ export function listParticipants(): string[] {
     .sort();
 }
 
-function zodPath(e: z.ZodError, prefix: string): string {
-  const issue = e.issues[0];
-  const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-  return `${path}: ${issue.message}`;
-}
-
 /** Checks the ladders: every knob list sorted ascending (numbers) and filters known. */
 export function checkLadders(name: string, rules: LadderRule[]): void {
   rules.forEach((rule, i) => {
@@ -94,6 +89,9 @@ export function checkLadders(name: string, rules: LadderRule[]): void {
       for (let j = 1; j < values.length; j++) {
         const a = values[j - 1];
         const b = values[j];
+        if (typeof a === 'number' && typeof b === 'number' && a === b) {
+          throw new UserError(`participant ${name}: settings.json ladders.${i}.knobs.${knob} lists ${a} twice; list each value once, in ascending order`);
+        }
         if (typeof a === 'number' && typeof b === 'number' && !(b > a)) {
           throw new UserError(`participant ${name}: settings.json ladders.${i}.knobs.${knob} is not sorted ascending (${a} then ${b}); sort the ladder so curves read left to right`);
         }
@@ -140,11 +138,11 @@ export async function loadParticipant(name: string, settingsPath?: string, datas
     throw new UserError(`participant ${name}: cannot read ${path} (${(e as Error).message.split('\n')[0]}); fix the JSON`);
   }
   const parsed = settingsFileSchema.safeParse(raw);
-  if (!parsed.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(parsed.error, '')}`);
+  if (!parsed.success) throw new UserError(`participant ${name}: ${path} does not validate: ${issueLine(parsed.error)}`);
   checkLadders(name, parsed.data.ladders);
   checkExactSearch(name, parsed.data);
   const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
-  if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${zodPath(index.error, 'index')}`);
+  if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${issueLine(index.error, 'index')}`);
   const settings = dataset === undefined ? parsed.data : { ...parsed.data, ladders: laddersForDataset(parsed.data.ladders, dataset) };
   return { name, dir, adapter, settings, index: index.data, settingsPath: resolve(path) };
 }

@@ -1,19 +1,20 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Knobs, ServerHandle } from '../contracts.ts';
 import type { GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../datasets/registry.ts';
 import { RESULT_FORMAT, type ResultFile, type ResultGroup, type Resources } from '../results/schema.ts';
-import { readResult, resultPath, writeResult } from '../results/store.ts';
+import { readResult, resultPath, resultPaths } from '../results/store.ts';
+import { ResultWriter, foldJournal, journalPath } from '../results/journal.ts';
 import { provenance, provenanceMismatch } from '../results/provenance.ts';
 import { UserError } from '../util/errors.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
-import { HostClient, HostError } from './client.ts';
+import { HostClient, HostError, SIGNAL_SETTLE_MS } from './client.ts';
 import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
 import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, reapOrphans, remoteRecord, startServer, type StartedServer } from './server.ts';
 import { redactUrl, redactValue } from '../util/redact.ts';
@@ -23,8 +24,9 @@ import type { HostReply, HostRequest } from './protocol.ts';
 import { measureLoad, type LoadOptions } from '../loadgen/sweep.ts';
 import { ReuseRefused, buildSettingsHash, checkDiffers, discardHome, engineHome, engineWorkDir, idsPerQuery, markerMismatch, readMarker, startFreshBuild, writeMarker, type BuiltMarker } from './engine-home.ts';
 import { ASK_FACTOR, PROBE_QUERIES, QUERY_SEED, VECBENCH_VERSION, hardware, prepareGroups, queryOrder, scoreProbe, supportReason, type AskedGroup } from './points.ts';
-import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING, MIN_RUN_QUERIES, minPointQueries, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
 import { BUSY_OTHER_CORES, busyWarning, checkQuiet } from './machine-load.ts';
+import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 
 export interface RunOptions {
   dataset: string;
@@ -95,6 +97,23 @@ class EngineHandle {
     return this.opts.connect?.[this.p.name];
   }
 
+  /** Where the engine processes' stdout and stderr go, named on the terminal once. */
+  get logFile(): string {
+    return engineLogPath(this.opts.outDir, this.ds.name, this.p.name);
+  }
+  private logNamed = false;
+
+  /** A new engine process, its output appended to the participant's log file. */
+  private newHost(onProgress?: (p: { what: string; done: number; total: number }) => void): HostClient {
+    if (!this.logNamed) {
+      this.logNamed = true;
+      log(`${this.p.name}: engine output goes to ${this.logFile}`);
+    }
+    mkdirSync(dirname(this.logFile), { recursive: true });
+    appendFileSync(this.logFile, `--- engine process started ${new Date().toISOString()}\n`);
+    return new HostClient(this.p.name, onProgress, this.logFile);
+  }
+
   /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
   get home(): string {
     return engineHome(this.opts.outDir, this.ds.name, this.p.name);
@@ -145,7 +164,7 @@ class EngineHandle {
     this.recorder = new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
     try {
       const started = await this.startServer(true);
-      const host = new HostClient(p.name);
+      const host = this.newHost();
       this.host = host;
       const opened = await host.request<'opened'>({ type: 'open', reopen: true, participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: started?.handle.connection }, opts.loadTimeoutS);
       if (opened.engineVersion !== marker.engine_version) throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
@@ -159,7 +178,7 @@ class EngineHandle {
       this.save();
       return host;
     } catch (e) {
-      if (e instanceof UserError || (e instanceof HostError && e.userError)) throw e;
+      if (e instanceof UserError || e instanceof RunStopped || (e instanceof HostError && e.userError)) throw e;
       await this.stop();
       return e instanceof ReuseRefused ? e.message : `reopening it failed: ${(e as Error).message}`;
     }
@@ -217,7 +236,7 @@ class EngineHandle {
     this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
     const server = await this.startServer(false);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
-    const host = new HostClient(p.name, (pr) => ingestProgress.update(pr.done));
+    const host = this.newHost((pr) => ingestProgress.update(pr.done));
     this.host = host;
     const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: server?.handle.connection }, opts.loadTimeoutS);
     // One file never mixes two engine versions' points (a resumed run after an upgrade).
@@ -306,13 +325,20 @@ class EngineHandle {
     });
     const server = started.handle;
     this.server = server;
-    void server.waitExit().then(() => {
+    void server.waitExit().then(async () => {
       if (this.server !== server) return; // stopped on purpose
+      // A group signal reaches the server and the runner at once: give the runner's own
+      // handler a moment, so that a stop is not recorded as the server's death.
+      await new Promise((r) => setTimeout(r, SIGNAL_SETTLE_MS));
+      if (this.server !== server) return;
       const why = `${p.name} server (pid ${server.pid}) died mid-run: ${server.exitReason}`;
-      log(why);
       this.server = null;
-      this.serverDeath = why;
-      this.host?.kill(why);
+      const stop = stopRequested() ?? stopSignalOf((/^killed by (SIG[A-Z]+)$/.exec(server.exitReason ?? '')?.[1] ?? null) as NodeJS.Signals | null);
+      if (!stop) {
+        log(why);
+        this.serverDeath = why;
+      }
+      this.host?.kill(why, stop);
     });
     return started;
   }
@@ -346,7 +372,7 @@ class EngineHandle {
       try {
         await this.coldStart(res);
       } catch (e) {
-        if (e instanceof UserError || (e instanceof HostError && e.userError)) throw e;
+        if (e instanceof UserError || e instanceof RunStopped || (e instanceof HostError && e.userError)) throw e;
         const why = `cold start failed: ${(e as Error).message}`;
         res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = why;
         log(`${this.p.name}: ${why}`);
@@ -376,7 +402,7 @@ class EngineHandle {
     // What the engine keeps on disk once stopped cleanly (a memory engine saves only now).
     res.disk_stopped_bytes = diskUsage(dir);
     res.cold_eviction = evictPageCache(dir);
-    const host = new HostClient(p.name);
+    const host = this.newHost();
     this.host = host;
     await host.request<'dataset'>({ type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name }, opts.loadTimeoutS);
     const order = queryOrder(ds.nq);
@@ -405,6 +431,11 @@ class EngineHandle {
     // The work directory stays in the engine's home: a resumed run may reopen it.
     this.workDir = null;
   }
+}
+
+/** A participant's engine log: <out>/logs/<dataset>/<participant>.log (kept with the results). */
+export function engineLogPath(outDir: string, dataset: string, participant: string): string {
+  return join(outDir, 'logs', dataset, `${participant}.log`);
 }
 
 /** The warm query set as results record it: a seeded subset of the shuffled order, or all. */
@@ -492,15 +523,17 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
       if (mixed) throw new UserError(`${path} cannot be resumed: ${mixed}; pass --fresh to measure it again, or --out another directory`);
       result = prev;
       result.run.resumed += 1;
-      log(`${p.name}: resuming ${path}`);
+      // Points a killed run appended to the journal after its last whole write.
+      const folded = foldJournal(journalPath(opts.outDir, ds.name, p.name), result);
+      log(`${p.name}: resuming ${path}${folded > 0 ? ` (${folded} points from its journal)` : ''}`);
     } else {
       log(`${p.name}: ${path} was measured with other settings or data; measuring afresh`);
     }
   }
-  const save = () => {
-    result.run.updated = new Date().toISOString();
-    writeResult(opts.outDir, result);
-  };
+  const writer = new ResultWriter(opts.outDir, () => result);
+  // A result measured afresh starts with no journal; a resumed one has folded its journal.
+  if (result.run.resumed === 0) writer.discardJournal();
+  const save = () => writer.save();
   // Work directories of the layout before engine homes (<out>/.work) are of no use.
   const workRoot = join(opts.outDir, '.work');
   if (existsSync(workRoot)) for (const f of readdirSync(workRoot)) if (f.startsWith(`${p.name}-`)) rmSync(join(workRoot, f), { recursive: true, force: true });
@@ -530,6 +563,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
       busyCores: opts.busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES,
       onProgress: (what) => progress.update(done, what),
       save,
+      append: (entry) => writer.append(entry),
     });
     for (const g of groups) {
       let group = result.groups.find((x) => x.key === g.key);
@@ -622,7 +656,14 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   for (const r of reapOrphans()) log(`stopped ${r.name} server (pid ${r.pid}) left by a killed run`);
   const participants: LoadedParticipant[] = [];
   for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name], opts.dataset));
+  // The table after the run reads every stored result: one that cannot be read stops the run
+  // now, before any measuring, not after it (a --fresh run replaces its own files unread).
+  const replaced = new Set(opts.fresh ? opts.participants.map((name) => resolve(resultPath(opts.outDir, opts.dataset, name))) : []);
+  for (const path of resultPaths(opts.outDir)) if (!replaced.has(resolve(path))) readResult(path);
   const ds = await prepareDataset(opts.dataDir, opts.dataset);
+  // Recall over a handful of queries (reused point after point) says nothing: refuse it.
+  if (ds.nq < MIN_RUN_QUERIES) throw new UserError(`dataset ${ds.name} has ${ds.nq} queries, vecbench run needs at least ${MIN_RUN_QUERIES} (and ${minPointQueries(Infinity).toLocaleString('en-US')} for a reliable recall); prepare it with more queries`);
+  if (typeof opts.querySet === 'number' && opts.querySet < MIN_RUN_QUERIES) throw new UserError(`--queries ${opts.querySet} is below the ${MIN_RUN_QUERIES} queries a point needs at least; pass --queries ${minPointQueries(ds.nq)} (or all)`);
   // Settings that cannot suit this dataset (e.g. its dimension) stop the run before any work.
   const info = { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined };
   for (const p of participants) {

@@ -37,21 +37,28 @@ export async function timedLoop(search: (i: number) => Promise<ArrayLike<number>
   return { results, latenciesMs, errors, wallS: (performance.now() - start) / 1000 };
 }
 
-/** Concatenates the answers into one Int32Array (offsets filled in); with keep false, only the
- * offsets. Ids that are not integers in the int32 range become -2, an id no dataset has, so
- * the harness counts them as unknown (a wrapped 2^32 + id must never pass as a real id). */
-export function packIds(results: ArrayLike<number>[], offsets: Int32Array, keep: boolean): Int32Array {
+/** The id no dataset has: what an id that cannot be stored becomes, so the harness counts it
+ * as unknown. */
+export const UNKNOWN_ID = -2;
+
+/** An engine's id as it may be stored in an Int32Array: ids that are not integers in the
+ * int32 range become UNKNOWN_ID (a wrapped 2^32 + id must never pass as a real id). Every
+ * place that stores engine ids goes through this check. */
+export function storableId(id: number): number {
+  return Number.isInteger(id) && id >= -2147483648 && id <= 2147483647 ? id : UNKNOWN_ID;
+}
+
+/** Concatenates the answers into one Int32Array (offsets filled in; a null answer is empty);
+ * with keep false, only the offsets. Ids go through storableId. */
+export function packIds(results: (ArrayLike<number> | null)[], offsets: Int32Array, keep: boolean): Int32Array {
   const n = results.length;
-  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + results[i].length;
+  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + (results[i]?.length ?? 0);
   if (!keep) return new Int32Array(0);
   const ids = new Int32Array(offsets[n]);
   for (let i = 0; i < n; i++) {
     const r = results[i];
-    for (let j = 0; j < r.length; j++) {
-      const id = r[j];
-      ids[offsets[i] + j] = Number.isInteger(id) && id >= -2147483648 && id <= 2147483647 ? id : -2;
-    }
+    if (!r) continue;
+    for (let j = 0; j < r.length; j++) ids[offsets[i] + j] = storableId(r[j]);
   }
   return ids;
 }
-
