@@ -4,7 +4,7 @@
 // dead prepare's is cleared by the next one.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -153,6 +153,21 @@ describe('the results directory lock', () => {
     assert.match(JSON.stringify(lock), /x\.lock/);
     lock.release();
     assert.equal(existsSync(path), false, 'released');
+  });
+
+  test('the command a lock records masks the password of a server URL', () => {
+    const path = join(root, 'secret', 'x.lock');
+    const argv = process.argv;
+    process.argv = [argv[0], BIN, 'run', '--connect', 'pgvector=postgres://vb:S3cretPass@127.0.0.1:5432/db'];
+    try {
+      const lock = acquireLock(path, { what: 'x', fix: 'or not' });
+      const text = readFileSync(path, 'utf8');
+      lock.release();
+      assert.doesNotMatch(text, /S3cretPass/);
+      assert.match(text, /"command":"vecbench run --connect pgvector=postgres:\/\/vb:\*\*\*@127\.0\.0\.1:5432\/db"/);
+    } finally {
+      process.argv = argv;
+    }
   });
 });
 

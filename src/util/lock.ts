@@ -6,7 +6,7 @@
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import { atExit } from './at-exit.ts';
-import { UserError } from './errors.ts';
+import { UserError, diskFullError } from './errors.ts';
 import { log } from './progress.ts';
 import { isSameProcessRunning, startTicks } from './proc.ts';
 import { redact } from './redact.ts';
@@ -178,7 +178,18 @@ export function acquireLock(path: string, opts: LockOptions): HeldLock {
   const holder: LockHolder = { pid: process.pid, start: startTicks(process.pid), command: currentCommand(), since: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
   const content = JSON.stringify({ format: LOCK_FORMAT, ...holder }) + '\n';
   const tmp = `${path}.${process.pid}.tmp`;
-  writeSynced(tmp, content);
+  try {
+    writeSynced(tmp, content);
+  } catch (e) {
+    removeQuietly(tmp);
+    if (!diskFullError(e, tmp)) throw e;
+    // No room for 200 bytes: the command's own first write will fail on the full disk and
+    // name its file (docs/contracts.md, "Bad input"), so only a live holder is refused here.
+    const other = liveHolder(path);
+    if (other) throw refusal(opts, other);
+    log(`note: ${opts.what}: no room on the disk for the lock ${path}; going on without it`);
+    return { path, release: () => {} };
+  }
   try {
     for (let attempt = 0; attempt < 20; attempt++) {
       if (place(tmp, path, content)) {
@@ -195,9 +206,7 @@ export function acquireLock(path: string, opts: LockOptions): HeldLock {
         sleepMs(50);
         continue;
       }
-      if (other && isSameProcessRunning(other.pid, other.start)) {
-        throw new UserError(`${opts.what} ${opts.busy ?? 'is in use by'} ${describeHolder(other)}; wait for it to finish (or stop it), ${opts.fix}`);
-      }
+      if (other && isSameProcessRunning(other.pid, other.start)) throw refusal(opts, other);
       if (removeStale(path, raw)) {
         const whose = other ? `of ${describeHolder(other)}, which no longer runs` : 'that cannot be read';
         log(`note: ${opts.what}: took over the stale lock ${path} ${whose}`);
@@ -205,11 +214,19 @@ export function acquireLock(path: string, opts: LockOptions): HeldLock {
     }
     throw new UserError(`${opts.what}: could not take the lock ${path}, other processes keep taking it; run again`);
   } finally {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already gone
-    }
+    removeQuietly(tmp);
+  }
+}
+
+function refusal(opts: LockOptions, holder: LockHolder): UserError {
+  return new UserError(`${opts.what} ${opts.busy ?? 'is in use by'} ${describeHolder(holder)}; wait for it to finish (or stop it), ${opts.fix}`);
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
   }
 }
 
