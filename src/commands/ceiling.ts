@@ -9,7 +9,7 @@ import { inProcessCeiling, isNetworkProtocol, machineState, NETWORK_PROTOCOLS, p
 import { parseLevels } from '../loadgen/cli.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
-import { list, outDir, positiveInt } from './common.ts';
+import { list, lockOutDir, outDir, positiveInt } from './common.ts';
 
 const PROTOCOLS = ['in-process', ...NETWORK_PROTOCOLS];
 
@@ -30,6 +30,7 @@ export function registerCeiling(program: Command): void {
     .action(async (o: { protocols: string[]; inFlight: number[]; clientWorkers?: number; seconds: number; out?: string }) => {
       const unknown = o.protocols.filter((p) => !PROTOCOLS.includes(p));
       if (unknown.length > 0) throw new UserError(`unknown protocol "${unknown[0]}"; known protocols: ${PROTOCOLS.join(', ')}`);
+      lockOutDir(outDir(o));
       const state = machineState();
       process.stdout.write(`machine: ${state.cores} cores, load average ${state.load_average_1m} (other work on the machine lowers these figures)\n`);
       const figures: CeilingFigure[] = [];

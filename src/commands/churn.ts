@@ -8,7 +8,7 @@ import { isPrepared } from '../datasets/layout.ts';
 import { DEFAULT_DATASET, sourceFor } from '../datasets/registry.ts';
 import { deriveChurn, renderChurn } from '../report/churn.ts';
 import { readAllResults } from '../results/store.ts';
-import { dataDir, list, outDir, positiveInt } from './common.ts';
+import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';
 import { DEFAULT_PARTICIPANTS } from './core.ts';
 
 export function registerChurn(program: Command): void {
@@ -37,6 +37,7 @@ export function registerChurn(program: Command): void {
       if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
       const runbooks = o.runbook.map(loadRunbook);
       const out = outDir(o);
+      lockOutDir(out);
       await runChurn({ dataset: o.dataset, participants: o.participants, runbooks, outDir: out, dataDir: dataDir(o), fresh: o.fresh, loadTimeoutS: o.loadTimeout, stepTimeoutS: o.stepTimeout, settingsFiles: o.settings });
       const results = readAllResults(out).filter((r) => r.dataset.name === o.dataset && o.participants.includes(r.participant));
       process.stdout.write(renderChurn(deriveChurn(results), results) + '\n');

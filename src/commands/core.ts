@@ -21,7 +21,7 @@ import { connectionsFor, preflightServers } from '../runner/server.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { run } from '../runner/run.ts';
 import { UserError } from '../util/errors.ts';
-import { dataDir, list, outDir, positiveInt } from './common.ts';
+import { dataDir, isWithin, list, lockOutDir, outDir, positiveInt } from './common.ts';
 import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
@@ -177,6 +177,7 @@ export function registerCore(program: Command): void {
         if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
         const groups = (o.groups ?? (embedded ? DEFAULT_GROUPS : undefined))?.map(parseGroupKey);
         const out = outDir(o);
+        lockOutDir(out);
         // Servers given by URL, and fixed ports, are checked before any work (one line each).
         const connect = connectionsFor(o.participants, o.connect);
         if (o.cold && Object.keys(connect).length > 0) throw new UserError(`--cold evicts the engine's files from this machine's page cache, which a server given by URL (${Object.keys(connect).join(', ')}) does not use; drop --cold or the server URL`);
@@ -203,6 +204,8 @@ export function registerCore(program: Command): void {
     .option('--data <dir>', 'prepared datasets directory, for the dataset manifests the page shows')
     .action(async (o: { out?: string; json?: boolean; html?: string; data?: string }) => {
       if (o.html === undefined) return printReport(outDir(o), o.json === true);
+      // A page written into the results directory is a write there; one elsewhere only reads it.
+      if (isWithin(resolve(o.html), outDir(o))) lockOutDir(outDir(o));
       process.stdout.write(`page: ${await writePage(outDir(o), resolve(o.html), { dataDir: dataDir(o) })}\n`);
     });
 }

@@ -2,7 +2,7 @@
 // ann-benchmarks HDF5), stored beside our own and marked as imported (src/report/import.ts).
 import type { Command } from 'commander';
 import { importResults } from '../report/import.ts';
-import { dataDir, outDir } from './common.ts';
+import { dataDir, lockOutDir, outDir } from './common.ts';
 
 export function registerImport(program: Command): void {
   program
@@ -14,6 +14,7 @@ export function registerImport(program: Command): void {
     .option('--dataset <name>', 'the vecbench dataset the results belong to; required for ann-benchmarks files, whose recall is computed from its ground truth')
     .action(async (files: string[], o: { out?: string; data?: string; dataset?: string }) => {
       const out = outDir(o);
+      lockOutDir(out);
       for (const file of files) {
         const r = await importResults(file, { outDir: out, dataDir: dataDir(o), dataset: o.dataset });
         const groups = r.groups.map((g) => `${g.key} (${g.points} points)`).join(', ');

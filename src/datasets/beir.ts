@@ -11,6 +11,7 @@ import { sha256File } from '../util/hash.ts';
 import { log } from '../util/progress.ts';
 import { assembleLabelled, type LabelledCorpus } from './labelled.ts';
 import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
+import { whilePreparing } from './preparing.ts';
 
 export const BEIR_PREFIX = 'beir-';
 
@@ -99,14 +100,16 @@ export async function readBeir(dirArg: string, split = 'test'): Promise<Labelled
 /** Prepares beir-<name> from a BEIR directory; a second prepare is a no-op unless forced. */
 export async function prepareBeir(dataDir: string, opts: { name: string; dir: string; embed?: string; split?: string; force?: boolean }): Promise<Dataset> {
   const name = beirDatasetName(opts.name);
-  if (!opts.force && isPrepared(dataDir, name)) {
-    log(`${name} is already prepared; pass --force to prepare it again from ${opts.dir}`);
-    return loadDataset(dataDir, name);
-  }
-  const embedder = parseEmbedSpec(opts.embed ?? 'glove');
-  const corpus = await readBeir(opts.dir, opts.split ?? 'test');
-  log(`${name}: ${corpus.docs.length} documents, ${corpus.queries.length} queries, ${corpus.qrels.size} judged`);
-  return writePrepared(dataDir, name, await assembleLabelled(corpus, embedder));
+  return whilePreparing(dataDir, name, async () => {
+    if (!opts.force && isPrepared(dataDir, name)) {
+      log(`${name} is already prepared; pass --force to prepare it again from ${opts.dir}`);
+      return loadDataset(dataDir, name);
+    }
+    const embedder = parseEmbedSpec(opts.embed ?? 'glove');
+    const corpus = await readBeir(opts.dir, opts.split ?? 'test');
+    log(`${name}: ${corpus.docs.length} documents, ${corpus.queries.length} queries, ${corpus.qrels.size} judged`);
+    return writePrepared(dataDir, name, await assembleLabelled(corpus, embedder));
+  });
 }
 
 /** Registry entry: a BEIR dataset is made only by `vecbench prepare beir`; once prepared it

@@ -1,13 +1,15 @@
 // The prepared-dataset layout (docs/contracts.md, "Prepared dataset"): one directory per
 // dataset with little-endian float32 matrices, int32 attribute columns and a manifest that
 // records the shape, the metric and the sha256 of every file.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ATTRIBUTES, type AttrName, type Metric, type RowAttributes } from '../contracts.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256, sha256File } from '../util/hash.ts';
+import { clearStalePrepares, TempDatasetDir } from './preparing.ts';
+import { yieldToSignals } from '../util/at-exit.ts';
 
 export const DATASET_FORMAT = 'vecbench-dataset/1';
 
@@ -158,44 +160,52 @@ export function validateVectors(name: string, what: string, v: Float32Array, row
   }
 }
 
-/** Writes a prepared dataset atomically: files go to a temp directory that is renamed into
- * place at the end, so an interrupted prepare leaves nothing half-written behind. */
+/** Writes a prepared dataset atomically: files go to a temporary directory that is renamed into
+ * place at the end, so an interrupted prepare leaves nothing half-written behind; stale
+ * temporary directories of dead prepares go first (src/datasets/preparing.ts). */
 export async function writePrepared(dataDir: string, name: string, data: PreparedData): Promise<Dataset> {
   const { n, d, nq, metric } = data;
   validateVectors(name, 'base', data.base, n, d, metric);
   validateVectors(name, 'queries', data.queries, nq, d, metric);
-  const final = datasetDir(dataDir, name);
-  const tmp = `${final}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
+  clearStalePrepares(dataDir, name);
+  const tmpDir = new TempDatasetDir(datasetDir(dataDir, name));
+  try {
+    await writePreparedFiles(tmpDir.path, name, data);
+    tmpDir.publish();
+  } catch (e) {
+    // A full disk, or any other failure, leaves no half-prepared directory behind.
+    tmpDir.discard();
+    throw e;
+  }
+  return loadDataset(dataDir, name, { verify: false });
+}
+
+async function writePreparedFiles(tmp: string, name: string, data: PreparedData): Promise<void> {
+  const { n, d, nq, metric } = data;
   const files: Record<string, z.infer<typeof fileEntry>> = {};
-  const put = (file: string, bytes: Uint8Array) => {
-    try {
-      writeFileAtomic(join(tmp, file), bytes);
-    } catch (e) {
-      // A full disk (or any write failure) leaves no half-prepared directory behind.
-      rmSync(tmp, { recursive: true, force: true });
-      throw e;
-    }
+  const put = async (file: string, bytes: Uint8Array) => {
+    writeFileAtomic(join(tmp, file), bytes);
     files[file] = { bytes: bytes.byteLength, sha256: sha256(bytes) };
+    // A big set takes seconds to write: a signal meanwhile stops it (and removes tmp) at once.
+    await yieldToSignals();
   };
-  put(fileNames.base, bytesOf(data.base));
-  put(fileNames.queries, bytesOf(data.queries));
+  await put(fileNames.base, bytesOf(data.base));
+  await put(fileNames.queries, bytesOf(data.queries));
   for (const a of ATTRIBUTES) {
     if (data.attrs[a].length !== n) throw new Error(`attribute ${a} has ${data.attrs[a].length} values for ${n} rows`);
-    put(fileNames.attr(a), bytesOf(data.attrs[a]));
+    await put(fileNames.attr(a), bytesOf(data.attrs[a]));
   }
-  for (const a of QUERY_ATTRIBUTES) put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
-  if (data.text) put(fileNames.text, Buffer.from(data.text.map((t) => JSON.stringify(t)).join('\n') + '\n'));
+  for (const a of QUERY_ATTRIBUTES) await put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
+  if (data.text) await put(fileNames.text, Buffer.from(data.text.map((t) => JSON.stringify(t)).join('\n') + '\n'));
   if (data.labels) {
     const l = data.labels;
     if (l.docIds.length !== n || l.queryIds.length !== nq || l.queryText.length !== nq) {
       throw new Error(`labels: ${l.docIds.length} doc ids for ${n} rows, ${l.queryIds.length} query ids and ${l.queryText.length} query texts for ${nq} queries`);
     }
-    put(fileNames.docIds, jsonLines(l.docIds));
-    put(fileNames.queryIds, jsonLines(l.queryIds));
-    put(fileNames.queryText, jsonLines(l.queryText));
-    put(fileNames.qrels, qrelsTsv(l));
+    await put(fileNames.docIds, jsonLines(l.docIds));
+    await put(fileNames.queryIds, jsonLines(l.queryIds));
+    await put(fileNames.queryText, jsonLines(l.queryText));
+    await put(fileNames.qrels, qrelsTsv(l));
   }
   const manifest: Manifest = {
     format: DATASET_FORMAT,
@@ -212,15 +222,7 @@ export async function writePrepared(dataDir: string, name: string, data: Prepare
     files,
     created: new Date().toISOString(),
   };
-  try {
-    writeJsonAtomic(join(tmp, 'manifest.json'), manifest);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  }
-  rmSync(final, { recursive: true, force: true });
-  renameSync(tmp, final);
-  return loadDataset(dataDir, name, { verify: false });
+  writeJsonAtomic(join(tmp, 'manifest.json'), manifest);
 }
 
 function readTyped<T extends Float32Array | Int32Array>(

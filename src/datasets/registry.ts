@@ -8,6 +8,7 @@ import { beirSource } from './beir.ts';
 import { debianPackagesSource } from './sources/debian-packages.ts';
 import { REAL_SOURCES } from './sources/index.ts';
 import { prepareGroundTruth } from '../groundtruth/cache.ts';
+import { refuseWhileBeingPrepared, whilePreparing } from './preparing.ts';
 
 export interface DatasetSource {
   /** Shown by `vecbench datasets`. */
@@ -65,18 +66,26 @@ export function sourceFor(name: string): DatasetSource {
 }
 
 /** Prepares a dataset unless it already is (a second prepare is a no-op), then its ground
- * truth (every filter kind, cached beside it). */
+ * truth (every filter kind, cached beside it). One prepare of a dataset runs at a time: it
+ * holds the dataset's lock (src/datasets/preparing.ts). */
 export async function prepareDataset(dataDir: string, name: string, opts: { force?: boolean; groundTruth?: boolean } = {}): Promise<Dataset> {
   // A prepared set is used as it is, even one no source names (a `prepare custom` set).
-  if (!opts.force && isPrepared(dataDir, name)) return loadDataset(dataDir, name);
+  if (!opts.force && isPrepared(dataDir, name)) {
+    refuseWhileBeingPrepared(dataDir, name);
+    return loadDataset(dataDir, name);
+  }
   const source = sourceFor(name);
-  log(`preparing ${name} ...`);
-  const t0 = performance.now();
-  let ds: Dataset;
-  if (source.prepare) ds = await source.prepare(dataDir, name);
-  else if (source.make) ds = await writePrepared(dataDir, name, await source.make(name));
-  else throw new UserError(`dataset ${name} cannot be prepared by name; see vecbench datasets`);
-  log(`prepared ${name}: ${ds.n} x ${ds.d} (${ds.metric}), ${ds.nq} queries in ${((performance.now() - t0) / 1000).toFixed(1)}s -> ${ds.dir}`);
-  if (opts.groundTruth !== false) prepareGroundTruth(ds);
-  return ds;
+  return whilePreparing(dataDir, name, async () => {
+    // Another prepare may have finished between the check above and the lock.
+    if (!opts.force && isPrepared(dataDir, name)) return loadDataset(dataDir, name);
+    log(`preparing ${name} ...`);
+    const t0 = performance.now();
+    let ds: Dataset;
+    if (source.prepare) ds = await source.prepare(dataDir, name);
+    else if (source.make) ds = await writePrepared(dataDir, name, await source.make(name));
+    else throw new UserError(`dataset ${name} cannot be prepared by name; see vecbench datasets`);
+    log(`prepared ${name}: ${ds.n} x ${ds.d} (${ds.metric}), ${ds.nq} queries in ${((performance.now() - t0) / 1000).toFixed(1)}s -> ${ds.dir}`);
+    if (opts.groundTruth !== false) prepareGroundTruth(ds);
+    return ds;
+  });
 }

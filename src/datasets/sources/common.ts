@@ -9,6 +9,7 @@ import { makeRng, sha256File } from '../../util/hash.ts';
 import { log } from '../../util/progress.ts';
 import type { MatrixReader } from '../readers/common.ts';
 import { checkAndNormalise, type PreparedWriter } from './writer.ts';
+import { yieldToSignals } from '../../util/at-exit.ts';
 
 /** Rows per streamed block: about 16 MB of float32, whatever the dimension. */
 export function blockRowsFor(d: number): number {
@@ -116,6 +117,7 @@ export async function streamRows(reader: MatrixReader, writer: PreparedWriter, o
     } else {
       writer.appendBase(v, count, lang, text);
     }
+    await yieldToSignals();
   }
   if (h !== held.length) throw new Error(`streamRows: ${held.length - h} held-out rows lie beyond row ${end}`);
   return { queries, queryLang };

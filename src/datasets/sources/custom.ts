@@ -12,6 +12,7 @@ import { SAFE_NAME_RULE, isSafeName, shownName } from '../../util/names.ts';
 import { log } from '../../util/progress.ts';
 import { datasetDir, isPrepared, loadDataset, type Dataset } from '../layout.ts';
 import type { DatasetSource } from '../registry.ts';
+import { whilePreparing } from '../preparing.ts';
 import { FORMAT_HELP, declaredMetric, openIds, openVectors, parseInputSpec, readAllIds } from '../readers/index.ts';
 import { hashInputs, readAllRows, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
@@ -151,21 +152,22 @@ export async function prepareCustom(dataDir: string, o: CustomOptions): Promise<
   checkCustomName(o.name);
   const metric: Metric = o.metric ?? (await declaredMetric(o.base)) ?? 'l2';
   const prints = fingerprint([o.base, o.queries]);
-  let ds: Dataset | null = null;
-  if (isPrepared(dataDir, o.name) && !o.force) {
-    const manifest = JSON.parse(readFileSync(join(datasetDir(dataDir, o.name), 'manifest.json'), 'utf8')) as { metric?: string; source?: { kind?: string; fingerprint?: unknown } };
-    const same = manifest.source?.kind === 'custom' && manifest.metric === metric && JSON.stringify(manifest.source.fingerprint) === JSON.stringify(prints);
-    if (!same) {
-      throw new UserError(`dataset ${o.name} is already prepared from other inputs or another metric; add --force to replace it, or choose another --name`);
+  const ds = await whilePreparing(dataDir, o.name, async () => {
+    if (isPrepared(dataDir, o.name) && !o.force) {
+      const manifest = JSON.parse(readFileSync(join(datasetDir(dataDir, o.name), 'manifest.json'), 'utf8')) as { metric?: string; source?: { kind?: string; fingerprint?: unknown } };
+      const same = manifest.source?.kind === 'custom' && manifest.metric === metric && JSON.stringify(manifest.source.fingerprint) === JSON.stringify(prints);
+      if (!same) {
+        throw new UserError(`dataset ${o.name} is already prepared from other inputs or another metric; add --force to replace it, or choose another --name`);
+      }
+      const prepared = await loadDataset(dataDir, o.name);
+      log(`${o.name} is already prepared from these files; nothing to do`);
+      return prepared;
     }
-    ds = await loadDataset(dataDir, o.name);
-    log(`${o.name} is already prepared from these files; nothing to do`);
-  }
-  if (!ds) {
     log(`preparing ${o.name} from ${o.base} and ${o.queries} (${metric}) ...`);
-    ds = await convertCustom(dataDir, o, metric);
-    prepareGroundTruth(ds, { quiet: o.quiet });
-  }
+    const converted = await convertCustom(dataDir, o, metric);
+    prepareGroundTruth(converted, { quiet: o.quiet });
+    return converted;
+  });
   let check: GroundTruthCheck | null = null;
   if (o.groundtruth) {
     check = await checkGroundTruth(ds, o.groundtruth, { quiet: o.quiet });

@@ -2,10 +2,11 @@
 // files and manifest as layout.ts's writePrepared, but base rows arrive in blocks and go
 // straight to disk, so preparing a set needs memory for one block, the k-means sample and the
 // queries, never for the whole base. Everything is written into `<name>.tmp-<pid>` and renamed
-// into place at the end: an interrupted prepare leaves no half-written dataset, and the next
-// prepare removes the stale temporary directory and starts again.
+// into place at the end: an interrupted prepare leaves no half-written dataset, its own
+// temporary directory goes on an error or a signal, and the next prepare removes one a killed
+// process left (src/datasets/preparing.ts).
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ATTRIBUTES, type AttrName, type Metric } from '../../contracts.ts';
 import { UserError, diskFullError } from '../../util/errors.ts';
@@ -14,6 +15,8 @@ import { Progress } from '../../util/progress.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 import { assignClusters, hashedAttributes, otherLanguages } from '../attributes.ts';
 import { exactTopK } from '../../groundtruth/exact.ts';
+import { clearStalePrepares, TempDatasetDir } from '../preparing.ts';
+import { yieldToSignals } from '../../util/at-exit.ts';
 import { DATASET_FORMAT, QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, type Dataset, type Manifest, type QueryAttrName } from '../layout.ts';
 
 export const DEFAULT_CLUSTERS = 50;
@@ -63,30 +66,6 @@ class HashedFile {
 }
 
 const bytesOf = (a: Float32Array | Int32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes temporary directories left by prepares that were interrupted; refuses to race a
- * prepare of the same dataset that is still running. */
-export function clearStalePrepares(dataDir: string, name: string): void {
-  if (!existsSync(dataDir)) return;
-  const prefix = `${name}.tmp-`;
-  for (const entry of readdirSync(dataDir)) {
-    if (!entry.startsWith(prefix)) continue;
-    const pid = Number(entry.slice(prefix.length));
-    if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid)) {
-      throw new UserError(`dataset ${name} is being prepared by another vecbench (pid ${pid}); wait for it to finish, or stop it and prepare again`);
-    }
-    rmSync(join(dataDir, entry), { recursive: true, force: true });
-  }
-}
 
 /** Checks one block of input rows (finite values; no zero vector under cosine) and, for
  * cosine, scales each row to unit length in place. Errors name the input file and row. */
@@ -189,6 +168,7 @@ export interface FinishOptions {
 export class PreparedWriter {
   readonly dir: string;
   readonly tmp: string;
+  private readonly tmpDir: TempDatasetDir;
   private readonly base: HashedFile;
   private readonly attrFiles: Record<Exclude<AttrName, 'cluster'>, HashedFile>;
   private readonly text: HashedFile | null;
@@ -211,9 +191,8 @@ export class PreparedWriter {
     this.dir = datasetDir(dataDir, name);
     mkdirSync(dataDir, { recursive: true });
     clearStalePrepares(dataDir, name);
-    this.tmp = `${this.dir}.tmp-${process.pid}`;
-    rmSync(this.tmp, { recursive: true, force: true });
-    mkdirSync(this.tmp, { recursive: true });
+    this.tmpDir = new TempDatasetDir(this.dir);
+    this.tmp = this.tmpDir.path;
     this.base = new HashedFile(join(this.tmp, fileNames.base));
     this.attrFiles = {
       cat10: new HashedFile(join(this.tmp, fileNames.attr('cat10'))),
@@ -306,6 +285,7 @@ export class PreparedWriter {
         const nearest = nearestCentroids(buf.subarray(0, count * d), count, d, cent, c, metric);
         clusterFile.write(bytesOf(nearest));
         clusterProgress.update(r + count);
+        await yieldToSignals();
       }
     } finally {
       closeSync(fd);
@@ -342,8 +322,7 @@ export class PreparedWriter {
     writeJsonAtomic(join(this.tmp, 'manifest.json'), manifest);
     // Order matters: the check that every attribute file exists keeps the layout whole.
     for (const a of ATTRIBUTES) if (!files[fileNames.attr(a)]) throw new Error(`attribute ${a} was not written`);
-    rmSync(this.dir, { recursive: true, force: true });
-    renameSync(this.tmp, this.dir);
+    this.tmpDir.publish();
     return loadDataset(dataDir, name, { verify: false });
   }
 
@@ -355,7 +334,7 @@ export class PreparedWriter {
       this.text?.abort();
       this.closed = true;
     }
-    rmSync(this.tmp, { recursive: true, force: true });
+    this.tmpDir.discard();
   }
 }
 
