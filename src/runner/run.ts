@@ -1,7 +1,7 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Knobs, ServerHandle } from '../contracts.ts';
@@ -12,7 +12,7 @@ import { RESULT_FORMAT, type ResultFile, type ResultGroup, type Resources } from
 import { readResult, resultPath, resultPaths } from '../results/store.ts';
 import { ResultWriter, foldJournal, journalPath } from '../results/journal.ts';
 import { provenance, provenanceMismatch } from '../results/provenance.ts';
-import { UserError } from '../util/errors.ts';
+import { UserError, diskFullError } from '../util/errors.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError, SIGNAL_SETTLE_MS } from './client.ts';
 import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
@@ -110,7 +110,14 @@ class EngineHandle {
       log(`${this.p.name}: engine output goes to ${this.logFile}`);
     }
     mkdirSync(dirname(this.logFile), { recursive: true });
-    appendFileSync(this.logFile, `--- engine process started ${new Date().toISOString()}\n`);
+    const existed = existsSync(this.logFile);
+    try {
+      appendFileSync(this.logFile, `--- engine process started ${new Date().toISOString()}\n`);
+    } catch (e) {
+      // A full disk: leave no empty log behind (a failed run writes no file).
+      if (!existed && statSync(this.logFile, { throwIfNoEntry: false })?.size === 0) rmSync(this.logFile, { force: true });
+      throw diskFullError(e, this.logFile) ?? e;
+    }
     return new HostClient(this.p.name, onProgress, this.logFile);
   }
 
