@@ -32,7 +32,7 @@ import {
   type ServerStartContext,
 } from '../../src/contracts.ts';
 import { checkReachable, serverHandle, spawnServer, userIds } from '../../src/runner/server.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { SetupNeeded, UserError } from '../../src/util/errors.ts';
 import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../pgvector-pglite/sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';
@@ -94,14 +94,14 @@ export function findPostgres(): { bin: string; major: number } {
     const bin = join(root, String(major), 'bin');
     if (existsSync(join(bin, 'postgres')) && existsSync(`/usr/share/postgresql/${major}/extension/vector.control`)) return { bin, major };
   }
-  throw new UserError(`PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control); run ${PROVISION} as root`);
+  throw new SetupNeeded(`PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control; ${PROVISION} installs it)`);
 }
 
 /** Who the server runs as: PostgreSQL refuses root, so as root it runs as `postgres`. */
 function serverUser(): { uid: number; gid: number; name: string } | null {
   if (process.getuid?.() !== 0) return null;
   const ids = userIds('postgres');
-  if (!ids) throw new UserError(`the postgres system user is missing; run ${PROVISION} as root (the postgresql package creates it)`);
+  if (!ids) throw new SetupNeeded(`the postgres system user is missing (the postgresql package creates it; ${PROVISION} installs it)`);
   return { ...ids, name: 'postgres' };
 }
 
