@@ -3,7 +3,7 @@
 // test and the browser test fail (never skip) with one line naming it, without a stack trace.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -24,8 +24,13 @@ test('npm run setup is scripts/setup.sh, and CI runs it before npm ci and npm te
 });
 
 test('without root, setup prints one line saying what to run and exits non-zero, installing nothing', () => {
+  // A copy nobody can read: the clone itself may sit in /root (0700), closed to that user.
+  const clone = join(dir, 'clone');
+  mkdirSync(join(clone, 'scripts'), { recursive: true });
+  copyFileSync(join(ROOT, 'scripts/setup.sh'), join(clone, 'scripts/setup.sh'));
+  chmodSync(dir, 0o755);
   // nobody (65534): an ordinary user, as a developer's shell would be.
-  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bash', join(ROOT, 'scripts/setup.sh')], { encoding: 'utf8', cwd: dir });
+  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bash', join(clone, 'scripts/setup.sh')], { encoding: 'utf8', cwd: clone });
   assert.notEqual(r.status, 0);
   const lines = (r.stdout + r.stderr).trimEnd().split('\n');
   assert.equal(lines.length, 1, `one line, got:\n${r.stdout}${r.stderr}`);
