@@ -1,7 +1,7 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
 // store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
 // never taken from the engine.
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Knobs, ServerHandle } from '../contracts.ts';
