@@ -112,6 +112,10 @@ export interface ServerLifecycle<S> {
   /** Spawns the server on ctx.port with ctx.dataDir; the runner then polls healthy(). Throws a
    * UserError naming the provisioning script when the server is not installed. */
   start(ctx: ServerStartContext<S>): Promise<ServerHandle>;
+  /** The system user the server runs as when it is not this process's (PostgreSQL started by
+   * root runs as postgres), or null. The runner then gives it a data directory that user can
+   * reach (src/runner/server-data.ts), whatever --out's ancestors allow. */
+  runsAs?(): { name: string; uid: number; gid: number } | null;
   /** Present when the participant can use a server the user runs, given by URL
    * (`vecbench run --connect NAME=URL`): the runner then neither starts nor stops one. */
   remote?: RemoteServer;

@@ -23,9 +23,10 @@ import { fmtMaxRecall, fmtQps, type DerivedCell } from '../src/report/cells.ts';
 import type { ChurnRow } from '../src/report/churn.ts';
 import { renderPage } from '../src/report/html.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
+import { SetupNeeded } from '../src/util/errors.ts';
 import { MANY_NAMES, STABLE_DATASET, manyParticipantsFixture, stableFixtureResults } from './report-fixtures.ts';
 
-/** Debian's chromium (CI installs it in .ci/run); VECBENCH_CHROMIUM points elsewhere. */
+/** Debian's chromium (npm run setup installs it); VECBENCH_CHROMIUM points elsewhere. */
 const CHROMIUM = process.env.VECBENCH_CHROMIUM ?? '/usr/bin/chromium';
 /** As root and on a closed network: no sandbox, and no background connections to refuse. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -70,7 +71,7 @@ const requests: string[] = [];
 
 before(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium; run: apt-get install chromium (CI's .ci/run installs it)`);
+    throw new SetupNeeded(`chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium`);
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 });

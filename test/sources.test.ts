@@ -255,7 +255,7 @@ describe('fashion-mnist-784-euclidean (IDX gzip, the Debian package layout)', ()
     assert.equal(again.hash, data.hash);
   });
 
-  test("the pinned sha256s are those of Debian's dataset-fashion-mnist files (installed by .ci/run)", () => {
+  test("the pinned sha256s are those of Debian's dataset-fashion-mnist files (installed by npm run setup)", () => {
     for (const [file, sha] of Object.entries(FASHION_MNIST_PINNED)) assert.equal(hex(readFileSync(join(FASHION_MNIST_DIR, file))), sha, file);
   });
 

@@ -2,8 +2,10 @@
 # Provisions the `chroma` participant: the chromadb npm package (its `chroma run` CLI starts a
 # real Chroma server from the Rust code in chromadb-js-bindings-linux-x64-gnu). Both come from
 # the project's package-lock.json: chromadb 3.5.0, with an npm `overrides` entry pinning the
-# bindings to 1.0.5 (1.0.6 and later need glibc 2.38; Debian 12 has 2.36). Idempotent: with
-# the packages in node_modules it only checks them and that the server's native code loads.
+# bindings to 1.0.5 (1.0.6 and later need glibc 2.38; Debian 12 has 2.36). Nothing to install as
+# root: `npm ci` installs them. Idempotent: with the packages in node_modules it checks them and
+# that the server's native code loads; before `npm ci` (npm run setup on a fresh clone) it says
+# so and succeeds, since npm ci as root would leave a root-owned node_modules in a user's clone.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -21,9 +23,8 @@ check() {
 }
 
 if [ ! -d node_modules/chromadb ]; then
-  # A fresh checkout: install the locked packages. (An existing node_modules is never wiped.)
-  echo "chroma: node_modules/chromadb missing; npm ci"
-  npm ci --no-audit --no-fund >/dev/null
+  echo "chroma: node_modules/chromadb not installed yet; npm ci installs it (nothing to do as root)"
+  exit 0
 fi
 check
 echo "chroma: ready in $(( $(date +%s) - start ))s"

@@ -31,8 +31,9 @@ import {
   type ServerHandle,
   type ServerStartContext,
 } from '../../src/contracts.ts';
-import { checkReachable, serverHandle, spawnServer, userIds } from '../../src/runner/server.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { serverHandle, spawnServer, userIds } from '../../src/runner/server.ts';
+import { checkReachable } from '../../src/runner/server-data.ts';
+import { SetupNeeded, UserError } from '../../src/util/errors.ts';
 import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../pgvector-pglite/sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';
@@ -94,14 +95,14 @@ export function findPostgres(): { bin: string; major: number } {
     const bin = join(root, String(major), 'bin');
     if (existsSync(join(bin, 'postgres')) && existsSync(`/usr/share/postgresql/${major}/extension/vector.control`)) return { bin, major };
   }
-  throw new UserError(`PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control); run ${PROVISION} as root`);
+  throw new SetupNeeded(`PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control; ${PROVISION} installs it)`);
 }
 
 /** Who the server runs as: PostgreSQL refuses root, so as root it runs as `postgres`. */
 function serverUser(): { uid: number; gid: number; name: string } | null {
   if (process.getuid?.() !== 0) return null;
   const ids = userIds('postgres');
-  if (!ids) throw new UserError(`the postgres system user is missing; run ${PROVISION} as root (the postgresql package creates it)`);
+  if (!ids) throw new SetupNeeded(`the postgres system user is missing (the postgresql package creates it; ${PROVISION} installs it)`);
   return { ...ids, name: 'postgres' };
 }
 
@@ -137,7 +138,7 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
   const { bin } = findPostgres();
   const user = serverUser();
   const dir = ctx.dataDir;
-  if (user) checkReachable(dir, user.name);
+  if (user) checkReachable(dir, user);
   if (!ctx.existing) {
     mkdirSync(dir, { recursive: true });
     if (user) chownSync(dir, user.uid, user.gid);
@@ -418,7 +419,7 @@ const participant: Participant<Settings> = {
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass: off / relaxed_order / strict_order are ladder knobs) and an exact scan of the matches through btree indexes on the filter columns',
   concurrentSearch: true,
-  server: { provision: 'provision.sh', start: startPostgres, remote },
+  server: { provision: 'provision.sh', start: startPostgres, runsAs: serverUser, remote },
   async open(ctx) {
     const d = ctx.dataset.d;
     if (!Number.isInteger(d) || d < 1 || d > 16000) throw new Error(`pgvector stores at most 16,000 dimensions; the dataset has ${d}`);

@@ -12,7 +12,7 @@ import { createClient, createClientPool, type RedisClientPoolType } from '@redis
 import { z } from 'zod';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
 import { serverHandle, spawnServer } from '../../src/runner/server.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { SetupNeeded, UserError } from '../../src/util/errors.ts';
 import type { RedisLoadOptions } from './load-client.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
@@ -84,7 +84,7 @@ export function filterToRedis(f: FilterExpr): string {
 export function redisServerPath(): string {
   const cache = process.env.VECBENCH_CACHE ?? '/var/cache/vecbench';
   const path = join(cache, 'redis', 'current', 'bin', 'redis-server');
-  if (!existsSync(path)) throw new UserError(`Redis 8 is not built (${path} is missing); run ${PROVISION} as root (or with VECBENCH_CACHE set to a writable directory)`);
+  if (!existsSync(path)) throw new SetupNeeded(`Redis 8 is not built (${path} is missing; ${PROVISION} builds it, also without root when VECBENCH_CACHE names a writable directory)`);
   return path;
 }
 

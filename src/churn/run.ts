@@ -13,6 +13,7 @@ import { loadParticipant, type LoadedParticipant } from '../runner/participants.
 import { QUERY_SEED, VECBENCH_VERSION, hardware } from '../runner/points.ts';
 import { diskUsage } from '../runner/resources.ts';
 import { startServer, type StartedServer } from '../runner/server.ts';
+import { makeServerDataDir, removeServerData } from '../runner/server-data.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256 } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
@@ -152,11 +153,11 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
   let stopping = false;
   try {
     if (p.adapter.server) {
-      const serverDir = join(workDir, 'server');
-      mkdirSync(serverDir);
-      // mkdtemp made the work directory 0700; a server running as its own user must reach it.
-      chmodSync(workDir, 0o755);
       const lifecycle = p.adapter.server;
+      // mkdtemp made the work directory 0700; a server running as its own user must reach it,
+      // and where --out's ancestors are closed to that user its data goes elsewhere.
+      chmodSync(workDir, 0o755);
+      const serverDir = makeServerDataDir(workDir, lifecycle.runsAs?.() ?? null, `${ds.name}-${p.name}-churn`);
       server = await startServer(
         (ctx) => lifecycle.start(ctx),
         {
@@ -214,6 +215,7 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
     stopping = true;
     await host?.close();
     await server?.handle.stop();
+    removeServerData(workDir);
     rmSync(workDir, { recursive: true, force: true });
   }
 }
@@ -235,7 +237,13 @@ async function churnParticipant(p: LoadedParticipant, ds: Dataset, opts: ChurnOp
   };
   // Engine data left by a killed churn run of this participant is of no use to a new engine.
   const workRoot = join(opts.outDir, '.work');
-  if (existsSync(workRoot)) for (const f of readdirSync(workRoot)) if (f.startsWith(`churn-${p.name}-`)) rmSync(join(workRoot, f), { recursive: true, force: true });
+  if (existsSync(workRoot)) {
+    for (const f of readdirSync(workRoot)) {
+      if (!f.startsWith(`churn-${p.name}-`)) continue;
+      removeServerData(join(workRoot, f));
+      rmSync(join(workRoot, f), { recursive: true, force: true });
+    }
+  }
   for (const rb of opts.runbooks) {
     const hash = definitionHash(rb, p, ds);
     const prev = section.runbooks[rb.name];

@@ -1,16 +1,18 @@
 // Where a participant's engine keeps its data between runs, so that a resumed run can reopen
 // the built index instead of loading it again (issue 7; docs/contracts.md, "Resume and index
 // reuse"). <out>/.engines/<dataset>/<participant>/ holds `work/` (the engine's work directory,
-// the server's data directory under it) and `built.json`, a marker written atomically only
-// after the load finished, naming what was built: the dataset's hash, the settings' hash, the
-// engine version, and the ids the engine gave a few check queries. A resumed run reopens the
-// index only when the marker matches and the reopened engine gives the same ids.
+// the server's data directory under it, or a link to it: src/runner/server-data.ts) and
+// `built.json`, a marker written atomically only after the load finished, naming what was
+// built: the dataset's hash, the settings' hash, the engine version, and the ids the engine gave
+// a few check queries. A resumed run reopens the index only when the marker matches and the
+// reopened engine gives the same ids.
 import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { sha256 } from '../util/hash.ts';
 import type { PointReply } from './protocol.ts';
+import { removeServerData } from './server-data.ts';
 
 export const ENGINES_DIR = '.engines';
 const MARKER_FILE = 'built.json';
@@ -95,6 +97,8 @@ export function markerMismatch(marker: BuiltMarker, want: WantedBuild): string |
 export function startFreshBuild(home: string): string {
   rmSync(join(home, MARKER_FILE), { force: true });
   const work = engineWorkDir(home);
+  // A server's data relocated outside the home (src/runner/server-data.ts) goes with it.
+  removeServerData(work);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   return work;
@@ -107,6 +111,7 @@ export function writeMarker(home: string, marker: BuiltMarker): void {
 /** Removes a participant's home (finished work does not need it), and the dataset's and the
  * engines' directories above it once they are empty. */
 export function discardHome(home: string): void {
+  removeServerData(engineWorkDir(home));
   rmSync(home, { recursive: true, force: true });
   for (let dir = dirname(home), i = 0; i < 2; dir = dirname(dir), i++) {
     try {

@@ -16,6 +16,7 @@ import { UserError, diskFullError } from '../util/errors.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError, SIGNAL_SETTLE_MS } from './client.ts';
 import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
+import { existingServerDataDir, makeServerDataDir, reapServerData, serverDataBase } from './server-data.ts';
 import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, reapOrphans, remoteRecord, startServer, type StartedServer } from './server.ts';
 import { redactUrl, redactValue } from '../util/redact.ts';
 import { measureQuality } from '../hybrid/quality-run.ts';
@@ -308,10 +309,12 @@ class EngineHandle {
       this.server = attached.handle;
       return attached;
     }
-    this.serverDir = join(this.workDir!, 'server');
-    mkdirSync(this.serverDir, { recursive: true });
-    // mkdtemp made the work directory 0700; a server running as its own user must reach its dir.
+    // A server running as its own user must reach its directory: the work directory is opened
+    // to it, and where --out's ancestors are closed to it the data goes elsewhere (server-data.ts).
     chmodSync(this.workDir!, 0o755);
+    const label = `${ds.name}-${p.name}`;
+    const user = life.runsAs?.() ?? null;
+    this.serverDir = existing ? existingServerDataDir(this.workDir!, user, label) : makeServerDataDir(this.workDir!, user, label);
     const started = await startServer(
       // A server that cannot start or answer is an engine failure (the group or participant fails
       // with the reason); a missing install stays a UserError naming the provision script.
@@ -661,6 +664,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
 export async function run(opts: RunOptions): Promise<ResultFile[]> {
   // Servers left by a run that was killed before it could stop them.
   for (const r of reapOrphans()) log(`stopped ${r.name} server (pid ${r.pid}) left by a killed run`);
+  for (const dir of reapServerData()) log(`removed server data ${dir} left in ${serverDataBase()} by a run whose engine home is gone`);
   const participants: LoadedParticipant[] = [];
   for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name], opts.dataset));
   // The table after the run reads every stored result: one that cannot be read stops the run

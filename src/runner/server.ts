@@ -11,7 +11,7 @@
 //     `reapOrphans()` (called by every run and by the tests' teardown) kills the process group
 //     of any server whose runner is gone, in case 1 and 2 were both defeated.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -298,26 +298,6 @@ export function serverHandle(proc: ServerProcess, connection: ServerConnection, 
     stop: () => proc.stop(),
     waitExit: () => proc.waitExit(),
   };
-}
-
-/** Throws a UserError when a server running as another user (e.g. postgres) cannot reach dir:
- * every ancestor must be searchable by others. */
-export function checkReachable(dir: string, user: string): void {
-  let path = dir;
-  for (;;) {
-    const parent = join(path, '..');
-    if (parent === path) return;
-    path = parent;
-    let mode: number;
-    try {
-      mode = statSync(path).mode;
-    } catch {
-      continue;
-    }
-    if ((mode & 0o001) === 0) {
-      throw new UserError(`the ${user} server cannot reach its data directory ${dir}: ${path} is not searchable by other users; pass --out to a directory outside it (e.g. /var/tmp/vecbench) or chmod o+x ${path}`);
-    }
-  }
 }
 
 export interface StartedServer {

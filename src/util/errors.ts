@@ -7,6 +7,20 @@ export class UserError extends Error {
   }
 }
 
+/** The command that installs what vecbench needs on a Debian machine (scripts/setup.sh). */
+export const SETUP_COMMAND = 'sudo npm run setup';
+
+/** Something `npm run setup` installs is missing (a server, chromium, a Debian data package):
+ * one line naming it and the setup command. It carries no stack frames, so a test that fails on
+ * it (a machine not set up) prints that one line and not a trace. */
+export class SetupNeeded extends UserError {
+  constructor(missing: string) {
+    super(`${missing}; run \`${SETUP_COMMAND}\``);
+    this.name = 'SetupNeeded';
+    this.stack = `${this.name}: ${this.message}`;
+  }
+}
+
 /** A full disk (ENOSPC) or exhausted quota (EDQUOT) as one UserError line naming the file and
  * the fix; null for any other error. */
 export function diskFullError(e: unknown, path?: string): UserError | null {

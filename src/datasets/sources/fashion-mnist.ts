@@ -5,7 +5,7 @@
 // language "und" and queries none, so the language groups are not asked.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../../util/errors.ts';
+import { SetupNeeded, UserError } from '../../util/errors.ts';
 import type { DatasetSource } from '../registry.ts';
 import { openIdx } from '../readers/idx.ts';
 import { checkPinned, hashInputs, readAllRows, streamRows } from './common.ts';
@@ -40,7 +40,7 @@ export const fashionMnistSource: DatasetSource = {
     const basePath = join(dir, FILES.base);
     const queryPath = join(dir, FILES.queries);
     if (!existsSync(basePath) || !existsSync(queryPath)) {
-      throw new UserError(`${name}: ${basePath} is missing; install the Debian package: apt-get install dataset-fashion-mnist`);
+      throw new SetupNeeded(`${name}: ${basePath} is missing (the Debian package dataset-fashion-mnist: apt-get install dataset-fashion-mnist)`);
     }
     const inputs = await hashInputs([basePath, queryPath]);
     if (pinned) {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# `npm run setup`: the one setup step of a fresh Debian 12 or 13 machine, run as root before
+# `npm ci`. Installs the apt packages vecbench and its tests use, then runs every
+# participants/*/provision.sh side by side (their logs are printed; any failure stops it).
+# Idempotent: on a set-up machine it installs nothing and takes a few seconds.
+# Needs no node_modules (npm ci comes after it and builds the native addons against OpenBLAS).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+
+if [ "$(id -u)" != 0 ]; then
+  echo "vecbench setup needs root (it installs apt packages and the servers of the server participants): run \`sudo npm run setup\`" >&2
+  exit 1
+fi
+
+# Why each package:
+#   build-essential    npm ci compiles native addons (node-gyp: g++, make); Redis 8's source build
+#                      needs g++ too (deps/fast_float is C++). python3 is node-gyp's.
+#   libopenblas-dev    the native exact ground truth links to it (without it, a slower fallback).
+#   python3-numpy      bench/groundtruth compares against it; test/resources.test.ts runs python3.
+#   chromium, fonts-dejavu-core
+#                      test/browser.test.ts drives chromium headless (a font, or text is boxes).
+#   dataset-fashion-mnist
+#                      the fashion-mnist-784-euclidean source (test/sources.test.ts checks it).
+#   vmtouch            evicts engines' data files from the page cache: without it a run prints
+#                      "cold start not measured: vmtouch is not installed" and --cold refuses.
+#   wrk                the reference HTTP client of npm run bench:fidelity.
+#   util-linux         setpriv, which ties every engine server's life to its run's.
+packages=(build-essential python3 libopenblas-dev python3-numpy chromium fonts-dejavu-core
+  dataset-fashion-mnist vmtouch wrk util-linux)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+export DEBIAN_FRONTEND=noninteractive
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: apt packages installed in $(( $(date +%s) - start ))s"
+else
+  echo "setup: apt packages already installed"
+fi
+
+# Server participants: each provision.sh installs its server (apt packages; source builds cached
+# in ${VECBENCH_CACHE:-/var/cache/vecbench}). Side by side: Redis compiles for ~140 s.
+logs=$(mktemp -d -t vecbench-setup-XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+pids=()
+names=()
+for script in participants/*/provision.sh; do
+  name=$(basename "$(dirname "$script")")
+  "$script" >"$logs/$name.log" 2>&1 &
+  pids+=("$!")
+  names+=("$name")
+done
+failed=()
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+  sed "s/^/  [${names[$i]}] /" "$logs/${names[$i]}.log"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "setup: provisioning ${failed[*]} FAILED (log above); fix it and run \`sudo npm run setup\` again" >&2
+  exit 1
+fi
+echo "setup: done in $(( $(date +%s) - start ))s; next: npm ci && npm test (or npx vecbench run)"
