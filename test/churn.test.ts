@@ -4,7 +4,7 @@
 // ack, runbook validation, and each real engine through a short runbook on the command line.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -512,6 +512,11 @@ describe('real engines through a short runbook', () => {
     assert.match(r.stdout, /synthetic-3000: live churn/);
     assert.match(r.stdout, /recall under writes, per 1 s window/);
     checkShortRun(out, 'synthetic-3000', 3000, ENGINES);
+    // Engine output goes to a log per participant, named on the terminal, not into the table.
+    for (const name of NAMES) {
+      const logFile = join(out, 'logs', 'synthetic-3000', `${name}.churn.log`);
+      assert.ok(existsSync(logFile), `${name}: no engine log ${logFile}`);
+    }
     // Beside the engine's own count, the harness measures the host's work directory (the data
     // directory of an in-process engine): LanceDB keeps its table there.
     for (const name of NAMES) {

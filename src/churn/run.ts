@@ -7,7 +7,7 @@ import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../datasets/registry.ts';
 import { RESULT_FORMAT, type ResultFile } from '../results/schema.ts';
-import { readResult, resultPath, writeResult } from '../results/store.ts';
+import { engineLogPath, readResult, resultPath, writeResult } from '../results/store.ts';
 import { HostClient, HostError } from '../runner/client.ts';
 import { loadParticipant, type LoadedParticipant } from '../runner/participants.ts';
 import { QUERY_SEED, VECBENCH_VERSION, hardware } from '../runner/points.ts';
@@ -171,7 +171,10 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
         opts.loadTimeoutS,
       );
     }
-    host = new HostClient(p.name, progressRouter(prefix));
+    // Engine output goes to its log, not next to the churn table.
+    const logFile = engineLogPath(opts.outDir, ds.name, p.name, '.churn');
+    log(`${prefix}: engine output goes to ${logFile}`);
+    host = new HostClient(p.name, progressRouter(prefix), logFile);
     if (server) {
       // A server that dies mid-runbook stops the host, so the step under way fails with why.
       const handle = server.handle;

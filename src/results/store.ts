@@ -10,6 +10,12 @@ export function resultPath(outDir: string, dataset: string, participant: string)
   return join(outDir, dataset, `${participant}.json`);
 }
 
+/** A participant's engine log: <out>/logs/<dataset>/<participant><suffix>.log (kept with the
+ * results; the churn command's engines log to `.churn`). */
+export function engineLogPath(outDir: string, dataset: string, participant: string, suffix = ''): string {
+  return join(outDir, 'logs', dataset, `${participant}${suffix}.log`);
+}
+
 export function writeResult(outDir: string, result: ResultFile): string {
   const parsed = resultSchema.safeParse(result);
   if (!parsed.success) {

@@ -9,7 +9,7 @@ import type { GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../datasets/registry.ts';
 import { RESULT_FORMAT, type ResultFile, type ResultGroup, type Resources } from '../results/schema.ts';
-import { readResult, resultPath, resultPaths } from '../results/store.ts';
+import { engineLogPath, readResult, resultPath, resultPaths } from '../results/store.ts';
 import { ResultWriter, foldJournal, journalPath } from '../results/journal.ts';
 import { provenance, provenanceMismatch } from '../results/provenance.ts';
 import { UserError, diskFullError } from '../util/errors.ts';
@@ -443,10 +443,6 @@ class EngineHandle {
   }
 }
 
-/** A participant's engine log: <out>/logs/<dataset>/<participant>.log (kept with the results). */
-export function engineLogPath(outDir: string, dataset: string, participant: string): string {
-  return join(outDir, 'logs', dataset, `${participant}.log`);
-}
 
 /** The warm query set as results record it: a seeded subset of the shuffled order, or all. */
 export function querySetRecord(nq: number, asked: number | 'all' | undefined): NonNullable<ResultFile['run']['query_set']> {
