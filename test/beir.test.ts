@@ -22,8 +22,10 @@ const queries = [
   { _id: 'q1', text: 'dog number 9' },
   { _id: 'q2', text: 'ship facts' },
   { _id: 'q3', text: 'never judged' },
+  // Seven more, each the exact twin of one document (a run needs at least 10 queries).
+  ...Array.from({ length: 7 }, (_, t) => ({ _id: `q${4 + t}`, text: `${TOPICS[t]} number ${t}` })),
 ];
-const QRELS = ['query-id\tcorpus-id\tscore', 'q0\td0\t2', 'q0\td8\t1', 'q0\td16\t0', 'q1\td9\t2', 'q1\td1\t1', 'q2\td7\t1', 'q2\tgone\t2', ''].join('\n');
+const QRELS = ['query-id\tcorpus-id\tscore', 'q0\td0\t2', 'q0\td8\t1', 'q0\td16\t0', 'q1\td9\t2', 'q1\td1\t1', 'q2\td7\t1', 'q2\tgone\t2', ...Array.from({ length: 7 }, (_, t) => `q${4 + t}\td${t}\t1`), ''].join('\n');
 
 function vec(topic: number, jitter: number): number[] {
   const v = new Array(8).fill(0.01 * jitter);
@@ -41,7 +43,8 @@ function writeBeir(dir: string, opts: { qrels?: string; corpusExtra?: string } =
 function writeVectors(dir: string): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'corpus.jsonl'), docs.map((d, i) => JSON.stringify({ _id: d._id, vector: vec(i % 8, i) })).join('\n') + '\n');
-  const qv = { q0: vec(0, 0), q1: vec(1, 9), q2: vec(7, 0), q3: vec(3, 0) };
+  const qv: Record<string, number[]> = { q0: vec(0, 0), q1: vec(1, 9), q2: vec(7, 0), q3: vec(3, 0) };
+  for (let t = 0; t < 7; t++) qv[`q${4 + t}`] = vec(t, t);
   writeFileSync(join(dir, 'queries.jsonl'), Object.entries(qv).map(([id, v]) => JSON.stringify({ _id: id, embedding: v })).join('\n') + '\n');
 }
 
@@ -54,7 +57,7 @@ test('readBeir: documents, judged queries and graded qrels', async () => {
   const c = await readBeir(beirDir);
   assert.equal(c.docs.length, 40);
   assert.deepEqual(c.docs[3], { id: 'd3', title: 'fish note 3', text: 'all about the fish number 3 and its habits' });
-  assert.equal(c.queries.length, 4);
+  assert.equal(c.queries.length, 11);
   assert.deepEqual([...c.qrels.get('q0')!], [['d0', 2], ['d8', 1], ['d16', 0]]);
   assert.equal(c.qrels.has('q3'), false);
 });
@@ -67,10 +70,10 @@ test('prepare beir with precomputed vectors: layout, labels and vectors round-tr
   assert.equal(back.n, 40);
   assert.equal(back.d, 8);
   // q3 has no judgements and is left out.
-  assert.equal(back.nq, 3);
+  assert.equal(back.nq, 10);
   assert.equal(back.metric, 'cosine');
-  assert.deepEqual(back.labels!.queryIds, ['q0', 'q1', 'q2']);
-  assert.deepEqual(back.labels!.queryText, ['cat habits', 'dog number 9', 'ship facts']);
+  assert.deepEqual(back.labels!.queryIds.slice(0, 4), ['q0', 'q1', 'q2', 'q4']);
+  assert.deepEqual(back.labels!.queryText.slice(0, 4), ['cat habits', 'dog number 9', 'ship facts', 'cat number 0']);
   assert.equal(back.labels!.docIds[17], 'd17');
   // A judged document the corpus lacks stays in the qrels (it counts in the ideal nDCG).
   assert.deepEqual([...back.labels!.qrels.get(2)!], [['d7', 1], ['gone', 2]]);
@@ -92,8 +95,8 @@ test('bad BEIR input: one clear error naming the file and the fix', async () => 
   const bad = join(root, 'bad');
   writeBeir(bad, { corpusExtra: '{"_id": "x", "text": \n' });
   await assert.rejects(readBeir(bad), /corpus\.jsonl line 41 is not valid JSON/);
-  writeBeir(bad, { qrels: 'query-id\tcorpus-id\tscore\nq9\td1\t1\n' });
-  await assert.rejects(readBeir(bad), /judges query "q9", which queries\.jsonl does not have/);
+  writeBeir(bad, { qrels: 'query-id\tcorpus-id\tscore\nq99\td1\t1\n' });
+  await assert.rejects(readBeir(bad), /judges query "q99", which queries\.jsonl does not have/);
   writeBeir(bad, { qrels: 'query-id\tcorpus-id\tscore\nq0\td1\thigh\n' });
   await assert.rejects(readBeir(bad), /test\.tsv line 2 is not "query-id<TAB>corpus-id<TAB>integer score"/);
   await assert.rejects(readBeir(bad, 'dev'), (e: Error) => e instanceof UserError && /lacks qrels\/dev\.tsv/.test(e.message));
@@ -167,7 +170,7 @@ test('vecbench prepare beir + run: dense, keyword and hybrid quality in the resu
   const out = join(root, 'cli-out');
   const env = { ...process.env, VECBENCH_QUIET: '1' };
   const prep = execFileSync('node', ['bin/vecbench.js', 'prepare', 'beir', '--name', 'tiny', '--dir', beirDir, '--embed', `precomputed:${vecDir}`, '--data', data], { encoding: 'utf8', env });
-  assert.match(prep, /beir-tiny: 40 x 8 cosine, 3 labelled queries/);
+  assert.match(prep, /beir-tiny: 40 x 8 cosine, 10 labelled queries/);
   const missing = spawnSync('node', ['bin/vecbench.js', 'prepare', 'beir', '--name', 'tiny'], { encoding: 'utf8', env });
   assert.equal(missing.status, 2);
   assert.match(missing.stderr, /prepare beir needs --name NAME and --dir DIR/);
@@ -195,7 +198,8 @@ test('vecbench prepare beir + run: dense, keyword and hybrid quality in the resu
   // (2 + 1/log2 4) / (2 + 1/log2 3). q2 (ship) finds d7 (1) first, but the judged "gone" (2)
   // is not in the corpus and still makes the ideal 2, 1: 1 / (2 + 1/log2 3).
   const ideal = 2 + 1 / Math.log2(3);
-  const expected = (1 + (2 + 1 / Math.log2(4)) / ideal + 1 / ideal) / 3;
+  // q4-q10 each find their one judged twin first: nDCG 1.
+  const expected = (1 + (2 + 1 / Math.log2(4)) / ideal + 1 / ideal + 7) / 10;
   assert.ok(Math.abs((dense.ndcg10 as number) - expected) < 1e-9, `dense nDCG ${dense.ndcg10} vs ${expected}`);
   assert.equal(dense.delta_ndcg10, 0);
   assert.equal(arms.find((r) => r.arm === 'hybrid')!.round_trips, 2);
