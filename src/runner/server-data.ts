@@ -10,7 +10,7 @@
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
-import { processAlive, processStartTicks } from './server.ts';
+import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
 
 /** The system user a server runs as when it is not this process's (ServerLifecycle.runsAs). */
 export interface ServerUser {

@@ -19,6 +19,7 @@ import type { ServerConnection, ServerHandle, ServerLifecycle, ServerStartContex
 import { UserError } from '../util/errors.ts';
 import { parseServerUrl } from './connect-url.ts';
 import { SECRETS_ENV, connectEnvVar, redact, redactUrl, registerUrlSecrets } from '../util/redact.ts';
+import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
 
 /** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests). */
 export function registryDir(): string {
@@ -38,28 +39,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or
- * null when it is gone: a PID plus its start time names one process, never a reused PID. */
-export function processStartTicks(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[19]);
-  } catch {
-    return null;
-  }
-}
-
-/** Whether a process exists and is not a zombie. */
-export function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+// Who a process is (PID plus start time) is read from /proc in one place (util/proc.ts).
+export { processAlive, processStartTicks };
 
 interface PidFile {
   name: string;
