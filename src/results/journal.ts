@@ -5,8 +5,9 @@
 // result file at group end and on resume. Folding is idempotent (a point already in the file
 // is not added again) and ignores a torn last line, so a kill at any moment loses at most the
 // point being appended.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeAllDurable } from '../util/atomic.ts';
 import { redactValue } from '../util/redact.ts';
 import { diskFullError } from '../util/errors.ts';
 import type { ResultFile, ResultGroup } from './schema.ts';
@@ -80,9 +81,7 @@ export class ResultWriter {
       mkdirSync(dirname(this.journal), { recursive: true });
       const fd = openSync(this.journal, 'a');
       try {
-        let off = 0;
-        while (off < line.length) off += writeSync(fd, line, off, line.length - off);
-        fsyncSync(fd);
+        writeAllDurable(fd, line);
       } finally {
         closeSync(fd);
       }

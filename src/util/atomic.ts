@@ -3,6 +3,14 @@ import { dirname, basename, join } from 'node:path';
 import { diskFullError } from './errors.ts';
 import { redactValue } from './redact.ts';
 
+/** Writes all of buf at the descriptor's position (writeSync may write less than asked), then
+ * fsyncs: on return the bytes are on the disk. */
+export function writeAllDurable(fd: number, buf: Uint8Array): void {
+  let off = 0;
+  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  fsyncSync(fd);
+}
+
 /** Writes a file so that readers see either the old or the whole new content, never a part:
  * write a temp file beside it, fsync, rename over, fsync the directory. A full disk leaves the
  * old file as it was, removes the temp file and throws one UserError line naming the file. */
@@ -15,9 +23,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     try {
       const buf = typeof data === 'string' ? Buffer.from(data) : data;
       faultNoSpace(path);
-      let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
+      writeAllDurable(fd, buf);
     } finally {
       closeSync(fd);
     }
