@@ -175,3 +175,54 @@ test('busy passes are retaken; a point that never gets enough quiet passes is fl
   assert.ok(cells.every((c) => c.value === null && c.excluded['busy-machine'] > 0));
   assert.match(cells[0].reason ?? '', /busy-machine/);
 });
+
+test('a second build loaded alongside is timed in the same rounds, on the knobs a cell can be read at', async () => {
+  const log: string[] = [];
+  const first = fakeEngine(log);
+  const twinLog: string[] = [];
+  const twin = fakeEngine(twinLog);
+  // One log of both engines' timed passes, in the order they ran.
+  const both: string[] = [];
+  const tag = (e: GroupEngine, name: string, own: string[]): GroupEngine => ({
+    ...e,
+    async request(req: HostRequest, t: number) {
+      const r = await e.request(req, t);
+      if (req.type === 'point' && req.ids === false) both.push(name);
+      if (req.type === 'point' || req.type === 'explain') own.push(`${name}:${req.type}`);
+      return r as never;
+    },
+  });
+  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
+  const run: GroupRun = {
+    engine: tag(first.engine, 'b0', log),
+    twins: [{ build: 1, engine: tag(twin.engine, 'b1', twinLog) }],
+    p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]),
+    ds, g, group, queries: queriesOf(), clients: 4, threads: 2, pointTimeoutS: 60,
+    timing: { minPasses: 3, minSeconds: 0, maxPasses: 6 }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: first.meter,
+  };
+  await measureWarmGroup(run);
+  assert.ok(group.complete);
+  // The twin gets no first query and no plan check: only recall passes and timed passes.
+  assert.ok(!twinLog.some((x) => x.endsWith(':explain')));
+  // Interleaved: no run of one build's timed passes is longer than its share of one round.
+  const b0 = group.points.filter((p) => (p.build ?? 0) === 0).length;
+  const b1 = group.points.filter((p) => p.build === 1);
+  let longest = 0;
+  for (let i = 0, runLen = 0; i < both.length; i++) {
+    runLen = i > 0 && both[i] === both[i - 1] ? runLen + 1 : 1;
+    longest = Math.max(longest, runLen);
+  }
+  assert.ok(longest < b0, `longest run of one build's passes ${longest}, build 0 has ${b0} entries per round`);
+  assert.ok(both.indexOf('b1') < both.lastIndexOf('b0') && both.indexOf('b0') < both.lastIndexOf('b1'));
+  // The twin times every calibrated knob and the lowest ladder knob (cells read above), both views.
+  const knobsOf = (pts: typeof b1) => new Set(pts.map((p) => p.knobs.ef));
+  const calibrated = group.points.filter((p) => (p.build ?? 0) === 0 && p.calibrated_for !== undefined);
+  for (const ef of knobsOf(calibrated)) assert.ok(knobsOf(b1).has(ef), `build 2 lacks calibrated ef ${ef}`);
+  assert.ok(knobsOf(b1).has(2), 'build 2 lacks the lowest knob');
+  assert.equal(b1.length, 2 * knobsOf(b1).size, 'both views of each');
+  // The same deterministic answers: the twin's recall equals build 0's at each knob.
+  for (const p of b1) assert.equal(p.recall, group.points.find((x) => (x.build ?? 0) === 0 && x.knobs.ef === p.knobs.ef && x.view === p.view)!.recall);
+  // Cells read on each build's own points.
+  const cells = deriveCells([resultOf(group)]);
+  for (const c of cells.filter((x) => x.value !== null)) assert.equal(c.builds?.length, 2, JSON.stringify(c));
+});
