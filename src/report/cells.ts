@@ -152,7 +152,8 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
     for (const f of p.flags) if ((EXCLUDING_FLAGS as readonly string[]).includes(f)) excluded[f] = (excluded[f] ?? 0) + 1;
   }
   const driven = g.points.find((p) => p.view === view)?.driven ?? null;
-  const builds = [...new Set(g.points.map((p) => p.build ?? 0))].sort((a, b) => a - b);
+  // The builds this view was timed on (later builds time the throughput view alone).
+  const builds = [...new Set(g.points.filter((p) => p.view === view).map((p) => p.build ?? 0))].sort((a, b) => a - b);
   const better = BETTER[view];
   for (const target of TARGETS) {
     const base = { dataset: r.dataset.name, participant: r.participant, origin: r.origin, group: g.key, filter: g.filter, k: g.k, target, view, search, lead: null, lead_ci: null, tie: false, driven, excluded };

@@ -25,7 +25,7 @@ import { TARGETS, throughputCurve } from '../report/cells.ts';
 import { readCell } from '../metrics/frontier.ts';
 import { log } from '../util/progress.ts';
 import { UserError } from '../util/errors.ts';
-import { calibrate, type CalibrationRecord, type CalibrationSpec } from './calibrate.ts';
+import { calibrate, type CalibrationRecord } from './calibrate.ts';
 import { HostError } from './client.ts';
 import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
@@ -101,10 +101,6 @@ export interface GroupRun {
   timing: Timing;
   /** Which build of the index this is (0: the first; later builds time the calibrated knobs). */
   build: number;
-  /** Other builds of the index, alive alongside build 0 (--builds): their points are timed in
-   * the same rounds as build 0's, so drift of the machine falls on every build alike and the
-   * spread between builds is the builds' own. */
-  twins?: { build: number; engine: GroupEngine }[];
   /** Cores other processes may use before a round of passes counts as busy (--busy-cores). */
   busyCores: number;
   /** The busy-machine meter (tests give one of their own). */
@@ -133,8 +129,6 @@ interface Item {
 }
 
 interface Entry {
-  /** The build (engine) this entry is timed on. */
-  on: GroupRun;
   item: Item;
   view: (typeof VIEWS)[number];
   drive: ReturnType<typeof drivenBy>;
@@ -182,23 +176,19 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
   const throughput = drivenBy(p, 'throughput', run.clients, run.threads);
 
   // Recall-only passes, cached per knob setting: ladder points, calibration probes, builds.
-  const prober = (on: GroupEngine) => {
-    const recalls = new Map<string, NonNullable<Item['recall']>>();
-    const probe = async (knobs: Knobs): Promise<NonNullable<Item['recall']>> => {
-      const key = JSON.stringify(knobs);
-      const have = recalls.get(key);
-      if (have) return have;
-      const reply = (await on.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)).reply;
-      const failed = reply.errors.filter((x) => x !== null);
-      if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
-      const scores = scorePoint(ds, g, queries, reply);
-      const got = { reply, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware) };
-      recalls.set(key, got);
-      return got;
-    };
-    return { probe, recalls };
+  const recalls = new Map<string, NonNullable<Item['recall']>>();
+  const probe = async (knobs: Knobs): Promise<NonNullable<Item['recall']>> => {
+    const key = JSON.stringify(knobs);
+    const have = recalls.get(key);
+    if (have) return have;
+    const reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)).reply;
+    const failed = reply.errors.filter((x) => x !== null);
+    if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
+    const scores = scorePoint(ds, g, queries, reply);
+    const got = { reply, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware) };
+    recalls.set(key, got);
+    return got;
   };
-  const { probe, recalls } = prober(engine);
 
   let items: Item[];
   if (run.build === 0) {
@@ -212,7 +202,19 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
     const seen = group.points.filter((pt) => (pt.build ?? 0) === 0 && pt.view === 'throughput' && (read.has(pt.ladder_index) || pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length));
     items = seen.map((pt) => ({ li: pt.ladder_index, knobs: pt.knobs, calibratedFor: pt.calibrated_for }));
   }
-  items = await withRecall(items, probe, (it, reason) => group.skipped.push({ ladder_index: it.li, knobs: it.knobs, reason }));
+  const kept: Item[] = [];
+  for (const it of items) {
+    try {
+      it.recall = await probe(it.knobs);
+      kept.push(it);
+    } catch (e) {
+      if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
+      group.skipped.push({ ladder_index: it.li, knobs: it.knobs, reason: e.message });
+      // A time-out at one knob: higher ladder points would not fare better.
+      if (e instanceof HostError) break;
+    }
+  }
+  items = kept;
   run.onProgress(`${g.key}: recall of ${items.length} ladder points`);
 
   const spec = p.settings.calibration;
@@ -242,45 +244,15 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
     run.onProgress(`${g.key}: calibrated (${records.filter((r) => r.status === 'found').length} of ${records.length} found)`);
   }
 
-  // The other builds alive alongside (run.twins) time, in the same rounds, the points a cell can
-  // be read at: the calibrated knobs and their adjacent neighbours, each family's lowest knob
-  // (cells read above their target) and, without calibration, the whole ladder.
-  const twins = run.build === 0 ? (run.twins ?? []) : [];
-  const twinProbes = twins.map((t) => ({ t, ...prober(t.engine) }));
-  const readable = (it: Item) => !spec || it.calibratedFor !== undefined || it.li >= ladder.length || lowestOfFamily(items, it, spec);
-  const twinSets = async (want: Item[]) => {
-    const sets: TimedSet[] = [];
-    for (const tp of twinProbes) {
-      const on: GroupRun = { ...run, engine: tp.t.engine, build: tp.t.build };
-      const its = await withRecall(
-        want.map((it) => ({ li: it.li, knobs: it.knobs, calibratedFor: it.calibratedFor })),
-        tp.probe,
-        (it, reason) => log(`${p.name}: ${g.key}, build ${tp.t.build + 1}, point ${it.li}: ${reason}`),
-      );
-      if (its.length > 0) sets.push({ run: on, items: its });
+  // Later builds time the throughput view alone: the table's cells are read there, and the
+  // latency view (one request at a time) has the costliest passes; latency cells are build 0's.
+  const entries = await timeEntries(run, items, filters, run.build === 0 ? VIEWS : ['throughput']);
+  for (const e of entries) {
+    if (e.skipped) {
+      if (e.view === 'throughput') group.skipped.push({ ladder_index: e.item.li, knobs: e.item.knobs, reason: e.skipped });
+      continue;
     }
-    return sets;
-  };
-  const record = async (entries: Entry[]) => {
-    for (const e of entries) {
-      if (e.skipped) {
-        if (e.view === 'throughput') {
-          if (e.on.build === run.build) group.skipped.push({ ladder_index: e.item.li, knobs: e.item.knobs, reason: e.skipped });
-          else log(`${p.name}: ${g.key}, build ${e.on.build + 1}, point ${e.item.li}: ${e.skipped}`);
-        }
-        continue;
-      }
-      group.points.push(await pointOf(e.on, e));
-    }
-  };
-  await record(await timeEntries([{ run, items }, ...(await twinSets(items.filter(readable)))], filters));
-  // A cell read at a point the twins did not time (rare: a frontier point above a higher one):
-  // the twins time it now, so every build reads each cell on points of its own.
-  if (twins.length > 0) {
-    const read = new Set<number>();
-    for (const target of TARGETS) for (const f of readCell(throughputCurve(group, 0), target, 'higher').from ?? []) read.add(f.ladderIndex);
-    const missing = items.filter((it) => read.has(it.li) && !readable(it));
-    if (missing.length > 0) await record(await timeEntries(await twinSets(missing), filters));
+    group.points.push(await pointOf(run, e));
   }
   group.points.sort((a, b) => (a.build ?? 0) - (b.build ?? 0) || a.ladder_index - b.ladder_index || a.view.localeCompare(b.view));
   if (run.build === 0) group.complete = true;
@@ -290,57 +262,10 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
 class PointFailed extends Error {}
 
 /** Timed passes in rounds over every (item, view) until each has what the timing asks. */
-/** Items to time on one build (its run names the engine and the build). */
-interface TimedSet {
-  run: GroupRun;
-  items: Item[];
-}
-
-/** The items whose recall pass succeeded, each with its recall; a failed one is reported, and a
- * time-out ends the list (higher ladder points would not fare better). */
-async function withRecall(items: Item[], probe: (k: Knobs) => Promise<NonNullable<Item['recall']>>, skip: (it: Item, reason: string) => void): Promise<Item[]> {
-  const kept: Item[] = [];
-  for (const it of items) {
-    try {
-      it.recall = await probe(it.knobs);
-      kept.push(it);
-    } catch (e) {
-      if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
-      skip(it, e.message);
-      if (e instanceof HostError) break;
-    }
-  }
-  return kept;
-}
-
-/** Whether an item is the lowest value of the calibrated knob in its family (the other knobs). */
-function lowestOfFamily(items: Item[], it: Item, spec: CalibrationSpec): boolean {
-  const knob = spec.knob.find((k) => typeof it.knobs[k] === 'number');
-  if (knob === undefined) return true;
-  const { [knob]: v, ...base } = it.knobs;
-  const key = JSON.stringify(Object.entries(base).sort());
-  return !items.some((o) => {
-    const { [knob]: ov, ...obase } = o.knobs;
-    return typeof ov === 'number' && ov < (v as number) && JSON.stringify(Object.entries(obase).sort()) === key;
-  });
-}
-
-async function timeEntries(sets: TimedSet[], filters: AskedGroup['filters']): Promise<Entry[]> {
-  if (sets.length === 0) return [];
-  const run = sets[0].run;
-  const { p, g, queries, timing, pointTimeoutS } = run;
-  // Each point's twins on the other builds follow it, so a build and its twins are timed moments
-  // apart.
-  const twinOf = (s: TimedSet, it: Item) => s.items.find((x) => x.li === it.li);
-  const ordered: { on: GroupRun; item: Item }[] = [];
-  for (const item of sets[0].items) for (const s of sets) {
-    const t = s === sets[0] ? item : twinOf(s, item);
-    if (t) ordered.push({ on: s.run, item: t });
-  }
-  for (const s of sets.slice(1)) for (const it of s.items) if (!sets[0].items.some((x) => x.li === it.li)) ordered.push({ on: s.run, item: it });
-  const entries: Entry[] = ordered.flatMap(({ on, item }) =>
-    VIEWS.map((view) => ({
-      on,
+async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['filters'], views: readonly (typeof VIEWS)[number][]): Promise<Entry[]> {
+  const { engine, p, g, queries, timing, pointTimeoutS } = run;
+  const entries: Entry[] = items.flatMap((item) =>
+    views.map((view) => ({
       item,
       view,
       drive: drivenBy(p, view, run.clients, run.threads),
@@ -354,9 +279,8 @@ async function timeEntries(sets: TimedSet[], filters: AskedGroup['filters']): Pr
       done: false,
     })),
   );
-  // Every build's engine is the benchmark's own, not another process loading the machine.
-  const enginePids = () => sets.flatMap((s) => [s.run.engine.loadPids().engine]).filter((x): x is number => x !== undefined);
-  const meter = run.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...enginePids()]);
+  const pids = engine.loadPids();
+  const meter = run.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...(pids.engine !== undefined ? [pids.engine] : [])]);
   for (let round = 0; entries.some((e) => !e.done); round++) {
     const order = round % 2 === 0 ? entries : [...entries].reverse();
     // The machine's load is judged over the whole round, not per pass: /proc's counters move in
@@ -365,10 +289,10 @@ async function timeEntries(sets: TimedSet[], filters: AskedGroup['filters']): Pr
     meter.start();
     for (const e of order) {
       if (e.done) continue;
-      const demand = new DemandMeter(e.on.engine.loadPids().host);
+      const demand = new DemandMeter(engine.loadPids().host);
       let reply: PointReply;
       try {
-        reply = (await e.on.engine.request<'point'>({ type: 'point', knobs: e.item.knobs, k: g.k, queries, filters, clients: e.drive.clients, threads: e.drive.threads, ids: false }, pointTimeoutS)).reply;
+        reply = (await engine.request<'point'>({ type: 'point', knobs: e.item.knobs, k: g.k, queries, filters, clients: e.drive.clients, threads: e.drive.threads, ids: false }, pointTimeoutS)).reply;
       } catch (err) {
         if (!(err instanceof HostError) || err.userError) throw err;
         e.skipped = err.message;

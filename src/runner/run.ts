@@ -91,9 +91,6 @@ class EngineHandle {
     private readonly opts: RunOptions,
     private readonly result: ResultFile,
     private readonly save: () => void,
-    /** Which build of the index this engine holds: a later build (--builds) measured alongside
-     * the first lives in a home of its own and leaves the result's resources to the first. */
-    readonly build = 0,
   ) {}
 
   /** The URL of the server the user runs for this participant (--connect), if any. */
@@ -127,8 +124,7 @@ class EngineHandle {
 
   /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
   get home(): string {
-    // '+' is outside the name rule (src/util/names.ts): no participant's home is another's build.
-    return engineHome(this.opts.outDir, this.ds.name, this.build === 0 ? this.p.name : `${this.p.name}+build-${this.build + 1}`);
+    return engineHome(this.opts.outDir, this.ds.name, this.p.name);
   }
 
   private wantedBuild() {
@@ -245,7 +241,7 @@ class EngineHandle {
     const res = firstLoad || !result.resources ? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host')) : result.resources;
     // A server the user runs (--connect) is not ours to sample: its figures are left unmeasured.
     if (this.remote) markRemoteUnmeasured(res);
-    this.recorder = this.remote || this.build > 0 ? null : new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
     const server = await this.startServer(false);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = this.newHost((pr) => ingestProgress.update(pr.done));
@@ -548,7 +544,6 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
   const workRoot = join(opts.outDir, '.work');
   if (existsSync(workRoot)) for (const f of readdirSync(workRoot)) if (f.startsWith(`${p.name}-`)) rmSync(join(workRoot, f), { recursive: true, force: true });
   const engine = new EngineHandle(p, ds, opts, result, save);
-  const twins: EngineHandle[] = [];
   // A resumed result whose index a previous run built may reopen it instead of loading again.
   engine.reuseOnStart = result.load !== null;
   const order = Array.from(queryOrder(ds.nq));
@@ -558,25 +553,8 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
     const measurable = groups.filter((g) => g.asked && supportReason(p, g) === null);
     const builds = opts.builds ?? 1;
     const progress = new Progress(`${p.name}: measuring`, measurable.length * builds);
-    let done = result.groups.filter((g) => g.complete && g.status === 'measured').length * builds;
-    // Later builds are loaded alongside the first and timed in the same rounds (measure-group.ts),
-    // except on a server the user runs (one server holds one build) and in the cold protocol.
-    if (builds > 1 && !opts.cold && !opts.connect?.[p.name]) for (let b = 1; b < builds; b++) twins.push(new EngineHandle(p, ds, opts, result, save, b));
-    const readyTwins = async () => {
-      const live: { build: number; engine: EngineHandle }[] = [];
-      for (const t of twins) {
-        try {
-          await t.ready(`build ${t.build + 1} of ${builds}`);
-          live.push({ build: t.build, engine: t });
-        } catch (e) {
-          if (!(e instanceof HostError) || e.userError) throw e;
-          log(`${p.name}: build ${t.build + 1} could not be loaded alongside the first: ${e.message}`);
-        }
-      }
-      return live;
-    };
-    const groupRun = (g: AskedGroup, group: ResultGroup, build: number, alongside: GroupRun['twins'] = []): GroupRun => ({
-      twins: alongside,
+    let done = result.groups.filter((g) => g.complete && g.status === 'measured').length;
+    const groupRun = (g: AskedGroup, group: ResultGroup, build: number): GroupRun => ({
       engine,
       p,
       ds,
@@ -612,7 +590,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
         delete group.calibration;
       }
       try {
-        await (opts.cold ? measureColdGroup : measureWarmGroup)(groupRun(g, group, 0, opts.cold ? [] : await readyTwins()));
+        await (opts.cold ? measureColdGroup : measureWarmGroup)(groupRun(g, group, 0));
       } catch (e) {
         if (!(e instanceof HostError) || e.userError) throw e;
         // The engine crashed or hung outside a point (explain, first query, reload): this
@@ -622,13 +600,10 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
         group.complete = true;
         log(`${p.name}: group ${g.key} failed: ${e.message}`);
       }
-      done += twins.length > 0 ? builds : 1;
-      progress.update(done, g.key);
+      progress.update(++done, g.key);
       save();
     }
-    for (const t of twins) await t.stop();
-    // Later builds (--builds) not measured alongside the first (a server the user runs, a build
-    // that failed there): a fresh index each, timed at the knobs the first was calibrated to.
+    // Later builds (--builds): a fresh index each, timed at the knobs the first was calibrated to.
     for (let b = 1; b < builds && !opts.cold; b++) {
       const todo = result.groups.filter((x) => x.status === 'measured' && x.complete && !x.points.some((pt) => pt.build === b && pt.view === 'throughput'));
       if (todo.length === 0) continue;
@@ -643,7 +618,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
           if (!(e instanceof HostError) || e.userError) throw e;
           log(`${p.name}: group ${g.key}, build ${b + 1}: ${e.message}`);
         }
-        progress.update(Math.min(++done, measurable.length * builds), `${g.key} (build ${b + 1})`);
+        progress.update(++done, `${g.key} (build ${b + 1})`);
         save();
       }
     }
@@ -674,12 +649,8 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
   } finally {
     await engine.stop();
     // A load cut short (by a full disk, a failure) has no finished-build marker and is of no use
-    // to a resume: it leaves nothing behind. Later builds are loaded afresh by a resume.
+    // to a resume: it leaves nothing behind.
     if (typeof readMarker(engine.home) === 'string') discardHome(engine.home);
-    for (const t of twins) {
-      await t.stop();
-      discardHome(t.home);
-    }
   }
   // Finished work needs no engine data; an unfinished result keeps it for its resume.
   if (result.run.complete && !opts.keepEngines) discardHome(engine.home);
