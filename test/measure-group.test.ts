@@ -14,7 +14,7 @@ import type { Dataset } from '../src/datasets/layout.ts';
 import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
 import { deriveCells } from '../src/report/cells.ts';
 import { resultSchema, type ResultFile, type ResultGroup } from '../src/results/schema.ts';
-import { measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
+import { BUSY_RETAKES, measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../src/runner/points.ts';
 import type { HostRequest, PointReply } from '../src/runner/protocol.ts';
@@ -90,12 +90,12 @@ function participant(ladder: Knobs[]): LoadedParticipant {
 
 const queriesOf = () => Array.from({ length: 1000 }, (_, i) => (i * 7) % ds.nq);
 
-async function measure(busyPasses = 0, minPasses = 3) {
+async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6) {
   const log: string[] = [];
   const { engine, meter } = fakeEngine(log, busyPasses);
   const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
   const queries = queriesOf();
-  const run: GroupRun = { engine, p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]), ds, g, group, queries, clients: 4, threads: 2, pointTimeoutS: 60, timing: { minPasses, minSeconds: 0, maxPasses: 6 }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: meter };
+  const run: GroupRun = { engine, p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]), ds, g, group, queries, clients: 4, threads: 2, pointTimeoutS: 60, timing: { minPasses, minSeconds: 0, maxPasses }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: meter };
   await measureWarmGroup(run);
   return { log, group };
 }
@@ -171,6 +171,9 @@ test('busy passes are retaken; a point that never gets enough quiet passes is fl
   assert.ok(!first.flags.includes('busy-machine'));
   const flagged = await measure(10_000, 2);
   assert.ok(flagged.group.points.every((p) => p.flags.includes('busy-machine') && p.passes === 6));
+  // A busy machine gets BUSY_RETAKES retakes per pass needed, not max_passes of them.
+  const capped = await measure(10_000, 2, 60);
+  assert.ok(capped.group.points.every((p) => p.flags.includes('busy-machine') && p.passes === BUSY_RETAKES * 2));
   const cells = deriveCells([resultOf(flagged.group)]);
   assert.ok(cells.every((c) => c.value === null && c.excluded['busy-machine'] > 0));
   assert.match(cells[0].reason ?? '', /busy-machine/);
