@@ -6,7 +6,7 @@ import type { ZodType } from 'zod';
  * cosine equals ip and engines are configured for ip; l2: Euclidean. */
 export type Metric = 'ip' | 'cosine' | 'l2';
 
-/** The integer attribute columns every prepared row carries (METHOD 1). */
+/** The integer attribute columns every prepared row carries (docs/method.md §1). */
 export const ATTRIBUTES = ['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang'] as const;
 export type AttrName = (typeof ATTRIBUTES)[number];
 export type RowAttributes = Record<AttrName, Int32Array>;
@@ -182,7 +182,7 @@ export interface EngineSession {
   /** Bytes the engine's data occupies on disk (or in memory for in-memory engines). */
   diskBytes?(): Promise<number>;
 
-  // Writes, for live churn (METHOD 7).
+  // Writes, for live churn (docs/method.md §7).
   insert?(batch: RowBatch): Promise<void>;
   upsert?(batch: RowBatch): Promise<void>;
   delete?(ids: Int32Array): Promise<void>;
@@ -194,7 +194,7 @@ export interface EngineSession {
    * session talks to). Called after setKnobs; absent: the engine is driven inside its host. */
   loadClient?(): LoadClientSpec;
 
-  // Keyword search, for hybrid (METHOD 8).
+  // Keyword search, for hybrid (docs/method.md §8).
   keywordSearch?(text: string, k: number, filter: FilterExpr | null): Promise<ArrayLike<number>>;
   /** Dense and keyword arms fused inside the engine in one call (e.g. its RRF), best first. */
   hybridSearch?(request: SearchRequest, text: string): Promise<ArrayLike<number>>;

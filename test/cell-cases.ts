@@ -1,4 +1,4 @@
-// Every test case of the cell rule (METHOD 4, src/metrics/frontier.ts) in one table, so the
+// Every test case of the cell rule (docs/method.md §4, src/metrics/frontier.ts) in one table, so the
 // Node tests and the HTML page's browser test check the same thing. Plain data and a
 // type-only import: safe to load in a browser.
 //

@@ -1,4 +1,4 @@
-// Live churn (METHOD 7): ground truth over a live set checked against a naive search written
+// Live churn (docs/method.md §7): ground truth over a live set checked against a naive search written
 // here, the leak detector against a participant that really leaks (a real exact session whose
 // deletes forget some ids), freshness timing on a session that shows writes 50 ms after the
 // ack, runbook validation, and each real engine through a short runbook on the command line.
@@ -466,7 +466,7 @@ describe('runbooks', () => {
     assert.throws(() => checkRunbookRows(rb, 3000, 'synthetic-3000'), /step 2 \(delete\): rows \[0, 5000\) go past the 3000 rows of synthetic-3000/);
   });
 
-  test('a load step is added when missing; built-ins keep the METHOD defaults', () => {
+  test('a load step is added when missing; built-ins keep the defaults of docs/method.md §7', () => {
     const rb = parseRunbook({ name: 'x', steps: [{ op: 'search' }] }, 'x');
     assert.deepEqual(rb.steps.map((s) => s.op), ['load', 'search']);
     const mixed = BUILT_IN.mixed.steps.find((s) => s.op === 'mixed');

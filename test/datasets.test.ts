@@ -65,7 +65,7 @@ describe('synthetic generator', () => {
     }
   });
 
-  test('cluster and language filters behave as METHOD 2 says', () => {
+  test('cluster and language filters behave as docs/method.md §2 says', () => {
     const share = (name: string) => {
       const kind = FILTER_KINDS.find((k) => k.name === name)!;
       let kept = 0;

@@ -104,7 +104,7 @@ function makeSchema(d: number, withText = false) {
     int('id'),
     new arrow.Field('vector', new arrow.FixedSizeList(d, new arrow.Field('item', new arrow.Float32(), true)), false),
     ...ATTRIBUTES.map(int),
-    // Datasets with text get a text column and a full-text index (the keyword arm, METHOD 8).
+    // Datasets with text get a text column and a full-text index (the keyword arm, docs/method.md §8).
     ...(withText ? [new arrow.Field('text', new arrow.Utf8(), false)] : []),
   ]);
 }

@@ -1,4 +1,4 @@
-// Runbooks (METHOD 7): a small declarative list of steps that load an engine, change its rows
+// Runbooks (docs/method.md §7): a small declarative list of steps that load an engine, change its rows
 // and read it back. Written as JSON, validated here with errors that name the step and the
 // field. Three runbooks are built in: freshness, mixed and delete-reinsert.
 import { existsSync, readFileSync } from 'node:fs';
@@ -220,7 +220,7 @@ export function checkRunbookRows(rb: Runbook, n: number, dataset: string): void 
   });
 }
 
-/** Write-ack to search-visible latency over single-row inserts (METHOD 7). */
+/** Write-ack to search-visible latency over single-row inserts (docs/method.md §7). */
 export const FRESHNESS: Runbook = parseRunbook(
   {
     name: 'freshness',

@@ -1,4 +1,4 @@
-// `vecbench ceiling`: the client's own maximum rate per protocol, against null engines (METHOD 5:
+// `vecbench ceiling`: the client's own maximum rate per protocol, against null engines (docs/method.md §5:
 // the client must never be the limit): in process, HTTP, PostgreSQL and Redis (their servers
 // started from the pgvector and redis participants' lifecycles, holding k rows). Prints one line
 // per protocol and in-flight level and writes <out>/ceiling.json.

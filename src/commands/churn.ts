@@ -1,4 +1,4 @@
-// `vecbench churn`: live churn (METHOD 7) on each participant that can write: freshness,
+// `vecbench churn`: live churn (docs/method.md §7) on each participant that can write: freshness,
 // reads under writes, delete + reinsert, or a runbook of the user's own.
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';

@@ -1,4 +1,4 @@
-// Filter attributes (METHOD 1): cat10 / cat100 / cat1000 / num come from a hash of the row id,
+// Filter attributes (docs/method.md §1): cat10 / cat100 / cat1000 / num come from a hash of the row id,
 // so every engine and every size of a dataset family sees the same values; `cluster` is the
 // row's k-means cluster; `lang` is a real attribute where the data has one.
 import type { Metric } from '../contracts.ts';

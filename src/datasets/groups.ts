@@ -1,4 +1,4 @@
-// Query groups (METHOD 2): a group is (filter kind, k). A filter kind turns each query into a
+// Query groups (docs/method.md §2): a group is (filter kind, k). A filter kind turns each query into a
 // concrete FilterExpr; values come from a hash of the query index or from the query's own
 // attributes, so every engine gets the same filters.
 import type { AttrName, FilterExpr, RowAttributes } from '../contracts.ts';

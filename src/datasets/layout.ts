@@ -13,7 +13,7 @@ import { yieldToSignals } from '../util/at-exit.ts';
 
 export const DATASET_FORMAT = 'vecbench-dataset/1';
 
-/** Per-query attributes that filters are built from (METHOD 2). */
+/** Per-query attributes that filters are built from (docs/method.md §2). */
 export const QUERY_ATTRIBUTES = ['cluster', 'far_cluster', 'lang', 'other_lang'] as const;
 export type QueryAttrName = (typeof QUERY_ATTRIBUTES)[number];
 
@@ -48,7 +48,7 @@ export interface PreparedData {
   attrs: RowAttributes;
   queryAttrs: Record<QueryAttrName, Int32Array>;
   text?: string[];
-  /** Relevance labels, for answer quality (hybrid search, METHOD 8). */
+  /** Relevance labels, for answer quality (hybrid search, docs/method.md §8). */
   labels?: Labels;
   clusters: number;
   langs: string[];

@@ -1,4 +1,4 @@
-// The quality run (METHOD 8), runner side: on a dataset with relevance labels, after the
+// The quality run (docs/method.md §8), runner side: on a dataset with relevance labels, after the
 // query groups, every labelled query is asked of the dense arm at each point of the
 // participant's ladder for none/k, of the keyword arm once, and of the fused arm at each
 // dense point. The harness scores the returned ids against the labels (never the engine),

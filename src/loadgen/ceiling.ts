@@ -1,4 +1,4 @@
-// The ceiling proof (METHOD 5): how fast the client itself can go, measured against engines that
+// The ceiling proof (docs/method.md §5): how fast the client itself can go, measured against engines that
 // do no work: in process, the participant host's own loop against a null session; over HTTP,
 // the worker-thread pool with the undici client against the null HTTP server (a process of its
 // own); over the PostgreSQL and Redis protocols, the pool with the participant's own load client

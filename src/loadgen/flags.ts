@@ -1,4 +1,4 @@
-// When a measured point says more about the client than the engine (METHOD 5: the client must
+// When a measured point says more about the client than the engine (docs/method.md §5: the client must
 // never be the limit). One rule for the sweep, the open loop and the ordinary points:
 // - a client with threads of its own (worker threads, or the host's thread driving a network
 //   engine) is limited when its busiest thread was running or waiting for a core (run + run-queue

@@ -1,4 +1,4 @@
-// Open-loop arrival schedules (METHOD 5): requests arrive at a fixed mean rate whatever the
+// Open-loop arrival schedules (docs/method.md §5): requests arrive at a fixed mean rate whatever the
 // engine does, as independent users would. Each request's latency is measured from the time it
 // was SCHEDULED to be sent, so a stall of the engine (or of the client) shows in the latency of
 // every request that should have gone out during it: coordinated omission cannot hide queueing.

@@ -1,4 +1,4 @@
-// The runner's side of the load generator (METHOD 5): for one participant, after its query
+// The runner's side of the load generator (docs/method.md §5): for one participant, after its query
 // groups, a closed-loop concurrency sweep (QPS and latency per in-flight level) and an open-loop
 // ramp (p99 per offered Poisson rate), at one group and one knob setting. Every point records
 // the engine's and the client's CPU, recall of its own queries, errors and time-outs, and the

@@ -1,5 +1,5 @@
 // The Pareto frontier of an engine's measured points and the rule that reads one table
-// cell from it (METHOD 4). This is the ONLY implementation: the terminal table, the JSON
+// cell from it (docs/method.md §4). This is the ONLY implementation: the terminal table, the JSON
 // output and the HTML page all call it, so table and graph cannot disagree. Pure and
 // browser-safe (no Node imports).
 //

@@ -1,4 +1,4 @@
-// Answer quality against relevance labels (METHOD 8). Pure, no I/O.
+// Answer quality against relevance labels (docs/method.md §8). Pure, no I/O.
 //
 // The measures follow trec_eval 10 (usnistgov/trec_eval) so that figures agree with users'
 // own tools:

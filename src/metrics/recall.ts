@@ -1,4 +1,4 @@
-// Recall of one query's answer, and the summary over a group of queries (METHOD 3).
+// Recall of one query's answer, and the summary over a group of queries (docs/method.md §3).
 // Pure: no I/O, no engine code. Everything is computed by the harness from the ids the
 // engine returned; nothing the engine says about its own quality is used.
 //

@@ -1,4 +1,4 @@
-// Small statistics helpers for repeated measurements (METHOD 9). Pure, deterministic
+// Small statistics helpers for repeated measurements (docs/method.md §9). Pure, deterministic
 // when seeded, no I/O.
 //
 // - percentile: nearest rank on an ascending array: the value at rank ceil(p/100 * n)

@@ -1,4 +1,4 @@
-// The derived table (METHOD 4): every cell is read from stored points with the one cell rule
+// The derived table (docs/method.md §4): every cell is read from stored points with the one cell rule
 // in src/metrics/frontier.ts. The terminal table, `report --json` and the HTML page all come
 // from deriveCells, so they cannot disagree.
 //

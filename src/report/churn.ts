@@ -1,4 +1,4 @@
-// The live-churn rows of the report (METHOD 7): one row per participant x dataset, derived
+// The live-churn rows of the report (docs/method.md §7): one row per participant x dataset, derived
 // from the steps stored in each result file's `extra.churn`. `vecbench report --json` prints
 // them as `churn`; the terminal gets a table per dataset plus the curves over time.
 import { readChurnSection, type RunbookResult, type StepResult } from '../churn/schema.ts';

@@ -1,4 +1,4 @@
-// The report's general section (METHOD 6): per participant x dataset, load time, size, memory
+// The report's general section (docs/method.md §6): per participant x dataset, load time, size, memory
 // and cold start, read from each result's `load` and `resources`. Nothing is derived beyond a
 // sum: a figure that was not measured stays null, with the result's reason where it has one.
 import type { ResultFile } from '../results/schema.ts';

@@ -227,7 +227,7 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
   const out: string[] = [];
   out.push(`<section class="part" id="tables"><h2>Throughput at target recall</h2>`);
   out.push(
-    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (METHOD 4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Exact-search points (a participant's exact scan, or an imported harness's exact run) are read on their own, in a column marked exact beside the participant's: the index's column never borrows their recall. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
+    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (see docs/method.md §4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Exact-search points (a participant's exact scan, or an imported harness's exact run) are read on their own, in a column marked exact beside the participant's: the index's column never borrows their recall. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
   );
   out.push(
     `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span class="tie-key">≈ intervals overlap the best: no lead counts</span><span>±3.1%: 95 % interval</span><span>⚑2: points left off the frontier</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points / all flagged</span></div>`,
@@ -345,7 +345,7 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
         continue;
       }
       out.push(`<h3>${esc(label)}</h3>`);
-      // METHOD 6's own section: labelled tables, a row per participant.
+      // The resources (docs/method.md §6) in a section of their own: labelled tables, a row per participant.
       if (key === 'resources' && rs.some((r) => resourcesOf(r) !== null)) {
         out.push(resourcesTables(parts.map((p, i) => ({ participant: p.name, origin: p.origin, resources: resourcesOf(rs[i]) })), { bytes: fmtBytes, seconds: fmtSecondsShort, number: fmtNum }));
       }

@@ -1,4 +1,4 @@
-// The answer-quality rows of the report (METHOD 8): one row per participant x dataset x arm
+// The answer-quality rows of the report (docs/method.md §8): one row per participant x dataset x arm
 // x measured point, read from each result file's `extra.quality`. `vecbench report --json`
 // prints them as `quality`; the terminal gets a table per dataset.
 import { readQualitySection } from '../hybrid/schema.ts';

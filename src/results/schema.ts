@@ -123,7 +123,7 @@ export const groupSchema = z.object({
 });
 export type ResultGroup = z.infer<typeof groupSchema>;
 
-/** METHOD 6: load, size, memory and cold start of the engine (docs/contracts.md, "Resources").
+/** Load, size, memory and cold start of the engine (docs/method.md §6; docs/contracts.md, "Resources").
  * Every figure is measured or null; `unmeasured` says why a null is null. */
 export const resourcesSchema = z.object({
   /** Which process tree was measured: the participant's server, or its host process (an
@@ -207,7 +207,7 @@ export const resultSchema = z.object({
     /** How many times an interrupted run of this file was resumed. */
     resumed: z.number().int().nonnegative().default(0),
     /** warm (also when absent): data files stay in the page cache; cold: evicted before every
-     * group (METHOD 5). */
+     * group (docs/method.md §5). */
     protocol: z.enum(['warm', 'cold']).optional(),
     /** Warm protocol: every point of a group answers the same queries: all of them, or a seeded
      * subset of `size` (docs/contracts.md, "Stable points"). Cold: slices, every query once. */
@@ -234,7 +234,7 @@ export const resultSchema = z.object({
     })
     .nullable(),
   groups: z.array(groupSchema),
-  /** Load, size, memory and cold start (METHOD 6); absent or null where not measured. */
+  /** Load, size, memory and cold start (docs/method.md §6); absent or null where not measured. */
   resources: resourcesSchema.nullable().optional(),
   /** Where the figures were measured: vecbench commit, settings hash, machine facts
    * (docs/contracts.md, "Provenance"). Absent in results measured before it. */

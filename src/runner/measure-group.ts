@@ -11,7 +11,7 @@
 //    bursts of other work then fall on all points alike instead of on one. A pass taken while
 //    other processes used the machine is retaken (up to max_passes);
 // 5. the points, with estimates, 95 % intervals and the raw per-pass figures.
-// The cold protocol keeps METHOD 5's slices (every query once, at least MIN_SLICE queries each).
+// The cold protocol keeps the slices of docs/method.md §5 (every query once, at least MIN_SLICE queries each).
 import type { Knobs } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { isClientLimited } from '../loadgen/flags.ts';

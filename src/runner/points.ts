@@ -1,6 +1,6 @@
 // The pieces of a measurement that every kind of run shares (sweep, churn, quality, load):
 // the query order, slices, groups with their ground truth, and scoring a point's answers
-// against it (METHOD 4-5). Recall is computed here from the returned ids, never taken from the
+// against it (docs/method.md §4, §5). Recall is computed here from the returned ids, never taken from the
 // engine.
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import type { FilterExpr, Knobs } from '../contracts.ts';
@@ -17,7 +17,7 @@ import type { PointReply } from './protocol.ts';
 
 export const VECBENCH_VERSION = '0.1.0';
 export const QUERY_SEED = 20251129;
-/** Queries per point at each k (METHOD 5). */
+/** Queries per point at each k (docs/method.md §5). */
 export const SLICE_CAP: Record<number, number> = { 10: 1000, 100: 500, 1000: 200 };
 /** A group is asked only when its filter keeps at least this many times k rows. */
 export const ASK_FACTOR = 10;
@@ -126,7 +126,7 @@ export function latencySummary(ms: Float64Array): ResultPoint['latency_ms'] {
 
 export const VIEWS = ['latency', 'throughput'] as const;
 
-/** Queries in the between-load probe (METHOD 6: does the engine answer before its index?). */
+/** Queries in the between-load probe (docs/method.md §6: does the engine answer before its index?). */
 export const PROBE_QUERIES = 20;
 
 /** Scores the between-load probe against the exact unfiltered top 10. */

@@ -1,4 +1,4 @@
-// Resource measurements of an engine (METHOD 6): memory of its process tree from
+// Resource measurements of an engine (docs/method.md §6): memory of its process tree from
 // /proc/PID/smaps_rollup (sampled), the bytes its data occupies on disk, and eviction of its
 // data files from the page cache for cold starts and the --cold protocol.
 //

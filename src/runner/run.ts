@@ -1,5 +1,5 @@
 // `vecbench run`: load each participant, sweep its ladder over every asked query group and
-// store only measured points (METHOD 4-5). Recall is computed here from the returned ids,
+// store only measured points (docs/method.md §4, §5). Recall is computed here from the returned ids,
 // never taken from the engine.
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -44,7 +44,7 @@ export interface RunOptions {
   settingsFiles?: Record<string, string>;
   /** Measure again even where a complete result exists (default: resume / skip). */
   fresh?: boolean;
-  /** Cold protocol (METHOD 5): evict the engine's data files from the page cache before every
+  /** Cold protocol (docs/method.md §5): evict the engine's data files from the page cache before every
    * group. */
   cold?: boolean;
   /** On a dataset with relevance labels, measure answer quality (dense, keyword, hybrid) after the groups (default true). */
@@ -392,7 +392,7 @@ class EngineHandle {
   }
 
   /**
-   * Cold start (METHOD 6): stop the engine (its data stays), evict its data files from the page
+   * Cold start (docs/method.md §6): stop the engine (its data stays), evict its data files from the page
    * cache, start it again and time until it accepts a health check and until the first vector
    * query returns, both from the start. A server is timed from its spawn (the host, with the
    * dataset loaded, waits ready); an in-process engine from its reopen() in a fresh host.

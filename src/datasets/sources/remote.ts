@@ -31,7 +31,7 @@ export const WIKI_REPO = 'CohereLabs/wikipedia-2023-11-embed-multilingual-v3';
 export const WIKI_REVISION = 'main';
 export const WIKI_PREFIX = 'wiki-v3-1024-';
 export const WIKI_FULL_ROWS = 246_838_423;
-/** Shares (percent) of the 1m / 10m sets: a spread of 1-17 % per language, as METHOD 2 asks. */
+/** Shares (percent) of the 1m / 10m sets: a spread of 1-17 % per language, as docs/method.md §2 asks. */
 export const WIKI_LANGUAGES: [string, number][] = [
   ['en', 17], ['de', 11], ['fr', 10], ['es', 9], ['ru', 8], ['ja', 7], ['it', 7], ['zh', 6],
   ['pt', 5], ['pl', 4], ['nl', 4], ['ar', 4], ['sv', 3], ['ko', 2], ['fa', 2], ['hi', 1],

@@ -1,4 +1,4 @@
-// The live-churn section of the results page (METHOD 7): per dataset, a table of the churn rows
+// The live-churn section of the results page (docs/method.md §7): per dataset, a table of the churn rows
 // `vecbench report --json` prints (src/report/churn.ts deriveChurn, the one derivation), the
 // recall, read-latency and write-rate curves of the reads-under-writes step over time (drawn
 // in the browser by churn-app.ts), the listed tombstone leaks and who could not take part.
@@ -90,7 +90,7 @@ export function churnSection(results: ResultFile[], datasets: string[], curves: 
   if (rows.length === 0) return '';
   const out: string[] = [`<section class="part" id="churn"><h2>Live churn</h2>`];
   out.push(
-    `<p class="note">METHOD 7. <b>Freshness</b>: single-row inserts, each followed by searches for its own vector until it is among the top 10 (write acknowledged to visible). <b>Reads under writes</b>: one writer at the target rate (the built-in runbook: half inserts of new rows, half deletes) and several readers; every read is scored against the exact top-k of the rows live when it started, so a degrading index shows as a falling recall curve. <b>Delete + reinsert</b>: 20 % of the rows deleted and 20 % new ones inserted; a deleted id returned by any read is a tombstone leak (must be 0). Each participant's README states when a write becomes visible.</p>`,
+    `<p class="note"><b>Freshness</b>: single-row inserts, each followed by searches for its own vector until it is among the top 10 (write acknowledged to visible). <b>Reads under writes</b>: one writer at the target rate (the built-in runbook: half inserts of new rows, half deletes) and several readers; every read is scored against the exact top-k of the rows live when it started, so a degrading index shows as a falling recall curve. <b>Delete + reinsert</b>: 20 % of the rows deleted and 20 % new ones inserted; a deleted id returned by any read is a tombstone leak (must be 0). Each participant's README states when a write becomes visible. See docs/method.md §7.</p>`,
   );
   for (const ds of datasets) {
     const rs = rows.filter((r) => r.dataset === ds);
