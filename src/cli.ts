@@ -23,13 +23,6 @@ const program = new Command()
   .version(VECBENCH_VERSION)
   .showHelpAfterError();
 
-registerCore(program);
-registerImport(program);
-registerQuality(program);
-registerChurn(program);
-registerCeiling(program);
-registerCompare(program);
-
 function onSignal(sig: NodeJS.Signals) {
   // Exits before any further JS runs: nothing after the last whole write reaches a file.
   requestStop(sig);
@@ -42,6 +35,14 @@ process.on('SIGTERM', onSignal);
 process.on('SIGHUP', onSignal);
 
 try {
+  // Registering reads the participants' settings.json declarations (defaults, help examples):
+  // a file that does not parse is one line here too.
+  registerCore(program);
+  registerImport(program);
+  registerQuality(program);
+  registerChurn(program);
+  registerCeiling(program);
+  registerCompare(program);
   await program.parseAsync(process.argv);
 } catch (e) {
   killAllHosts();

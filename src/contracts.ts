@@ -59,7 +59,7 @@ export interface OpenContext<S> {
   server?: ServerConnection;
 }
 
-// ---- Server lifecycle (participants whose engine is a server: PostgreSQL, Redis, Chroma) ----
+// ---- Server lifecycle (participants whose engine is a server: a database, a key-value store, an HTTP service) ----
 
 /** How to reach a started server. Plain data: it crosses from the runner to the host process. */
 export interface ServerConnection {
@@ -204,7 +204,7 @@ export interface EngineSession {
 
 /** The default export of participants/<name>/adapter.ts. */
 export interface Participant<S = unknown> {
-  /** Human name of the engine, e.g. "hnswlib-node". */
+  /** Human name of the engine, e.g. its npm package's name. */
   engine: string;
   /** Version of the engine actually loaded (read from the package or server, never typed in). */
   engineVersion(): Promise<string>;

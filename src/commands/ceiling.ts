@@ -1,17 +1,21 @@
 // `vecbench ceiling`: the client's own maximum rate per protocol, against null engines (docs/method.md §5:
-// the client must never be the limit): in process, HTTP, PostgreSQL and Redis (their servers
-// started from the pgvector and redis participants' lifecycles, holding k rows). Prints one line
-// per protocol and in-flight level and writes <out>/ceiling.json.
+// the client must never be the limit): in process, HTTP, and each protocol a participant
+// declares (settings.json registry.ceiling: its server, started from its lifecycle, holding k
+// rows). Prints one line per protocol and in-flight level and writes <out>/ceiling.json.
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { defaultWorkers } from '../loadgen/pool.ts';
-import { inProcessCeiling, isNetworkProtocol, machineState, NETWORK_PROTOCOLS, protocolCeilings, type CeilingFigure } from '../loadgen/ceiling.ts';
+import { inProcessCeiling, isNetworkProtocol, machineState, networkProtocols, protocolCeilings, type CeilingFigure } from '../loadgen/ceiling.ts';
 import { parseLevels } from '../loadgen/cli.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
+import { ceilingProtocols } from '../runner/registry.ts';
 import { list, lockOutDir, outDir, positiveInt } from './common.ts';
 
-const PROTOCOLS = ['in-process', ...NETWORK_PROTOCOLS];
+/** "a, b and c". */
+function spoken(items: string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
 
 export function formatCeiling(f: CeilingFigure): string {
   const n = (v: number | null, digits = 0) => (v === null ? 'n/a' : v.toFixed(digits));
@@ -19,9 +23,12 @@ export function formatCeiling(f: CeilingFigure): string {
 }
 
 export function registerCeiling(program: Command): void {
+  // The protocols participants declare (settings.json registry.ceiling) follow the built-in ones.
+  const PROTOCOLS = ['in-process', ...networkProtocols()];
+  const servers = ceilingProtocols().map((c) => c.name);
   program
     .command('ceiling')
-    .description("measure the load client's own maximum rate per protocol against null engines (in process; HTTP with the null HTTP server; PostgreSQL and Redis with their servers holding k rows)")
+    .description(`measure the load client's own maximum rate per protocol against null engines (in process; HTTP with the null HTTP server${servers.length > 0 ? `; ${spoken(servers)} with their servers holding k rows` : ''})`)
     .option('--protocols <list>', `protocols to measure: ${PROTOCOLS.join(', ')}`, list, PROTOCOLS)
     .option('--in-flight <levels>', 'in-flight levels', (v: string) => parseLevels(v, '--in-flight', true), [1, 64])
     .option('--client-workers <n>', 'client worker threads for network protocols', positiveInt('--client-workers'))

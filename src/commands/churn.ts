@@ -9,14 +9,14 @@ import { DEFAULT_DATASET, sourceFor } from '../datasets/registry.ts';
 import { deriveChurn, renderChurn } from '../report/churn.ts';
 import { readAllResults } from '../results/store.ts';
 import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';
-import { DEFAULT_PARTICIPANTS } from './core.ts';
+import { defaultRunParticipants } from '../runner/registry.ts';
 
 export function registerChurn(program: Command): void {
   program
     .command('churn')
     .description('live churn: write-to-visible freshness, recall and latency under writes, delete + reinsert without tombstone leaks; stored in each result file as extra.churn')
     .option('--dataset <name>', 'dataset to run on', DEFAULT_DATASET)
-    .option('--participants <list>', 'comma-separated participants (those that cannot write are listed as unsupported)', list, DEFAULT_PARTICIPANTS)
+    .option('--participants <list>', 'comma-separated participants (those that cannot write are listed as unsupported)', list, defaultRunParticipants())
     .option('--runbook <list>', `comma-separated runbooks: built-in (${Object.keys(BUILT_IN).join(', ')}) or JSON files`, list, Object.keys(BUILT_IN))
     .option('--out <dir>', 'results directory (default results)')
     .option('--data <dir>', 'prepared datasets directory')

@@ -17,6 +17,7 @@ import { prepareBeir } from '../datasets/beir.ts';
 import { EMBED_HELP } from '../embed/provider.ts';
 import { readAllResults } from '../results/store.ts';
 import { listParticipants, loadParticipant } from '../runner/participants.ts';
+import { connectExamples, defaultRunParticipants } from '../runner/registry.ts';
 import { connectionsFor, preflightServers } from '../runner/server.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { run } from '../runner/run.ts';
@@ -26,9 +27,6 @@ import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/c
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
 import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
-
-/** In-process participants that need no server: the embedded default run. */
-export const DEFAULT_PARTICIPANTS = ['exact', 'hnswlib', 'usearch', 'lancedb', 'pgvector-pglite'];
 
 export function printReport(out: string, json: boolean): void {
   const results = readAllResults(out);
@@ -44,6 +42,11 @@ export function printReport(out: string, json: boolean): void {
 }
 
 export function registerCore(program: Command): void {
+  // What the participants declare (settings.json registry): the embedded default run's members
+  // (in-process participants that need no server) and the --connect examples.
+  const defaults = defaultRunParticipants();
+  const examples = connectExamples();
+  const eg = (list: string[]) => (list.length > 0 ? `, e.g. ${list.join(', ')}` : '');
   program
     .command('prepare')
     .description('prepare a dataset (generate or convert it into the prepared layout); a second prepare is a no-op')
@@ -102,7 +105,7 @@ export function registerCore(program: Command): void {
     .command('run')
     .description('load each participant, sweep its ladders over every query group, store measured points and print the table')
     .option('--dataset <name>', 'dataset to run on (default ' + DEFAULT_DATASET + ', with the groups ' + DEFAULT_GROUPS.join(',') + ' unless --groups says otherwise)')
-    .option('--participants <list>', 'comma-separated participants', list, DEFAULT_PARTICIPANTS)
+    .option('--participants <list>', 'comma-separated participants', list, defaults)
     .option('--groups <list>', 'only these groups, e.g. none/10,cat100/10', list)
     .option('--out <dir>', 'results directory (default results)')
     .option('--data <dir>', 'prepared datasets directory')
@@ -118,13 +121,13 @@ export function registerCore(program: Command): void {
     )
     .option(
       '--connect <participant=url>',
-      'use a server you run for a server participant instead of starting one, e.g. pgvector=postgres://user:password@host:5432/db, redis=redis://:password@host:6379, chroma=http://host:8000 (repeatable; VECBENCH_CONNECT_<PARTICIPANT> does the same and keeps the password off the command line); passwords are masked in every output',
+      `use a server you run for a server participant instead of starting one${eg(examples)} (repeatable; VECBENCH_CONNECT_<PARTICIPANT> does the same and keeps the password off the command line); passwords are masked in every output`,
       (v: string, acc: Record<string, string>) => {
         const m = /^([^=]+)=(.+)$/.exec(v);
         // Masked before anything can print it, even the error below (which shows it all).
         registerUrlSecrets(m ? m[2] : v);
         // A UserError (not commander's usage dump): one line, exit 2.
-        if (!m) throw new UserError(`write --connect as PARTICIPANT=URL, e.g. pgvector=postgres://user:password@host:5432/db (got "${redactUrl(v)}")`);
+        if (!m) throw new UserError(`write --connect as PARTICIPANT=URL${eg(examples.slice(0, 1))} (got "${redactUrl(v)}")`);
         return { ...acc, [m[1]]: m[2] };
       },
       {} as Record<string, string>,

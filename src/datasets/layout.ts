@@ -242,7 +242,7 @@ function readTyped<T extends Float32Array | Int32Array>(
   }
   const buf = readFileSync(path);
   // Copy into an aligned buffer of its own: typed arrays need 4-byte alignment, and engines
-  // like usearch read from the start of the underlying buffer.
+  // that wrap a typed array read from the start of the underlying buffer.
   const ab = new ArrayBuffer(buf.byteLength);
   new Uint8Array(ab).set(buf);
   return new ctor(ab, 0, expected);

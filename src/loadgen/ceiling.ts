@@ -1,9 +1,11 @@
 // The ceiling proof (docs/method.md §5): how fast the client itself can go, measured against engines that
 // do no work: in process, the participant host's own loop against a null session; over HTTP,
 // the worker-thread pool with the undici client against the null HTTP server (a process of its
-// own); over the PostgreSQL and Redis protocols, the pool with the participant's own load client
-// against its real server holding only k rows (nullServerTarget). Results record the client's and the null engine's CPU, so a reader can tell whether the
-// figure is the client's limit or the null engine's (on 2 cores, both share the machine).
+// own); over each other protocol, the pool with the load client of the participant that declares
+// the protocol (settings.json registry.ceiling) against that participant's real server holding
+// only k rows (nullServerTarget). Results record the client's and the null engine's CPU, so a
+// reader can tell whether the figure is the client's limit or the null engine's (on 2 cores,
+// both share the machine).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -12,11 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { ATTRIBUTES, type EngineSession, type LoadClientSpec, type RowAttributes } from '../contracts.ts';
 import { HostClient } from '../runner/client.ts';
 import { loadParticipant } from '../runner/participants.ts';
+import { ceilingProtocols } from '../runner/registry.ts';
 import { startServer } from '../runner/server.ts';
 import { makeRng } from '../util/hash.ts';
 import { CpuMeter } from './cpu.ts';
 import { nowMs } from './clock.ts';
-import { WorkerPool } from './pool.ts';
+import { loadClientProtocol, WorkerPool } from './pool.ts';
 
 export const HTTP_CLIENT_MODULE = fileURLToPath(new URL('./clients/http-json.ts', import.meta.url));
 const NULL_SERVER = fileURLToPath(new URL('./null-http-server.ts', import.meta.url));
@@ -105,17 +108,22 @@ export function spawnNullHttpServer(k = 10): Promise<{ proc: ChildProcess; port:
   });
 }
 
-/** Network protocols with a ceiling: HTTP (the null HTTP server and the undici client, as
- * Chroma's load client uses), PostgreSQL and Redis (the pgvector and redis participants' own
- * servers and load clients against a near-null engine, below). */
-export const NETWORK_PROTOCOLS = ['http', 'postgres', 'redis'] as const;
-export type NetworkProtocol = (typeof NETWORK_PROTOCOLS)[number];
+/** Network protocols with a ceiling: HTTP (the null HTTP server and the undici client, as HTTP
+ * load clients use), then those participants declare (settings.json registry.ceiling, in the
+ * order of their names): each its own server and load client against a near-null engine, below. */
+export function networkProtocols(): string[] {
+  return ['http', ...ceilingProtocols().map((c) => c.protocol)];
+}
+
+export function isNetworkProtocol(p: string): boolean {
+  return networkProtocols().includes(p);
+}
 
 /** The participant whose server and load client a protocol's ceiling uses. */
-const PROTOCOL_PARTICIPANT: Record<Exclude<NetworkProtocol, 'http'>, string> = { postgres: 'pgvector', redis: 'redis' };
-
-export function isNetworkProtocol(p: string): p is NetworkProtocol {
-  return (NETWORK_PROTOCOLS as readonly string[]).includes(p);
+function protocolParticipant(protocol: string): string {
+  const c = ceilingProtocols().find((x) => x.protocol === protocol);
+  if (!c) throw new Error(`no participant declares the ${protocol} protocol's ceiling (settings.json registry.ceiling)`);
+  return c.participant;
 }
 
 /** A null engine of one protocol, up and reachable through a load client spec. */
@@ -142,13 +150,13 @@ async function nullHttpTarget(k: number): Promise<NullTarget> {
 /**
  * The protocol's real server (started by its participant's lifecycle in a directory of its own,
  * stopped by PID) holding only k rows, so every search returns k real ids at once: the least work
- * a server of that protocol can do for the participant's own request (PostgreSQL parses, binds
- * and runs pgvector's statement over k rows; Redis runs VSIM over a k-element set). The requests
- * go through the participant's own load client: the ceiling is the client path the participant
- * is measured with.
+ * a server of that protocol can do for the participant's own request (a SQL server parses,
+ * binds and runs the participant's statement over k rows; a key-value server runs its vector
+ * command over a k-element set). The requests go through the participant's own load client: the
+ * ceiling is the client path the participant is measured with.
  */
-async function nullServerTarget(protocol: Exclude<NetworkProtocol, 'http'>, d: number, k: number, log: (m: string) => void): Promise<NullTarget> {
-  const name = PROTOCOL_PARTICIPANT[protocol];
+async function nullServerTarget(protocol: string, d: number, k: number, log: (m: string) => void): Promise<NullTarget> {
+  const name = protocolParticipant(protocol);
   const p = await loadParticipant(name);
   const life = p.adapter.server;
   if (!life) throw new Error(`participant ${name} has no server lifecycle`);
@@ -181,6 +189,8 @@ async function nullServerTarget(protocol: Exclude<NetworkProtocol, 'http'>, d: n
     await session.setKnobs({});
     const spec = session.loadClient?.();
     if (!spec) throw new Error(`participant ${name} has no load client`);
+    const spoken = await loadClientProtocol(spec);
+    if (spoken !== protocol) throw new Error(`participant ${name} declares the ${protocol} ceiling (settings.json registry.ceiling), but its load client speaks ${spoken ?? 'no protocol'} (its protocol export)`);
     const version = await p.adapter.engineVersion();
     return { spec, serverPid: handle.pid, serverTree: true, describe: `${version} holding ${k} rows, queried through participants/${name}'s load client`, stop };
   } catch (e) {
@@ -206,7 +216,7 @@ export interface ProtocolCeilingOptions {
 
 /** A network protocol's ceiling at each level: the worker pool and the protocol's client against
  * its null engine, with the client's and the null engine's CPU. */
-export async function protocolCeilings(protocol: NetworkProtocol, o: ProtocolCeilingOptions): Promise<CeilingFigure[]> {
+export async function protocolCeilings(protocol: string, o: ProtocolCeilingOptions): Promise<CeilingFigure[]> {
   const d = o.d ?? 128;
   const k = o.k ?? 10;
   const log = o.log ?? (() => {});

@@ -21,8 +21,9 @@ export function defaultWorkers(cores = availableParallelism()): number {
   return Math.max(1, cores <= 2 ? 1 : Math.floor(cores / 2));
 }
 
-/** The protocol a load client module speaks (its `protocol` export: 'http', 'postgres',
- * 'redis'), or null when it names none (no null ceiling to hold its points against). */
+/** The protocol a load client module speaks (its `protocol` export: 'http', or one a
+ * participant declares the ceiling of in settings.json registry.ceiling), or null when it names
+ * none (no null ceiling to hold its points against). */
 export async function loadClientProtocol(spec: LoadClientSpec): Promise<string | null> {
   const url = isAbsolute(spec.module) ? pathToFileURL(spec.module).href : spec.module;
   const mod = (await import(url)) as { protocol?: unknown };

@@ -41,8 +41,9 @@ export interface LoadReply {
 }
 
 export type LoadgenHostReply =
-  /** `protocol`: what the load client module speaks (its `protocol` export: http, postgres,
-   * redis), naming the null ceiling its points are held against; null in process. */
+  /** `protocol`: what the load client module speaks (its `protocol` export: http, or a
+   * protocol a participant declares the ceiling of), naming the null ceiling its points are
+   * held against; null in process. */
   | { type: 'loadgen-ready'; mode: LoadMode; workers: number; client: string; concurrent: boolean; protocol: string | null }
   | { type: 'loadgen-result'; reply: LoadReply }
   | { type: 'loadgen-stopped' };

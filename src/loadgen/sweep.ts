@@ -120,7 +120,7 @@ class Measurer {
   workers = 0;
   client = '';
   concurrent = false;
-  /** What the worker threads' client speaks (http, postgres, redis), or null. */
+  /** What the worker threads' client speaks (http, or a protocol a participant declares), or null. */
   protocol: string | null = null;
   /** In-flight levels the protocol's ceiling is measured at (all at once, on first need). */
   ceilingLevels: number[] = [1];

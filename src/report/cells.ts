@@ -6,7 +6,7 @@
 // - Each view has its own cells: throughput (QPS, higher is better) and latency (p50 ms, lower
 //   is better), read on that view's points only.
 // - Exact-search points (an exact scan a participant also measures, or an imported harness's
-//   exact run) are a curve of their own: the ANN cell never reads them, an "exact" cell does.
+//   exact run) are a curve of their own: the ANN cell never reads them, an exact-search cell does.
 // - Points flagged with a condition in EXCLUDING_FLAGS never set a cell: they are left off the
 //   curve the cell is read on, and the cell counts them by flag (`excluded`).
 // - With several index builds (--builds), the cell is read on each build's points: its value is
@@ -16,7 +16,7 @@
 import { intervalsOverlap } from '../metrics/stats.ts';
 import { leads, readCell, type Cell, type CellStatus, type CurvePoint } from '../metrics/frontier.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
-import { exactSearchTest, type Search } from './exact-search.ts';
+import { EXACT, exactSearchTest, type Search } from './exact-search.ts';
 
 export type View = 'throughput' | 'latency';
 export const VIEWS: readonly View[] = ['throughput', 'latency'];
@@ -145,7 +145,7 @@ type CurveOf = (view: View, search: Search, build?: number) => CurvePoint[];
 function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, curveOf: CurveOf): DerivedCell[] {
   const out: DerivedCell[] = [];
   const isExact = exactSearchTest(r);
-  const ofSearch = (p: ResultPoint) => isExact(p) === (search === 'exact');
+  const ofSearch = (p: ResultPoint) => isExact(p) === (search === EXACT);
   const excluded: Record<string, number> = {};
   for (const p of g.points) {
     if (p.view !== view || !ofSearch(p)) continue;
@@ -204,11 +204,11 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
     // not asked or unsupported says so in both views.
     const measuredViews = views.filter((v) => v === 'throughput' || r.groups.some((g) => g.points.some((p) => p.view === v)));
     for (const g of r.groups) {
-      const curveOf: CurveOf = (view, search, build) => viewPoints(g, view, build).filter((p) => isExact(p) === (search === 'exact')).map((p) => curvePoint(p, view));
+      const curveOf: CurveOf = (view, search, build) => viewPoints(g, view, build).filter((p) => isExact(p) === (search === EXACT)).map((p) => curvePoint(p, view));
       for (const view of measuredViews) {
         const inView = g.points.filter((p) => p.view === view);
         cells.push(...readGroup(r, g, view, 'ann', curveOf));
-        if (inView.some(isExact)) cells.push(...readGroup(r, g, view, 'exact', curveOf));
+        if (inView.some(isExact)) cells.push(...readGroup(r, g, view, EXACT, curveOf));
       }
     }
   }
@@ -236,7 +236,7 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
 
 /** The name of a cell's column: the participant, or "participant (exact)" for its exact row. */
 export function columnName(c: Pick<DerivedCell, 'participant' | 'search'>): string {
-  return c.search === 'exact' ? `${c.participant} (exact)` : c.participant;
+  return c.search === EXACT ? `${c.participant} (${EXACT})` : c.participant;
 }
 
 const intervalOf = (c: DerivedCell) => ({ low: c.ci_low ?? c.value!, high: c.ci_high ?? c.value! });

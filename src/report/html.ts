@@ -25,7 +25,7 @@ import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
 import { resourcesOf, resourcesTables } from './page/resources-html.ts';
-import { exactSearchTest } from './exact-search.ts';
+import { EXACT, exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -237,7 +237,7 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
     const dc = cells.filter((c) => c.dataset === ds && c.view === 'throughput');
     const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.search}\u0000${c.group}\u0000${c.target}`, c]));
     // A column per participant, and one after it for its exact-search points where it has some.
-    const columns = parts.flatMap((p) => (dc.some((c) => c.participant === p.name && c.search === 'exact') ? [{ ...p, search: 'ann' as const }, { ...p, search: 'exact' as const }] : [{ ...p, search: 'ann' as const }]));
+    const columns = parts.flatMap((p) => (dc.some((c) => c.participant === p.name && c.search === EXACT) ? [{ ...p, search: 'ann' as const }, { ...p, search: EXACT }] : [{ ...p, search: 'ann' as const }]));
     const groups = sortGroups(dc.map((c) => c.group));
     const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
@@ -247,8 +247,8 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
     out.push(`<div class="scroll"><table class="cells" data-dataset="${esc(ds)}"><thead><tr><th>group</th><th>recall</th>`);
     for (const p of columns) {
       const r = results.find((x) => x.dataset.name === ds && x.participant === p.name)!;
-      const exact = p.search === 'exact' ? '<span class="badge exact" title="its exact-search points: a scan, not the index">exact</span>' : '';
-      out.push(`<th scope="col"${p.search === 'exact' ? ' data-search="exact"' : ''}>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}${exact}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
+      const exact = p.search === EXACT ? '<span class="badge exact" title="its exact-search points: a scan, not the index">exact</span>' : '';
+      out.push(`<th scope="col"${p.search === EXACT ? ` data-search="${EXACT}"` : ''}>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}${exact}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
     }
     out.push(`</tr></thead><tbody>`);
     for (const g of groups) {

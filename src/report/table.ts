@@ -4,6 +4,7 @@
 // line so the table stays readable.
 import type { DerivedCell } from './cells.ts';
 import { cellText, columnName } from './cells.ts';
+import { EXACT } from './exact-search.ts';
 
 export function renderTable(allCells: DerivedCell[]): string {
   const out: string[] = [];
@@ -43,7 +44,7 @@ export function renderTable(allCells: DerivedCell[]): string {
     // no failure (e.g. a plan check) is only a blank cell.
     const noted = new Set<string>();
     for (const c of dc) {
-      if (!c.reason || c.status === 'not_asked' || c.search === 'exact' || noted.has(`${c.participant}\u0000${c.group}`)) continue;
+      if (!c.reason || c.status === 'not_asked' || c.search === EXACT || noted.has(`${c.participant}\u0000${c.group}`)) continue;
       noted.add(`${c.participant}\u0000${c.group}`);
       out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
     }

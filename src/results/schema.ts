@@ -132,7 +132,7 @@ export const resourcesSchema = z.object({
   /** Bytes allocated on disk by the engine's data directory after load (harness-measured). */
   disk_bytes: z.number().nullable(),
   /** Bytes of the same directory after the cold start's clean stop: what the engine keeps on
-   * disk (e.g. Redis writes its snapshot only on shutdown, so disk_bytes is 0 while serving).
+   * disk (e.g. a server that writes its snapshot only on shutdown has disk_bytes 0 while serving).
    * Absent in results measured before it was recorded. */
   disk_stopped_bytes: z.number().nullable().optional(),
   /** Memory of the measured process before any row was loaded (server idle; host with the

@@ -1,7 +1,7 @@
 // Measuring one query group of one participant (docs/contracts.md, "Stable points",
 // "Calibration"). Warm protocol, in this order:
 // 1. the group's first query, timed on its own before anything else touches the engine, then the
-//    plan check (explain runs after it: pgvector's explain executes the query);
+//    plan check (explain runs after it: an engine's explain may execute the query);
 // 2. one untimed pass per ladder point over the group's query set: its answers give the point's
 //    recall (and warm the engine's caches);
 // 3. calibration: recall-only probes of the main knob until a point lies within ±0.005 of each

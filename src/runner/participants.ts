@@ -1,16 +1,18 @@
 // Finding and validating participants: participants/<name>/settings.json + adapter.ts.
-// Adding a participant is adding a directory; nothing here names an engine.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Adding a participant is adding a directory; nothing here names an engine (what src/ needs to
+// know about one, its settings.json declares: src/runner/registry.ts).
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { Knobs, Participant } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { isSafeName } from '../util/names.ts';
 import { issueLine } from '../util/zod-issue.ts';
 import { KS, filterKind } from '../datasets/groups.ts';
+import { listParticipants, PARTICIPANTS_DIR, registrySchema } from './registry.ts';
 
-export const PARTICIPANTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../participants');
+export { listParticipants, PARTICIPANTS_DIR };
 
 const knobValues = z.array(z.union([z.number(), z.string()])).min(1, 'a ladder knob needs at least one value');
 
@@ -46,9 +48,14 @@ export const settingsFileSchema = z
       })
       .strict()
       .optional(),
-    /** Knob values that make the engine scan exactly instead of searching its index (e.g.
-     * {"ef_search": "exact"}): such points are read as the participant's exact row. */
+    /** Knob values that make the engine scan exactly instead of searching its index (e.g. the
+     * knob ef_search at a string value its adapter reads as a scan): such points are read as
+     * the participant's exact row. */
     exact_search: z.record(z.string().min(1), z.union([z.number(), z.string()])).optional(),
+    /** What src/ needs to know about this participant (src/runner/registry.ts). Read from the
+     * participant's own settings.json only; a --settings file may hold it too (it is
+     * validated, and has no effect). Not recorded in results. */
+    registry: registrySchema.optional(),
   })
   .strict();
 export type SettingsFile = z.infer<typeof settingsFileSchema>;
@@ -62,14 +69,6 @@ export interface LoadedParticipant {
   /** settings.index after the adapter's schema (defaults applied). */
   index: unknown;
   settingsPath: string;
-}
-
-export function listParticipants(): string[] {
-  if (!existsSync(PARTICIPANTS_DIR)) return [];
-  return readdirSync(PARTICIPANTS_DIR, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(PARTICIPANTS_DIR, e.name, 'adapter.ts')))
-    .map((e) => e.name)
-    .sort();
 }
 
 /** Checks the ladders: every knob list sorted ascending (numbers) and filters known. */
@@ -110,6 +109,20 @@ export function checkExactSearch(name: string, settings: Pick<SettingsFile, 'lad
   }
 }
 
+/** Checks the registry declarations against the adapter: a --connect example needs a server
+ * the user can run (`server.remote`) and one of its schemes; a ceiling protocol needs a server
+ * lifecycle. */
+export function checkRegistry(name: string, adapter: Pick<Participant<unknown>, 'server'>, settings: Pick<SettingsFile, 'registry'>): void {
+  const example = settings.registry?.connect_example;
+  if (example) {
+    const schemes = adapter.server?.remote?.schemes;
+    if (!schemes) throw new UserError(`participant ${name}: settings.json registry.connect_example: the adapter takes no server given by URL (server.remote); remove the example`);
+    const scheme = example.url.slice(0, example.url.indexOf(':'));
+    if (!schemes.includes(scheme)) throw new UserError(`participant ${name}: settings.json registry.connect_example: ${scheme}:// is not a scheme the adapter takes (${schemes.join(', ')}); correct the example`);
+  }
+  if (settings.registry?.ceiling && !adapter.server) throw new UserError(`participant ${name}: settings.json registry.ceiling: the adapter has no server lifecycle to hold a null ceiling's k rows; remove the declaration`);
+}
+
 /** The ladder rules in effect for a dataset: rules naming other datasets are dropped and the
  * `datasets` matcher of the kept ones is removed, so results record the ladders measured. */
 export function laddersForDataset(rules: LadderRule[], dataset: string): LadderRule[] {
@@ -141,6 +154,7 @@ export async function loadParticipant(name: string, settingsPath?: string, datas
   if (!parsed.success) throw new UserError(`participant ${name}: ${path} does not validate: ${issueLine(parsed.error)}`);
   checkLadders(name, parsed.data.ladders);
   checkExactSearch(name, parsed.data);
+  checkRegistry(name, adapter, parsed.data);
   const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
   if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${issueLine(index.error, 'index')}`);
   const settings = dataset === undefined ? parsed.data : { ...parsed.data, ladders: laddersForDataset(parsed.data.ladders, dataset) };

@@ -1,5 +1,5 @@
-// Server lifecycle helpers for participants whose engine is a server (PostgreSQL, Redis,
-// Chroma): a free 127.0.0.1 port, a data directory owned by the run, spawn, health check, stop
+// Server lifecycle helpers for participants whose engine is a server (a database, a key-value
+// store, an HTTP service): a free 127.0.0.1 port, a data directory owned by the run, spawn, health check, stop
 // by PID, and detection of a server that died mid-run.
 //
 // A server never outlives the run that started it, by three independent means:

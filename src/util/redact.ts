@@ -2,12 +2,14 @@
 // and other JSON files through writeJsonAtomic, the results page, stdout and stderr, which carry
 // log lines, progress and error lines). Three rules:
 //  1. secrets the process was given (the password of a --connect URL or a VECBENCH_CONNECT_*
-//     variable, read from the raw text so that a URL that does not parse is covered too,
-//     PGPASSWORD...) are registered and replaced wherever they appear, in any text;
+//     variable, read from the raw text so that a URL that does not parse is covered too, and
+//     the values of the credential variables participants declare in settings.json) are
+//     registered and replaced wherever they appear, in any text;
 //  2. the password of any URL (scheme://user:password@host) becomes ***;
 //  3. values of credential-named keys (password, secret, token, api_key...) become ***, in JSON
 //     values, `key=value` text (libpq conninfo, query strings) and quoted JSON text.
 // Output is redacted write by write: our own lines are written whole, so a secret is never split.
+import { credentialEnvVars } from '../runner/registry.ts';
 
 export const MASK = '***';
 
@@ -177,10 +179,13 @@ export function connectEnvVar(participant: string): string {
   return `VECBENCH_CONNECT_${participant.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 
-// Secrets the environment gives every vecbench process (the runner and its hosts alike).
+// Secrets the environment gives every vecbench process (the runner and its hosts alike): the
+// connect URLs, those handed down by a parent, and the credential variables the participants
+// declare (settings.json registry.credential_env).
+const credentialVars = new Set(credentialEnvVars());
 for (const [k, v] of Object.entries(process.env)) {
   if (!v) continue;
   if (k.startsWith('VECBENCH_CONNECT_')) registerUrlSecrets(v);
   else if (k === SECRETS_ENV) for (const s of v.split('\n')) registerSecret(s);
-  else if (k === 'PGPASSWORD' || k === 'REDISCLI_AUTH') registerSecret(v);
+  else if (credentialVars.has(k)) registerSecret(v);
 }

@@ -1,9 +1,9 @@
-// The load generator's PostgreSQL fast path, shared by pgvector's load client and the fidelity
-// bench's client (so the bench measures the path `vecbench run` uses). Measured against pgbench
-// on a 2-core machine, where every microsecond of client CPU is taken from the server, pg's
-// general machinery (pool checkout, Query and Result objects, a message object and an event per
-// protocol message, every field decoded to a string) cost twice the client CPU per query that
-// PostgreSQL's own client spends. So:
+// The load generator's PostgreSQL fast path, shared by the load client of a participant whose
+// server speaks PostgreSQL and the fidelity bench's client (so the bench measures the path
+// `vecbench run` uses). Measured against pgbench on a 2-core machine, where every microsecond
+// of client CPU is taken from the server, pg's general machinery (pool checkout, Query and
+// Result objects, a message object and an event per protocol message, every field decoded to a
+// string) cost twice the client CPU per query that PostgreSQL's own client spends. So:
 // - one dedicated connection per in-flight request, handed out from a free list;
 // - pg connects and authenticates (trust, md5, SCRAM, TLS: all its own); then this module takes
 //   the connection's byte stream over and reads the backend messages itself, keeping only what a
@@ -44,7 +44,7 @@ export interface PgSetup {
 const EXECUTE_SYNC = Buffer.concat([serialize.execute(), serialize.sync()]);
 
 /** Encodes an execution of statement `name` (`text`) with these parameters: Buffers bind in
- * binary (e.g. pgvector's vector_recv form), numbers and strings as text. */
+ * binary (e.g. a vector type's binary receive form), numbers and strings as text. */
 export function encodeExecution(name: string, text: string, values: readonly (Buffer | string | number | null)[]): PgExecution {
   const bind = serialize.bind({ statement: name, values: values.map((v) => (typeof v === 'number' ? String(v) : v)) });
   return { name, text, bytes: Buffer.concat([bind, EXECUTE_SYNC]) };

@@ -3,9 +3,10 @@
 // A VectorBench file holds one participant on one dataset: `participant`, `name`, `system`,
 // `version`, `dataset`, `hardware`, `index.params`, and `groups[]`. A VectorBench group is one
 // (filter, k, view) — `view` is 'throughput' or 'latency', keys look like `none/10` — or an
-// exact-search run of it (`exact: true`, key `exact/none/10`). Here the groups of one
-// (filter, k) become one vecbench group: each point keeps its view, and exact-search points
-// keep their knobs plus `search: 'exact'` with the flag `exact-search`, which the cells read as
+// exact-search run of it (`exact: true`, its key prefixed with the word exact, e.g.
+// exact/none/10). Here the groups of one (filter, k) become one vecbench group: each point keeps
+// its view, and exact-search points keep their knobs plus a `search` knob of value EXACT (the
+// word exact) with the flag `exact-search`, which the cells read as
 // a row of their own (src/report/exact-search.ts), apart from the ANN curve. Recall is kept as VectorBench measured it:
 // `recall` is tie-aware (our headline), `recall_strict` strict. What the file does not record
 // (threshold recall, p99.9 latency, id checks...) is listed in extra.import.not_recorded and
@@ -13,6 +14,7 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { groupOrder } from '../cells.ts';
+import { EXACT } from '../exact-search.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile, type ResultPoint } from '../../results/schema.ts';
 import { UserError } from '../../util/errors.ts';
 import { checkImportedName, importedName, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
@@ -92,10 +94,11 @@ function mapStatus(s: string | undefined, hasPoints: boolean): { status: ResultF
   return { status: hasPoints ? 'measured' : 'failed', reason: `VectorBench status "${s}"` };
 }
 
-/** filter and k of a VectorBench group, from its fields or its key (`none/10`, `exact/none/10`). */
+/** filter and k of a VectorBench group, from its fields or its key (`none/10`, or the same
+ * prefixed with the word exact: exact/none/10). */
 function groupIdentity(g: VectorBenchFile['groups'][number]): { filter: string; k: number; exact: boolean } {
   const parts = g.key.split('/');
-  const exactKey = parts[0] === 'exact';
+  const exactKey = parts[0] === EXACT;
   const rest = exactKey ? parts.slice(1) : parts;
   const filter = g.filter ?? rest[0];
   const k = g.k ?? Number(rest[rest.length - 1]);
@@ -185,7 +188,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
       for (const p of g.points) {
         const ladderIndex = exact ? annTop + 1 + p.ladder_index : p.ladder_index;
         if (p.recall === null) {
-          skipped.push({ ladder_index: ladderIndex, knobs: exact ? { ...plainKnobs(p.knobs), search: 'exact' } : plainKnobs(p.knobs), reason: `${g.key} (${view} view): recall is null in the imported file; the point is skipped, as VectorBench skips it` });
+          skipped.push({ ladder_index: ladderIndex, knobs: exact ? { ...plainKnobs(p.knobs), search: EXACT } : plainKnobs(p.knobs), reason: `${g.key} (${view} view): recall is null in the imported file; the point is skipped, as VectorBench skips it` });
           continue;
         }
         const lat = p.latency_ms ?? {};
@@ -197,7 +200,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
         if (p.tail !== undefined) tails.push({ group: key, view, ladder_index: ladderIndex, exact, tail: p.tail });
         points.push({
           ladder_index: ladderIndex,
-          knobs: exact ? { ...plainKnobs(p.knobs), search: 'exact' } : plainKnobs(p.knobs),
+          knobs: exact ? { ...plainKnobs(p.knobs), search: EXACT } : plainKnobs(p.knobs),
           view,
           clients: view === 'latency' ? 1 : clients,
           queries,

@@ -9,6 +9,7 @@
 import * as Plot from '@observablehq/plot';
 import { paretoFrontier, type Better, type CurvePoint } from '../../metrics/frontier.ts';
 import { isExcluded } from '../cells.ts';
+import { EXACT } from '../exact-search.ts';
 import type { PageData, PagePoint, PageSeries } from './types.ts';
 import { drawChurnCharts } from './churn-app.ts';
 
@@ -156,7 +157,7 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
   const curves = new Map<string, Datum[]>();
   for (const d of all) {
     if (d.excluded) continue;
-    const key = `${d.participant}\u0000${d.build ?? 0}\u0000${d.exact ? 'exact' : 'ann'}`;
+    const key = `${d.participant}\u0000${d.build ?? 0}\u0000${d.exact ? EXACT : 'ann'}`;
     curves.set(key, [...(curves.get(key) ?? []), d]);
   }
   for (const pts of curves.values()) {

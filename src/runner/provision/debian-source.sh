@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Downloads a source package from another Debian suite (e.g. trixie's pgvector on a Debian 12
-# machine) without touching the system's apt state: a private sources file, lists and cache
+# Downloads a source package from another Debian suite (e.g. trixie's build of a PostgreSQL
+# extension on a Debian 12 machine) without touching the system's apt state: a private sources file, lists and cache
 # under WORKDIR, so no trixie binary can ever be installed by it. apt checks every file's
 # sha256 against the suite's signed index. Prints the directory holding the downloaded files.
 #
 # usage: debian-source.sh PACKAGE SUITE WORKDIR [--tar-only]
 #   --tar-only: only the upstream (orig) tarball, for packages whose current .dsc the archive
-#               no longer serves (seen with redis 8.0.2-3+deb13u3: the index names it, the pool
-#               answers 404, while the orig tarball it names is there).
+#               no longer serves (the index names it, the pool answers 404, while the orig
+#               tarball it names is there; a participant's README names the case seen).
 set -euo pipefail
 pkg=$1 suite=$2 work=$3
 only=()
