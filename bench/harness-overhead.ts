@@ -27,7 +27,7 @@ import { prepareDataset } from '../src/datasets/registry.ts';
 import { groundTruthFor } from '../src/groundtruth/cache.ts';
 import { HostClient } from '../src/runner/client.ts';
 import { loadParticipant } from '../src/runner/participants.ts';
-import type { PointReply } from '../src/runner/protocol.ts';
+import type { PointReply } from '../src/runner/point-reply.ts';
 import { harnessFlag, measureHarnessOverhead } from '../src/runner/harness-overhead.ts';
 
 const TIMEOUT_S = 900;

@@ -4,7 +4,7 @@
 import { Command } from 'commander';
 import { killAllHosts } from './runner/client.ts';
 import { RunStopped, requestStop, stopExitCode } from './runner/stop.ts';
-import { VECBENCH_VERSION } from './runner/points.ts';
+import { VECBENCH_VERSION } from './version.ts';
 import { UserError, diskFullError } from './util/errors.ts';
 import { redactStandardStreams } from './util/redact.ts';
 import { registerCore } from './commands/core.ts';

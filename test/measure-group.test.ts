@@ -17,7 +17,8 @@ import { resultSchema, type ResultFile, type ResultGroup } from '../src/results/
 import { BUSY_RETAKES, measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../src/runner/points.ts';
-import type { HostRequest, PointReply } from '../src/runner/protocol.ts';
+import type { HostRequest } from '../src/runner/protocol.ts';
+import type { PointReply } from '../src/runner/point-reply.ts';
 
 let dir: string;
 let ds: Dataset;

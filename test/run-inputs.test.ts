@@ -17,7 +17,8 @@ import { readResult } from '../src/results/store.ts';
 import { measureColdGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { loadParticipant, settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../src/runner/points.ts';
-import type { HostRequest, PointReply } from '../src/runner/protocol.ts';
+import type { HostRequest } from '../src/runner/protocol.ts';
+import type { PointReply } from '../src/runner/point-reply.ts';
 
 const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'vecbench-run-inputs-'));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planSlices, queryOrder } from '../src/runner/points.ts';
+import { planSlices, queryOrder } from '../src/runner/query-order.ts';
 import { checkExactSearch, ladderFor, loadParticipant, settingsFileSchema } from '../src/runner/participants.ts';
 
 test('query order is a fixed permutation', () => {

@@ -11,7 +11,7 @@ import type { FilterExpr, Knobs } from '../src/contracts.ts';
 import { prepareDataset } from '../src/datasets/registry.ts';
 import type { Dataset } from '../src/datasets/layout.ts';
 import { HostClient, HostError } from '../src/runner/client.ts';
-import type { PointReply } from '../src/runner/protocol.ts';
+import type { PointReply } from '../src/runner/point-reply.ts';
 
 const DATASET = 'synthetic-2000';
 const LIMIT_S = 240;

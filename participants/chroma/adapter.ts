@@ -22,7 +22,6 @@ import { z } from 'zod';
 import { ATTRIBUTES, type AttrName, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type Metric, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
 import { serverHandle, spawnServer } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
-import type { ChromaLoadOptions } from './load-client.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
 const API = '/api/v2/tenants/default_tenant/databases/default_database';
@@ -179,6 +178,17 @@ export function queryBody(request: SearchRequest, ef: number): Record<string, un
   const body: Record<string, unknown> = { query_embeddings: [Array.from(request.vector)], n_results: request.k, include: [] };
   if (request.filter !== null) body.where = filterToWhere(request.filter, (a) => metadataKey(a, ef));
   return body;
+}
+
+/** What the session hands its load generator's client (load-client.ts). */
+export interface ChromaLoadOptions {
+  /** e.g. http://127.0.0.1:8000 */
+  origin: string;
+  /** [ef, the query path of that ef's collection] (Chroma fixes ef_search per collection). */
+  queryPaths: [number, string][];
+  /** The ef the session had when the spec was made (setKnobs changes it). */
+  ef: number;
+  d: number;
 }
 
 class ChromaSession implements EngineSession {

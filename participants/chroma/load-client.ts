@@ -6,20 +6,10 @@
 import { Pool } from 'undici';
 import type { CreateLoadClient, Knobs, LoadClient, SearchRequest } from '../../src/contracts.ts';
 import { idsFromJson } from '../../src/loadgen/clients/http-json.ts';
-import { queryBody } from './adapter.ts';
+import { queryBody, type ChromaLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against: the undici client and the null HTTP server. */
 export const protocol = 'http';
-
-export interface ChromaLoadOptions {
-  /** e.g. http://127.0.0.1:8000 */
-  origin: string;
-  /** [ef, the query path of that ef's collection] (Chroma fixes ef_search per collection). */
-  queryPaths: [number, string][];
-  /** The ef the session had when the spec was made (setKnobs changes it). */
-  ef: number;
-  d: number;
-}
 
 const HEADERS = { 'content-type': 'application/json' };
 

@@ -14,7 +14,6 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
 import { fileURLToPath } from 'node:url';
-import type { PgLoadOptions } from './load-client.ts';
 import {
   ATTRIBUTES,
   type EngineSession,
@@ -221,6 +220,19 @@ async function readVersion(pool: pg.Pool): Promise<string> {
   const v = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
   const ext = (await pool.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'")).rows[0]?.v ?? 'not installed';
   return `PostgreSQL ${v.split(' ')[0]}, pgvector ${ext}`;
+}
+
+/** What the session hands its load generator's client (load-client.ts). */
+export interface PgLoadOptions {
+  host: string;
+  port: number;
+  user: string;
+  database: string;
+  password?: string;
+  metric: Metric;
+  d: number;
+  /** settings.filtered_plans: 'custom' plans each filtered execution with its values. */
+  filteredPlans: 'custom' | 'generic';
 }
 
 class PgvectorSession implements EngineSession {

@@ -4,25 +4,13 @@
 // ../pgvector-pglite/sql.ts as named prepared statements, the query vector bound in binary) with
 // the same knob SETs and plan mode, through the load generator's PostgreSQL fast path
 // (src/loadgen/clients/pg-ids.ts: executions encoded before the timed loop, only the ids read).
-import type { CreateLoadClient, FilterExpr, Knobs, LoadClient, Metric, SearchRequest } from '../../src/contracts.ts';
+import type { CreateLoadClient, FilterExpr, Knobs, LoadClient, SearchRequest } from '../../src/contracts.ts';
 import { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../../src/loadgen/clients/pg-ids.ts';
 import { searchStatement, vectorBinary } from '../pgvector-pglite/sql.ts';
-import { parseKnobs, planSettings } from './adapter.ts';
+import { parseKnobs, planSettings, type PgLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against (`vecbench ceiling --protocols postgres`). */
 export const protocol = 'postgres';
-
-export interface PgLoadOptions {
-  host: string;
-  port: number;
-  user: string;
-  database: string;
-  password?: string;
-  metric: Metric;
-  d: number;
-  /** settings.filtered_plans: 'custom' plans each filtered execution with its values. */
-  filteredPlans: 'custom' | 'generic';
-}
 
 interface Prepared {
   exec: PgExecution;

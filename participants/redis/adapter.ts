@@ -13,7 +13,6 @@ import { z } from 'zod';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
 import { serverHandle, spawnServer } from '../../src/runner/server.ts';
 import { SetupNeeded, UserError } from '../../src/util/errors.ts';
-import type { RedisLoadOptions } from './load-client.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
 const KEY = 'vb:items';
@@ -194,6 +193,12 @@ export function vsimArgs(request: SearchRequest, knobs: { ef: number; filter_ef:
     if (knobs.filter_ef > 0) args.push('FILTER-EF', String(knobs.filter_ef));
   }
   return args;
+}
+
+/** What the session hands its load generator's client (load-client.ts). */
+export interface RedisLoadOptions {
+  connection: ServerConnection;
+  d: number;
 }
 
 class RedisSession implements EngineSession {

@@ -5,16 +5,11 @@
 // list. It sends the session's own command (adapter.ts vsimArgs: the participant's query, FILTER
 // translation and knobs), built once per query before the timed loop.
 import { createClient } from '@redis/client';
-import type { CreateLoadClient, Knobs, LoadClient, SearchRequest, ServerConnection } from '../../src/contracts.ts';
-import { clientOptions, parseKnobs, vsimArgs } from './adapter.ts';
+import type { CreateLoadClient, Knobs, LoadClient, SearchRequest } from '../../src/contracts.ts';
+import { clientOptions, parseKnobs, vsimArgs, type RedisLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against (`vecbench ceiling --protocols redis`). */
 export const protocol = 'redis';
-
-export interface RedisLoadOptions {
-  connection: ServerConnection;
-  d: number;
-}
 
 /** What this client uses of an @redis/client connection. */
 interface RedisConnection {

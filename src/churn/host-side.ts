@@ -4,7 +4,7 @@
 import { packIds, timedLoop } from '../runner/timed-loop.ts';
 import { ATTRIBUTES, type EngineSession, type RowAttributes, type RowBatch } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
-import type { PointReply } from '../runner/protocol.ts';
+import type { PointReply } from '../runner/point-reply.ts';
 import type { ChurnCaps, ChurnHostReply, ChurnHostRequest, FreshnessReply, MixedReply, WireRows, WriteOp } from './protocol.ts';
 
 export type ProgressFn = (p: { what: string; done: number; total: number }) => void;

@@ -2,7 +2,7 @@
 // src/runner/protocol.ts's unions). The freshness and mixed routines run inside the host, so
 // the write-to-visible and read latencies are timed beside the engine, never across IPC.
 import type { FilterExpr, Knobs, RowAttributes } from '../contracts.ts';
-import type { PointReply } from '../runner/protocol.ts';
+import type { PointReply } from '../runner/point-reply.ts';
 
 export type WriteOp = 'insert' | 'upsert' | 'delete';
 export const WRITE_OPS: readonly WriteOp[] = ['insert', 'upsert', 'delete'];

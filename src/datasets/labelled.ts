@@ -3,7 +3,7 @@
 // for every other dataset. Shared by the BEIR reader and the built-in Debian corpus.
 import { assignClusters, hashedAttributes, kmeans } from './attributes.ts';
 import type { Labels, PreparedData } from './layout.ts';
-import type { TextEmbedder } from '../embed/provider.ts';
+import type { TextEmbedder } from '../embed/embedder.ts';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/progress.ts';
 

@@ -2,29 +2,14 @@
 // finds the one that knows the name. Later formats add entries here, not switches elsewhere.
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/progress.ts';
-import { isPrepared, loadDataset, writePrepared, type Dataset, type PreparedData } from './layout.ts';
+import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
 import { generateSynthetic, parseSyntheticName } from './synthetic.ts';
 import { beirSource } from './beir.ts';
 import { debianPackagesSource } from './sources/debian-packages.ts';
 import { REAL_SOURCES } from './sources/index.ts';
 import { prepareGroundTruth } from '../groundtruth/cache.ts';
 import { refuseWhileBeingPrepared, whilePreparing } from './preparing.ts';
-
-export interface DatasetSource {
-  /** Shown by `vecbench datasets`. */
-  pattern: string;
-  describe: string;
-  matches(name: string): boolean;
-  /** Builds the whole set in memory (small sets); writePrepared stores it. */
-  make?(name: string): Promise<PreparedData>;
-  /** Streams the set into the prepared layout itself (real data of any size); preferred over
-   * make when present. */
-  prepare?(dataDir: string, name: string, opts?: { quiet?: boolean }): Promise<Dataset>;
-  /** For `vecbench datasets`: rows x dimension and queries, metric, where the data comes from. */
-  size?: string;
-  metric?: string;
-  origin?: string;
-}
+import type { DatasetSource } from './dataset-source.ts';
 
 export const DEFAULT_DATASET = 'synthetic-20k';
 /** The groups of the embedded default run (`vecbench run` with no --dataset or --groups): one

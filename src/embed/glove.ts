@@ -8,7 +8,7 @@ import { makeRng } from '../util/hash.ts';
 import { sha256 } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
 import { nlpWithVectors, vectorsLoaded, winkVersion, type WinkToken } from './wink.ts';
-import { normalizeRows, type TextEmbedder } from './provider.ts';
+import { normalizeRows, type TextEmbedder } from './embedder.ts';
 
 export function gloveEmbedder(): TextEmbedder {
   return {

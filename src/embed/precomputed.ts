@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { sha256File } from '../util/hash.ts';
 import { formatOf, openVectors } from '../datasets/readers/index.ts';
-import { normalizeRows, type TextEmbedder } from './provider.ts';
+import { normalizeRows, type TextEmbedder } from './embedder.ts';
 
 type Role = 'corpus' | 'queries';
 type VectorSource = { kind: 'jsonl'; file: string } | { kind: 'matrix'; file: string; ids: string };

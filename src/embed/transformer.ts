@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { Progress } from '../util/progress.ts';
-import type { TextEmbedder } from './provider.ts';
+import type { TextEmbedder } from './embedder.ts';
 
 export const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'] as const;
 export const MODEL_WEIGHTS = ['onnx/model.onnx', 'onnx/model_quantized.onnx'] as const;

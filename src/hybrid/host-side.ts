@@ -7,7 +7,7 @@ import { packIds, timedLoop } from '../runner/timed-loop.ts';
 import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { rrfFuse } from '../metrics/quality.ts';
-import type { PointReply } from '../runner/protocol.ts';
+import type { PointReply } from '../runner/point-reply.ts';
 import { Bm25Index, bm25Description } from './bm25.ts';
 import type { QualityHostReply, QualityHostRequest } from './protocol.ts';
 

@@ -1,7 +1,7 @@
 // Messages of the quality run between the runner and a participant host (added to
 // src/runner/protocol.ts's unions).
 import type { Knobs } from '../contracts.ts';
-import type { PointReply } from '../runner/protocol.ts';
+import type { PointReply } from '../runner/point-reply.ts';
 
 export type Arm = 'dense' | 'keyword' | 'hybrid';
 

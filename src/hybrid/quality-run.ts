@@ -14,8 +14,8 @@ import { meanWithCI, pairedLift, rrfFuse, scoreRanking, type QueryQuality } from
 import { mean } from '../metrics/stats.ts';
 import type { HostClient } from '../runner/client.ts';
 import { ladderFor, type LoadedParticipant } from '../runner/participants.ts';
-import type { PointReply } from '../runner/protocol.ts';
-import { latencySummary } from '../runner/points.ts';
+import type { PointReply } from '../runner/point-reply.ts';
+import { latencySummary } from '../metrics/latency.ts';
 import { Progress, log } from '../util/progress.ts';
 import type { Arm } from './protocol.ts';
 import { QUALITY_FORMAT, type QualityMetrics, type QualityPoint, type QualitySection } from './schema.ts';

@@ -1,4 +1,4 @@
-// The client-limited flag on the ordinary ladder points (src/runner/run.ts measureGroup): the
+// The client-limited flag on the ordinary ladder points (src/runner/measure-group.ts): the
 // host's own thread drives them, so for a server the host's CPU is the client's CPU (one thread
 // available); for an in-process engine the point's rate is held against the null ceiling of the
 // host's loop at the same in-flight level (measured once per engine handle and level).

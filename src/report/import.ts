@@ -15,7 +15,7 @@ import { loadDataset } from '../datasets/layout.ts';
 import { groundTruthFor } from '../groundtruth/cache.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile, type ResultGroup } from '../results/schema.ts';
 import { readResult, resultPath, writeResult } from '../results/store.ts';
-import { VECBENCH_VERSION } from '../runner/points.ts';
+import { VECBENCH_VERSION } from '../version.ts';
 import { UserError } from '../util/errors.ts';
 import { groupOrder } from './cells.ts';
 import { ANN_BENCHMARKS, HDF5_MAGIC, readAnnBenchmarks, scoreAnnBenchmarks } from './import/annbench.ts';

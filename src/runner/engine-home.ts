@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { sha256 } from '../util/hash.ts';
-import type { PointReply } from './protocol.ts';
+import type { PointReply } from './point-reply.ts';
 import { removeServerData } from './server-data.ts';
 
 export const ENGINES_DIR = '.engines';

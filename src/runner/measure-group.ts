@@ -30,8 +30,11 @@ import { HostError } from './client.ts';
 import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
-import { SLICE_CAP, VIEWS, latencySummary, scorePoint, type AskedGroup } from './points.ts';
-import type { HostReply, HostRequest, PointReply } from './protocol.ts';
+import { VIEWS, scorePoint, type AskedGroup } from './points.ts';
+import { SLICE_CAP } from './query-order.ts';
+import { latencySummary } from '../metrics/latency.ts';
+import type { HostReply, HostRequest } from './protocol.ts';
+import type { PointReply } from './point-reply.ts';
 
 /** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
  * toward the maximum only). */

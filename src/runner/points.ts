@@ -1,24 +1,17 @@
-// The pieces of a measurement that every kind of run shares (sweep, churn, quality, load):
-// the query order, slices, groups with their ground truth, and scoring a point's answers
-// against it (docs/method.md §4, §5). Recall is computed here from the returned ids, never taken from the
+// The groups a run asks, with their ground truth, and scoring a point's answers against it
+// (docs/method.md §4, §5). Recall is computed here from the returned ids, never taken from the
 // engine.
-import { cpus, totalmem, type as osType, release } from 'node:os';
 import type { FilterExpr, Knobs } from '../contracts.ts';
 import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, type GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { groundTruthFor, scoringDists, type GroundTruth } from '../groundtruth/cache.ts';
 import { exactDistance } from '../groundtruth/exact.ts';
 import { scoreQuery, summarize, type QueryScore } from '../metrics/recall.ts';
-import { mean, percentile } from '../metrics/stats.ts';
-import type { ResultFile, ResultPoint, Resources } from '../results/schema.ts';
-import { makeRng } from '../util/hash.ts';
+import { percentile } from '../metrics/stats.ts';
+import type { Resources } from '../results/schema.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
-import type { PointReply } from './protocol.ts';
+import type { PointReply } from './point-reply.ts';
 
-export const VECBENCH_VERSION = '0.1.0';
-export const QUERY_SEED = 20251129;
-/** Queries per point at each k (docs/method.md §5). */
-export const SLICE_CAP: Record<number, number> = { 10: 1000, 100: 500, 1000: 200 };
 /** A group is asked only when its filter keeps at least this many times k rows. */
 export const ASK_FACTOR = 10;
 
@@ -28,37 +21,6 @@ export interface AskedGroup extends GroupKey {
   medianMatches: number;
   gt: GroundTruth;
   filters: (FilterExpr | null)[];
-}
-
-/** The shuffled query order every participant and group uses (fixed seed). */
-export function queryOrder(nq: number, seed = QUERY_SEED): Int32Array {
-  const order = new Int32Array(nq);
-  for (let i = 0; i < nq; i++) order[i] = i;
-  const rng = makeRng(seed);
-  for (let i = nq - 1; i > 0; i--) {
-    const j = Math.floor(rng.uniform() * (i + 1));
-    const t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-  return order;
-}
-
-/** Slices for a group: one query of its own for the first-query timing, then the next
- * slice for each (ladder point, view). No query runs twice within a group while the query
- * set lasts; all participants get the same slices for the same ladder length. */
-export function planSlices(nq: number, k: number, slots: number): { first: number; slices: [number, number][] } {
-  const per = Math.max(1, Math.min(SLICE_CAP[k] ?? 200, Math.floor((nq - 1) / Math.max(1, slots))));
-  const slices: [number, number][] = [];
-  for (let s = 0; s < slots; s++) {
-    const from = (1 + s * per) % nq;
-    slices.push([from, from + per]);
-  }
-  return { first: 0, slices };
-}
-
-export function hardware(): ResultFile['hardware'] {
-  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_bytes: totalmem(), os: `${osType()} ${release()}`, node: process.version };
 }
 
 export function prepareGroups(ds: Dataset, only?: GroupKey[]): AskedGroup[] {
@@ -110,18 +72,6 @@ export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply:
       distanceOf: (id) => exactDistance(metric, ds.queries, q * d, ds.base, id * d, d),
     });
   });
-}
-
-export function latencySummary(ms: Float64Array): ResultPoint['latency_ms'] {
-  const sorted = Float64Array.from(ms).sort();
-  return {
-    mean: mean(sorted),
-    p50: percentile(sorted, 50),
-    p95: percentile(sorted, 95),
-    p99: percentile(sorted, 99),
-    p999: percentile(sorted, 99.9),
-    max: sorted[sorted.length - 1],
-  };
 }
 
 export const VIEWS = ['latency', 'throughput'] as const;

@@ -4,6 +4,7 @@ import type { FilterExpr, Knobs, ServerConnection } from '../contracts.ts';
 import type { QualityHostReply, QualityHostRequest } from '../hybrid/protocol.ts';
 import type { ChurnHostReply, ChurnHostRequest } from '../churn/protocol.ts';
 import type { LoadgenHostReply, LoadgenHostRequest } from '../loadgen/protocol.ts';
+import type { PointReply } from './point-reply.ts';
 
 export type HostRequest =
   | {
@@ -37,21 +38,6 @@ export type HostRequest =
   | ChurnHostRequest
   | LoadgenHostRequest
   | { type: 'close' };
-
-export interface PointReply {
-  /** Concatenated ids of every query; query i owns ids[offsets[i]..offsets[i+1]). */
-  ids: Int32Array;
-  offsets: Int32Array;
-  latenciesMs: Float64Array;
-  wallS: number;
-  /** Per query: the engine threw (message) or null. */
-  errors: (string | null)[];
-  /** Per query: a 32-bit digest of its ids in order, so passes can be compared cheaply (the
-   * participant host's point replies). */
-  digests?: Uint32Array;
-  /** Queries each search thread answered, when the pass ran in threads (Participant.reopenInThreads). */
-  threadsUsed?: number[];
-}
 
 export type HostReply =
   /** openS: seconds the adapter's open (or reopen) took. */

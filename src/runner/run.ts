@@ -24,7 +24,10 @@ import { ladderFor, loadParticipant, type LoadedParticipant } from './participan
 import type { HostReply, HostRequest } from './protocol.ts';
 import { measureLoad, type LoadOptions } from '../loadgen/sweep.ts';
 import { ReuseRefused, buildSettingsHash, checkDiffers, discardHome, engineHome, engineWorkDir, idsPerQuery, markerMismatch, readMarker, startFreshBuild, writeMarker, type BuiltMarker } from './engine-home.ts';
-import { ASK_FACTOR, PROBE_QUERIES, QUERY_SEED, VECBENCH_VERSION, hardware, prepareGroups, queryOrder, scoreProbe, supportReason, type AskedGroup } from './points.ts';
+import { ASK_FACTOR, PROBE_QUERIES, prepareGroups, scoreProbe, supportReason, type AskedGroup } from './points.ts';
+import { QUERY_SEED, queryOrder } from './query-order.ts';
+import { hardware } from '../results/hardware.ts';
+import { VECBENCH_VERSION } from '../version.ts';
 import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING, MIN_RUN_QUERIES, minPointQueries, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
 import { BUSY_OTHER_CORES, busyWarning, checkQuiet } from './machine-load.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';

@@ -11,7 +11,7 @@ import { UserError } from '../../util/errors.ts';
 import { SAFE_NAME_RULE, isSafeName, shownName } from '../../util/names.ts';
 import { log } from '../../util/progress.ts';
 import { datasetDir, isPrepared, loadDataset, type Dataset } from '../layout.ts';
-import type { DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
 import { whilePreparing } from '../preparing.ts';
 import { FORMAT_HELP, declaredMetric, openIds, openVectors, parseInputSpec, readAllIds } from '../readers/index.ts';
 import { hashInputs, readAllRows, streamRows } from './common.ts';

@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { gloveEmbedder } from '../../embed/glove.ts';
 import { UserError } from '../../util/errors.ts';
 import { sha256 } from '../../util/hash.ts';
-import type { DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
 import { assembleLabelled, type LabelledCorpus } from '../labelled.ts';
 
 export const DEBIAN_STATUS = '/var/lib/dpkg/status';

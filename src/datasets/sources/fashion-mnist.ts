@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SetupNeeded, UserError } from '../../util/errors.ts';
-import type { DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
 import { openIdx } from '../readers/idx.ts';
 import { checkPinned, hashInputs, readAllRows, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';

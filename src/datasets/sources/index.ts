@@ -1,5 +1,5 @@
 // The real-data registry entries (appended to SOURCES in ../registry.ts).
-import type { DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
 import { customSource } from './custom.ts';
 import { fashionMnistSource } from './fashion-mnist.ts';
 import { gloveSource } from './glove.ts';

@@ -2,7 +2,8 @@
 // prepared, plus prepared sets no entry names (`prepare custom` sets).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SOURCES, type DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
+import { SOURCES } from '../registry.ts';
 import { parseWikiName, WIKI_FULL_ROWS, WIKI_PREFIX } from './remote.ts';
 
 interface PreparedInfo {

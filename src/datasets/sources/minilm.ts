@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../util/errors.ts';
-import type { DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
 import { FIX_TRUNCATED, inputError } from '../readers/common.ts';
 import { openRawFloat32 } from '../readers/npy.ts';
 import { checkPinned, hashInputs, heldOutRows, packageFile, streamRows } from './common.ts';

@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import { UserError } from '../../util/errors.ts';
 import { log } from '../../util/progress.ts';
-import type { DatasetSource } from '../registry.ts';
+import type { DatasetSource } from '../dataset-source.ts';
 import { hdf5Info, openHdf5 } from '../readers/hdf5.ts';
 import { openParquet, type ParquetReader } from '../readers/parquet.ts';
 import { heldOutRows, readAllRows, streamRows, type InputRecord } from './common.ts';

@@ -17,7 +17,7 @@ import type { GroundTruth } from '../../groundtruth/cache.ts';
 import { exactDistance } from '../../groundtruth/exact.ts';
 import { scoreQuery, pointReadings, summarize } from '../../metrics/recall.ts';
 import type { ResultPoint } from '../../results/schema.ts';
-import { latencySummary } from '../../runner/points.ts';
+import { latencySummary } from '../../metrics/latency.ts';
 import { UserError } from '../../util/errors.ts';
 import { knobsFromName } from './common.ts';
 

@@ -1,0 +1,1 @@
+export const VECBENCH_VERSION = '0.1.0';
