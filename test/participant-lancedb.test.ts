@@ -55,7 +55,8 @@ describe('participant lancedb', () => {
 
   test('unfiltered k=10 reaches recall >= 0.95 and rises along the ladder', async () => {
     const points = await checkLadder(o, 'none', 10);
-    assert.ok(points.length >= 5, 'the k=10 ladder has at least 5 points');
+    // Four points: calibration measures each target recall between them.
+    assert.ok(points.length >= 4, 'the k=10 ladder has at least 4 points');
     assertClean(points);
     assertRising(points);
     assert.ok(top(points).recall >= 0.95, `top of ladder recall ${top(points).recall}`);
