@@ -1,7 +1,7 @@
 // The vecbench command line. Each command lives in src/commands/ and registers itself here.
 // Every command validates its input first; a UserError becomes one line (the problem and the
 // fix) and exit code 2.
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { killAllHosts } from './runner/client.ts';
 import { RunStopped, requestStop, stopExitCode } from './runner/stop.ts';
 import { VECBENCH_VERSION } from './version.ts';
@@ -21,7 +21,10 @@ const program = new Command()
   .name('vecbench')
   .description('An honest, reproducible benchmark for vector search engines')
   .version(VECBENCH_VERSION)
-  .showHelpAfterError();
+  // A bad option is one line like every other bad input (below), not a page of help: commander
+  // throws instead of exiting, and prints nothing of its own for errors.
+  .exitOverride()
+  .configureOutput({ outputError: () => {} });
 
 function onSignal(sig: NodeJS.Signals) {
   // Exits before any further JS runs: nothing after the last whole write reaches a file.
@@ -46,6 +49,13 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   killAllHosts();
+  // --help, --version and a bare `vecbench` (help, exit 1) end here too, having printed it.
+  if (e instanceof CommanderError) {
+    if (e.exitCode === 0 || e.code === 'commander.help') process.exit(e.exitCode);
+    const sub = process.argv.slice(2).find((a) => program.commands.some((c) => c.name() === a));
+    process.stderr.write(`vecbench: ${e.message.replace(/^error: /, '')}; vecbench ${sub ? `${sub} ` : ''}--help lists the options\n`);
+    process.exit(2);
+  }
   // A full disk met outside the writers that name their file is still one line, exit 2.
   const full = diskFullError(e);
   if (full) e = full;

@@ -311,6 +311,10 @@ describe('unknown dataset, participant, filter or group', () => {
     expectBadInput('unknown group (k)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/7'), /k must be one of 10, 100, 1000/, [cleanData, cleanOut]);
     expectBadInput('unknown group (form)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none'), /write groups as FILTER\/K/, [cleanData, cleanOut]);
   });
+
+  test('a --host-slow that is neither 0 nor at least 1', () => {
+    expectBadInput('bad --host-slow', run('--dataset', 'tiny', '--participants', 'exact', '--host-slow', '0.5'), /--host-slow must be 0 \(off\) or a number >= 1/, [cleanData, cleanOut]);
+  });
 });
 
 describe('a results directory from an incompatible version', () => {

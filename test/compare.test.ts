@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import type { DerivedCell } from '../src/report/cells.ts';
-import { compareCells, isShown, renderCompare, type CellPair } from '../src/report/compare.ts';
+import { compareCells, hostSpeedNote, isShown, renderCompare, type CellPair } from '../src/report/compare.ts';
 import { resultSchema, type ResultPoint } from '../src/results/schema.ts';
 import { writeResult } from '../src/results/store.ts';
 
@@ -339,5 +339,16 @@ describe('vecbench compare end to end', () => {
     assert.equal(missing.code, 2);
     assert.ok(missing.stderr.includes(`directory ${join(dir, 'nope')} (A) does not exist`), missing.stderr);
     assert.equal(missing.stdout, '');
+  });
+});
+
+describe('hostSpeedNote', () => {
+  test('a host slower in B is named with its interval; equal hosts read as no difference; no probes, no line', () => {
+    const a = Array.from({ length: 40 }, (_, i) => 20 + (i % 5) * 0.1);
+    const slower = a.map((x) => x * 1.3);
+    const note = hostSpeedNote(a, slower)!;
+    assert.match(note, /B's host ran x0\.77 \[0\.7\d, 0\.7\d\] of A's speed; every cell ratio includes this/);
+    assert.match(hostSpeedNote(a, [...a].reverse())!, /x1\.00 .*\(no difference\)/);
+    assert.equal(hostSpeedNote([], a), null);
   });
 });

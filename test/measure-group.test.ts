@@ -91,12 +91,19 @@ function participant(ladder: Knobs[]): LoadedParticipant {
 
 const queriesOf = () => Array.from({ length: 1000 }, (_, i) => (i * 7) % ds.nq);
 
-async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6) {
+/** A host whose first `slowLeft` probes come back slowed by `slowdown`, then at speed. */
+function fakeHost(slowLeft: number, slowdown = 1.6) {
+  const waits: number[] = [];
+  const probe = () => (slowLeft-- > 0 ? { ms: 10 * slowdown, slowdown } : { ms: 10, slowdown: 1 });
+  return { waits, meter: { sample: async () => probe(), waitForSpeed: async (limit: number) => (waits.push(limit), probe()) } };
+}
+
+async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: ReturnType<typeof fakeHost>) {
   const log: string[] = [];
   const { engine, meter } = fakeEngine(log, busyPasses);
   const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
   const queries = queriesOf();
-  const run: GroupRun = { engine, p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]), ds, g, group, queries, clients: 4, threads: 2, pointTimeoutS: 60, timing: { minPasses, minSeconds: 0, maxPasses }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: meter };
+  const run: GroupRun = { engine, p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]), ds, g, group, queries, clients: 4, threads: 2, pointTimeoutS: 60, timing: { minPasses, minSeconds: 0, maxPasses }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: meter, ...(host ? { hostSpeed: host.meter, hostSlow: 1.25 } : {}) };
   await measureWarmGroup(run);
   return { log, group };
 }
@@ -178,4 +185,25 @@ test('busy passes are retaken; a point that never gets enough quiet passes is fl
   const cells = deriveCells([resultOf(flagged.group)]);
   assert.ok(cells.every((c) => c.value === null && c.excluded['busy-machine'] > 0));
   assert.match(cells[0].reason ?? '', /busy-machine/);
+});
+
+test('a round the host-speed probe finds slowed is retaken like a busy one, waited out, and its probe is kept', async () => {
+  // One slowed probe: the first timing round is retaken, and the next waits for the host first.
+  const host = fakeHost(1);
+  const { group } = await measure(0, 2, 6, host);
+  assert.deepEqual(host.waits, [1.25], 'one wait, at the --host-slow limit');
+  for (const p of group.points) {
+    assert.equal(p.passes_busy, 1, `${p.view} ${JSON.stringify(p.knobs)}: the slowed round is retaken`);
+    assert.ok(!p.flags.includes('busy-machine'));
+    assert.equal(p.pass!.host_ms![0], 16, 'the slowed probe is stored with its pass');
+    assert.equal(p.pass!.qps.length, 2, 'the figures come from the passes at speed');
+    assert.ok(p.machine!.host_ms! > 10);
+  }
+  // A host slowed throughout: the points run out of retakes and are flagged; no cell reads them.
+  const slow = await measure(0, 2, 60, fakeHost(10_000));
+  assert.ok(slow.group.points.every((p) => p.flags.includes('busy-machine') && p.passes === BUSY_RETAKES * 2));
+  assert.ok(deriveCells([resultOf(slow.group)]).every((c) => c.value === null));
+  // Without a meter (--host-slow 0) nothing is probed or stored.
+  const off = await measure();
+  assert.ok(off.group.points.every((p) => p.pass!.host_ms === undefined && p.machine!.host_ms === undefined));
 });

@@ -35,7 +35,7 @@ describe('stable points with hnswlib', () => {
     assert.equal(r.code, 0, r.stderr);
     const res = readJson(resultFile(out));
     assert.deepEqual(res.run.query_set, { mode: 'subset', size: 1000, seed: res.run.query_seed });
-    assert.deepEqual(res.run.timing, { min_passes: 3, min_seconds: 0, max_passes: 6, busy_cores: 64 });
+    assert.deepEqual(res.run.timing, { min_passes: 3, min_seconds: 0, max_passes: 6, busy_cores: 64, host_slow: 0 });
     assert.equal(res.run.builds, 2);
     assert.match(res.provenance.settings_hash, /^[0-9a-f]{16}$/);
     assert.ok(res.provenance.cpu_model.length > 0);

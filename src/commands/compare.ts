@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { deriveCells } from '../report/cells.ts';
-import { compareCells, DEFAULT_WORST, renderCompare } from '../report/compare.ts';
+import { compareCells, DEFAULT_WORST, hostSpeedNote, renderCompare } from '../report/compare.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { UserError } from '../util/errors.ts';
@@ -29,8 +29,19 @@ function notesOf(a: ResultFile[], b: ResultFile[]): Map<string, string[]> {
     const ha = a.find((r) => r.dataset.name === ds)!.dataset.hash;
     const hb = b.find((r) => r.dataset.name === ds)?.dataset.hash;
     if (hb !== undefined && ha !== hb) add(ds, `warning: the dataset's contents differ (hash ${ha.slice(0, 12)} in A, ${hb.slice(0, 12)} in B): the cells do not measure the same thing`);
+    const host = hostSpeedNote(hostProbes(a, ds), hostProbes(b, ds));
+    if (host) add(ds, host);
   }
   return notes;
+}
+
+/** The host-speed probes the runs' points stored on one dataset, ms, each once: every pass of
+ * a round stores the probe that judged the round (two probes timing equal to the last bit of a
+ * double do not happen in practice). */
+function hostProbes(results: ResultFile[], ds: string): number[] {
+  const out = new Set<number>();
+  for (const r of results) if (r.dataset.name === ds) for (const g of r.groups) for (const p of g.points) for (const x of p.pass?.host_ms ?? []) if (x !== null) out.add(x);
+  return [...out];
 }
 
 function nonNegativeInt(v: string): number {

@@ -25,7 +25,7 @@ import { UserError } from '../util/errors.ts';
 import { dataDir, isWithin, list, lockOutDir, outDir, positiveInt } from './common.ts';
 import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
-import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
 import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
 
 export function printReport(out: string, json: boolean): void {
@@ -167,13 +167,18 @@ export function registerCore(program: Command): void {
       if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--busy-cores must be a number >= 0');
       return n;
     })
+    .option('--host-slow <x>', `warm protocol: a round whose host-speed probe (a fixed workload timed on every core between rounds) took more than x times the run's fastest probe ran on a slowed host and is retaken; 0 turns the probe off (default ${DEFAULT_HOST_SLOW})`, (v: string) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || !(n === 0 || n >= 1)) throw new InvalidArgumentError('--host-slow must be 0 (off) or a number >= 1, e.g. 1.25');
+      return n;
+    })
     .option('--threads <n>', 'throughput view: threads for synchronous in-process engines (default: the cores)', positiveInt('--threads'))
     .option('--builds <n>', `build each index this many times from scratch, each in a fresh engine process, and time the points the cells read on each (default 1; ${DEFAULT_BUILDS} for the embedded default run)`, positiveInt('--builds'))
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
   addLoadOptions(program.commands.find((c) => c.name() === 'run')!)
     .action(
-      async (o: { busyCores?: number; queries?: number | 'all'; minPasses?: number; minSeconds?: number; maxPasses?: number; threads?: number; builds?: number; dataset?: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
+      async (o: { busyCores?: number; hostSlow?: number; queries?: number | 'all'; minPasses?: number; minSeconds?: number; maxPasses?: number; threads?: number; builds?: number; dataset?: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
         // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
         const embedded = o.dataset === undefined;
         o.dataset ??= DEFAULT_DATASET;
@@ -191,7 +196,7 @@ export function registerCore(program: Command): void {
         }
         const timing = { minPasses: o.minPasses ?? DEFAULT_TIMING.minPasses, minSeconds: o.minSeconds ?? DEFAULT_TIMING.minSeconds, maxPasses: o.maxPasses ?? DEFAULT_TIMING.maxPasses };
         if (timing.maxPasses < timing.minPasses) throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
-        await run({ busyCores: o.busyCores, querySet: o.queries, timing, threads: o.threads, builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1), dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
+        await run({ busyCores: o.busyCores, hostSlow: o.hostSlow, querySet: o.queries, timing, threads: o.threads, builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1), dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
         printReport(out, false);
         process.stdout.write(`results: ${out}\n`);
         process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);

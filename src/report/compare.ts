@@ -8,7 +8,7 @@
 //   standing at its value on both ends.
 // - A change is significant only when the two 95 % intervals do not overlap (touching counts as
 //   overlapping); QPS: higher is better.
-import { intervalsOverlap } from '../metrics/stats.ts';
+import { bootstrapCI, intervalsOverlap, quantileSorted } from '../metrics/stats.ts';
 import type { CellStatus } from '../metrics/frontier.ts';
 import { columnName, fmtMaxRecall, fmtPct, fmtQps, groupOrder, halfWidth, type DerivedCell } from './cells.ts';
 
@@ -245,4 +245,25 @@ export function renderCompare(cmp: Comparison, opts: RenderOptions): string {
     out.push(...table([['dataset', 'group', 'recall', 'participant', 'B/A', 'verdict'], ...s.worst.map((p) => [p.dataset, p.group, p.target.toFixed(2), p.participant, ratioText(p), verdictText(p)])], [4]));
   }
   return out.join('\n') + '\n';
+}
+
+/** The host-speed probes (a fixed workload timed between rounds, src/runner/host-speed.ts) of
+ * two runs on one machine: B's median against A's with a bootstrap interval. A run whose host
+ * was slower reads lower in every cell, which the cells' own intervals cannot show; this line
+ * says so beside them. Null when a side has no probes. */
+export function hostSpeedNote(aMs: number[], bMs: number[]): string | null {
+  if (aMs.length === 0 || bMs.length === 0) return null;
+  const med = (xs: number[]) => quantileSorted([...xs].sort((x, y) => x - y), 0.5);
+  const ma = med(aMs);
+  const mb = med(bMs);
+  // Resample both sides: A's median from A's bootstrap, B's paired by resample index.
+  const ia = bootstrapCI(aMs, med, { seed: 1 });
+  const ib = bootstrapCI(bMs, med, { seed: 2 });
+  // A/B of probe time is B's speed relative to A's; the interval pairs the extremes (conservative).
+  const ratio = ma / mb;
+  const low = ia.low / ib.high;
+  const high = ia.high / ib.low;
+  const same = low <= 1 && 1 <= high;
+  const f = (x: number) => x.toFixed(2);
+  return `host-speed probe: median ${ma.toFixed(1)} ms in A (${aMs.length} probes), ${mb.toFixed(1)} ms in B (${bMs.length}): B's host ran x${f(ratio)} [${f(low)}, ${f(high)}] of A's speed${same ? ' (no difference)' : '; every cell ratio includes this'}`;
 }

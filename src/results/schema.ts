@@ -29,6 +29,8 @@ export const passFiguresSchema = z.object({
   /** Per pass: the cores other processes used meanwhile, and the steal share (null: unreadable). */
   other_cores: z.array(z.number().nullable()).optional(),
   steal: z.array(z.number().nullable()).optional(),
+  /** Per pass: the host-speed probe that judged its round, ms (src/runner/host-speed.ts). */
+  host_ms: z.array(z.number().nullable()).optional(),
 });
 
 export const pointSchema = z.object({
@@ -75,8 +77,9 @@ export const pointSchema = z.object({
   build: z.number().int().nonnegative().optional(),
   /** How the participant was driven: "1 at a time", "32 in flight", "2 threads". */
   driven: z.string().optional(),
-  /** Mean cores other processes used during the point's passes, and the mean steal share. */
-  machine: z.object({ other_cores: z.number().nullable(), steal: z.number().nullable() }).optional(),
+  /** Mean cores other processes used during the point's passes, the mean steal share, and the
+   * mean host-speed probe in ms (a fixed workload: two runs' probes compare on one machine). */
+  machine: z.object({ other_cores: z.number().nullable(), steal: z.number().nullable(), host_ms: z.number().nullable().optional() }).optional(),
   /** The host's own cost per query (null-engine loop), ms, and its share of the mean latency. */
   harness_ms: z.number().optional(),
 });
@@ -213,7 +216,7 @@ export const resultSchema = z.object({
      * subset of `size` (docs/contracts.md, "Stable points"). Cold: slices, every query once. */
     query_set: z.object({ mode: z.enum(['all', 'subset', 'slices']), size: z.number().int().positive(), seed: z.number().int() }).optional(),
     /** Timing of warm points: passes until both min_passes and min_seconds are reached, at most max_passes. */
-    timing: z.object({ min_passes: z.number().int().positive(), min_seconds: z.number().nonnegative(), max_passes: z.number().int().positive(), busy_cores: z.number().nonnegative().optional() }).optional(),
+    timing: z.object({ min_passes: z.number().int().positive(), min_seconds: z.number().nonnegative(), max_passes: z.number().int().positive(), busy_cores: z.number().nonnegative().optional(), host_slow: z.number().nonnegative().optional() }).optional(),
     /** Index builds measured (--builds). */
     builds: z.number().int().positive().optional(),
     /** Throughput view: in-flight requests (servers, async engines) and threads (synchronous in-process engines). */

@@ -29,6 +29,7 @@ import { calibrate, type CalibrationRecord } from './calibrate.ts';
 import { HostError } from './client.ts';
 import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
+import { HOST_SLOW, type HostSpeedMeter } from './host-speed.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import { VIEWS, scorePoint, type AskedGroup } from './points.ts';
 import { SLICE_CAP } from './query-order.ts';
@@ -56,8 +57,8 @@ export const PRODUCT_QUERY_SET = 1000;
 /** VECBENCH_TIMING="min_passes=2,min_seconds=0,max_passes=4,queries=300,busy_cores=64" changes
  * the defaults of the options of the same names (the test suite uses it to stay short; every
  * result records the values it was measured with). A bad value is one line naming it. */
-export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing; queries: number; busyCores?: number } {
-  const out = { timing: { ...PRODUCT_TIMING }, queries: PRODUCT_QUERY_SET, busyCores: undefined as number | undefined };
+export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing; queries: number; busyCores?: number; hostSlow: number } {
+  const out = { timing: { ...PRODUCT_TIMING }, queries: PRODUCT_QUERY_SET, busyCores: undefined as number | undefined, hostSlow: HOST_SLOW };
   if (!env) return out;
   for (const part of env.split(',')) {
     const [key, raw] = part.split('=');
@@ -68,7 +69,8 @@ export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing
     else if (key === 'max_passes') out.timing.maxPasses = Math.max(1, Math.round(v));
     else if (key === 'queries') out.queries = Math.max(1, Math.round(v));
     else if (key === 'busy_cores') out.busyCores = v;
-    else throw new UserError(`VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, queries, busy_cores`);
+    else if (key === 'host_slow') out.hostSlow = v;
+    else throw new UserError(`VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, queries, busy_cores, host_slow`);
   }
   out.timing.maxPasses = Math.max(out.timing.maxPasses, out.timing.minPasses);
   return out;
@@ -77,6 +79,8 @@ export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing
 export const DEFAULT_TIMING: Timing = envDefaults().timing;
 export const DEFAULT_QUERY_SET = envDefaults().queries;
 export const DEFAULT_BUSY_CORES = envDefaults().busyCores;
+/** --host-slow's default (0: the host's speed is not probed). */
+export const DEFAULT_HOST_SLOW = envDefaults().hostSlow;
 /** Cold protocol: the fewest queries a slice may have (recall over at least this many). */
 export const MIN_SLICE = 1000;
 /** The fewest queries a dataset needs for `vecbench run`: below this, recall says nothing. */
@@ -111,6 +115,11 @@ export interface GroupRun {
   build: number;
   /** Cores other processes may use before a round of passes counts as busy (--busy-cores). */
   busyCores: number;
+  /** A round whose host probe took more than this many times the run's fastest is retaken like
+   * a busy one (0: no probes). */
+  hostSlow?: number;
+  /** The host-speed meter (src/runner/host-speed.ts); without it the host is not probed. */
+  hostSpeed?: HostSpeedMeter;
   /** The busy-machine meter (tests give one of their own). */
   loadMeter?: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
   onProgress: (what: string) => void;
@@ -140,7 +149,7 @@ interface Entry {
   item: Item;
   view: (typeof VIEWS)[number];
   drive: ReturnType<typeof drivenBy>;
-  pass: PassFigures & { other_cores: (number | null)[]; steal: (number | null)[] };
+  pass: PassFigures & { other_cores: (number | null)[]; steal: (number | null)[]; host_ms: (number | null)[] };
   busy: boolean[];
   quietSeconds: number;
   maxLatency: number;
@@ -269,6 +278,10 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
 
 class PointFailed extends Error {}
 
+/** Most seconds one group's timing waits for a slowed host: past it, slowed rounds are only
+ * retaken (and their points flagged when they run out of retakes). */
+const HOST_WAIT_GROUP_S = 10;
+
 /** Timed passes in rounds over every (item, view) until each has what the timing asks. */
 async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['filters'], views: readonly (typeof VIEWS)[number][]): Promise<Entry[]> {
   const { engine, p, g, queries, timing, pointTimeoutS } = run;
@@ -277,7 +290,7 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
       item,
       view,
       drive: drivenBy(p, view, run.clients, run.threads),
-      pass: { qps: [], wall_s: [], latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] }, other_cores: [], steal: [] },
+      pass: { qps: [], wall_s: [], latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] }, other_cores: [], steal: [], host_ms: [] },
       busy: [],
       quietSeconds: 0,
       maxLatency: 0,
@@ -289,6 +302,8 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
   );
   const pids = engine.loadPids();
   const meter = run.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...(pids.engine !== undefined ? [pids.engine] : [])]);
+  const hostSlow = run.hostSpeed && run.hostSlow ? run.hostSlow : 0;
+  let waitedS = 0;
   for (let round = 0; entries.some((e) => !e.done); round++) {
     const order = round % 2 === 0 ? entries : [...entries].reverse();
     // The machine's load is judged over the whole round, not per pass: /proc's counters move in
@@ -329,10 +344,13 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
       inRound.push(e);
     }
     const load = meter.stop();
-    const busy = load.otherCores !== null && load.otherCores > run.busyCores ? true : isBusy({ otherCores: null, steal: load.steal });
+    const host = hostSlow > 0 ? await run.hostSpeed!.sample() : null;
+    const slowHost = host !== null && host.slowdown > hostSlow;
+    const busy = slowHost || (load.otherCores !== null && load.otherCores > run.busyCores) || isBusy({ otherCores: null, steal: load.steal });
     for (const e of inRound) {
       e.pass.other_cores.push(load.otherCores);
       e.pass.steal.push(load.steal);
+      e.pass.host_ms.push(host?.ms ?? null);
       e.busy.push(busy);
       if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
       const quiet = e.busy.filter((b) => !b).length;
@@ -341,7 +359,15 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
       const busyPasses = e.busy.length - quiet;
       e.done = (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) || e.busy.length >= timing.maxPasses || busyPasses >= BUSY_RETAKES * timing.minPasses;
     }
-    run.onProgress(`${g.key}: timing round ${round + 1}${busy ? ' (machine busy: retaken)' : ''}, ${entries.filter((x) => x.done).length}/${entries.length} points done`);
+    run.onProgress(`${g.key}: timing round ${round + 1}${slowHost ? ` (host slowed x${host!.slowdown.toFixed(2)}: retaken)` : busy ? ' (machine busy: retaken)' : ''}, ${entries.filter((x) => x.done).length}/${entries.length} points done`);
+    // A slowed host: probe (which keeps the cores busy, unlike sleeping, whose wake-up a probe
+    // would time) until it is back to speed, a few seconds at most, rather than spend the next
+    // round's passes on it.
+    if (slowHost && entries.some((x) => !x.done) && waitedS < HOST_WAIT_GROUP_S) {
+      const t0 = performance.now();
+      await run.hostSpeed!.waitForSpeed(hostSlow);
+      waitedS += (performance.now() - t0) / 1000;
+    }
   }
   return entries;
 }
@@ -396,13 +422,13 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     passes: figures.qps.length,
     passes_trimmed: sum.trimmed,
     passes_busy: e.busy.filter(Boolean).length,
-    pass: { ...figures, other_cores: e.pass.other_cores, steal: e.pass.steal },
+    pass: { ...figures, other_cores: e.pass.other_cores, steal: e.pass.steal, ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: e.pass.host_ms } : {}) },
     ci: { qps: sum.ci.qps, recall: recallInterval(r.perQuery), latency_ms: sum.ci.latency_ms },
     answers_varied: e.varied.size,
     ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),
     build: run.build,
     driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
-    machine: { other_cores: mean(e.pass.other_cores), steal: mean(e.pass.steal) },
+    machine: { other_cores: mean(e.pass.other_cores), steal: mean(e.pass.steal), ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: mean(e.pass.host_ms) } : {}) },
     ...(harness !== null ? { harness_ms: harness } : {}),
   };
 }

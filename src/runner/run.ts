@@ -28,8 +28,9 @@ import { ASK_FACTOR, PROBE_QUERIES, prepareGroups, scoreProbe, supportReason, ty
 import { QUERY_SEED, queryOrder } from './query-order.ts';
 import { hardware } from '../results/hardware.ts';
 import { VECBENCH_VERSION } from '../version.ts';
-import { DEFAULT_BUSY_CORES, DEFAULT_QUERY_SET, DEFAULT_TIMING, MIN_RUN_QUERIES, minPointQueries, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING, MIN_RUN_QUERIES, minPointQueries, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
 import { BUSY_OTHER_CORES, busyWarning, checkQuiet } from './machine-load.ts';
+import { sharedHostSpeed } from './host-speed.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 
 export interface RunOptions {
@@ -72,6 +73,9 @@ export interface RunOptions {
   builds?: number;
   /** Cores other processes may use before passes count as busy (default BUSY_OTHER_CORES). */
   busyCores?: number;
+  /** A round whose host-speed probe took more than this many times the run's fastest is
+   * retaken (default HOST_SLOW; 0: no probes). */
+  hostSlow?: number;
 }
 
 /** The participant's engine process, (re)started and loaded on demand: after a crash or a
@@ -453,9 +457,9 @@ export function querySetRecord(nq: number, asked: number | 'all' | undefined): N
   return { mode: size >= nq ? 'all' : 'subset', size, seed: QUERY_SEED };
 }
 
-function timingRecord(t: Timing | undefined, busyCores: number | undefined): NonNullable<ResultFile['run']['timing']> {
+function timingRecord(t: Timing | undefined, busyCores: number | undefined, hostSlow: number | undefined): NonNullable<ResultFile['run']['timing']> {
   const x = t ?? DEFAULT_TIMING;
-  return { min_passes: x.minPasses, min_seconds: x.minSeconds, max_passes: x.maxPasses, busy_cores: busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES };
+  return { min_passes: x.minPasses, min_seconds: x.minSeconds, max_passes: x.maxPasses, busy_cores: busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES, host_slow: hostSlow ?? DEFAULT_HOST_SLOW };
 }
 
 function threadsOf(opts: RunOptions): number {
@@ -501,7 +505,7 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
       resumed: 0,
       protocol: opts.cold ? 'cold' : 'warm',
       query_set: opts.cold ? { mode: 'slices', size: ds.nq, seed: QUERY_SEED } : querySetRecord(ds.nq, opts.querySet),
-      ...(opts.cold ? {} : { timing: timingRecord(opts.timing, opts.busyCores) }),
+      ...(opts.cold ? {} : { timing: timingRecord(opts.timing, opts.busyCores, opts.hostSlow) }),
       builds: opts.builds ?? 1,
       threads: threadsOf(opts),
     },
@@ -570,6 +574,8 @@ export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: 
       timing: opts.timing ?? DEFAULT_TIMING,
       build,
       busyCores: opts.busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES,
+      hostSlow: opts.hostSlow ?? DEFAULT_HOST_SLOW,
+      ...((opts.hostSlow ?? DEFAULT_HOST_SLOW) > 0 ? { hostSpeed: sharedHostSpeed() } : {}),
       onProgress: (what) => progress.update(done, what),
       save,
       append: (entry) => writer.append(entry),
@@ -685,6 +691,12 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   // while it stays busy are retaken, then flagged).
   const busy = busyWarning(await checkQuiet(1000));
   if (busy) log(busy);
+  // The host-speed reference is the fastest probe of the run: a couple of seconds of probes
+  // first, so the first rounds are judged against the host at speed, not against themselves.
+  if (!opts.cold && (opts.hostSlow ?? DEFAULT_HOST_SLOW) > 0) {
+    const first = await sharedHostSpeed().waitForSpeed(0);
+    log(`host-speed probe: fastest ${(first.ms / first.slowdown).toFixed(1)} ms over 2 s (a round whose probe takes over ${opts.hostSlow ?? DEFAULT_HOST_SLOW} x the run's fastest is retaken)`);
+  }
   const out: ResultFile[] = [];
   const failures: string[] = [];
   for (const p of participants) {
