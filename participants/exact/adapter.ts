@@ -7,10 +7,11 @@
 // resumed run need no ingest.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type Metric, type OpenContext, type Participant, type RowAttributes } from '../../src/contracts.ts';
+import { ATTRIBUTES, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes } from '../../src/contracts.ts';
 import { matchingRows } from '../../src/datasets/groups.ts';
 import { exactTopK, nativeAvailable } from '../../src/groundtruth/exact.ts';
 import { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../../src/adapters/persist.ts';
+import { UserError } from '../../src/util/errors.ts';
 
 const settingsSchema = z.object({}).strict();
 
@@ -100,7 +101,11 @@ class ExactSession implements EngineSession {
     this.persist();
   }
 
-  async setKnobs(): Promise<void> {}
+  /** No knobs: a ladder naming one is a mistake, refused in one line. */
+  async setKnobs(knobs: Knobs): Promise<void> {
+    const names = Object.keys(knobs);
+    if (names.length > 0) throw new UserError(`exact: unknown knob "${names[0]}"; the exact scan has no search knobs (its ladder is { "knobs": {} })`);
+  }
 
   async search(req: Parameters<EngineSession['search']>[0]): Promise<Int32Array> {
     let rows: Int32Array | undefined;

@@ -56,6 +56,17 @@ export const settingsFileSchema = z
      * participant's own settings.json only; a --settings file may hold it too (it is
      * validated, and has no effect). Not recorded in results. */
     registry: registrySchema.optional(),
+    /** What the shared contract suite (test/contract/suite.ts) may expect of this participant:
+     * `min_recall`, the recall at k = 10, unfiltered, at the top of its ladder, on the suite's
+     * small synthetic set (default 0.95); `min_filtered_recall`, the same for each filter kind
+     * it supports (default 0.8). Read by the tests only; not recorded in results. */
+    contract: z
+      .object({
+        min_recall: z.number().min(0).max(1).optional(),
+        min_filtered_recall: z.number().min(0).max(1).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type SettingsFile = z.infer<typeof settingsFileSchema>;
@@ -141,6 +152,13 @@ export async function loadParticipant(name: string, settingsPath?: string, datas
   if (!isSafeName(name) || !existsSync(join(dir, 'adapter.ts'))) {
     throw new UserError(`unknown participant "${name}"; known participants: ${listParticipants().join(', ')}`);
   }
+  return loadParticipantFrom(dir, name, settingsPath, dataset);
+}
+
+/** Loads the participant in `dir` (adapter.ts, settings.json), known as `name` in messages,
+ * whether or not the registry lists it: loadParticipant for a listed one, the contract suite
+ * for participants/_template. */
+export async function loadParticipantFrom(dir: string, name: string, settingsPath?: string, dataset?: string): Promise<LoadedParticipant> {
   const mod = (await import(pathToFileURL(join(dir, 'adapter.ts')).href)) as { default: Participant<unknown> };
   const adapter = mod.default;
   const path = settingsPath ?? join(dir, 'settings.json');

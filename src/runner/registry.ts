@@ -1,5 +1,5 @@
 // The participants' registry: which participants there are (a directory under participants/
-// with an adapter.ts) and what each declares about itself for src/ to use (the `registry`
+// with an adapter.ts, its name not starting with `_`) and what each declares about itself for src/ to use (the `registry`
 // block of its settings.json; docs/contracts.md, "The registry block"): membership of the
 // embedded default run, the environment variables holding its credentials, the example of
 // its --connect URL in the help, the protocol whose null ceiling its server and load client
@@ -50,11 +50,16 @@ export interface RegistryEntry {
   declares: RegistryDeclarations;
 }
 
-/** The participants: directories under participants/ holding an adapter.ts, by name. */
-export function listParticipants(): string[] {
-  if (!existsSync(PARTICIPANTS_DIR)) return [];
-  return readdirSync(PARTICIPANTS_DIR, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(PARTICIPANTS_DIR, e.name, 'adapter.ts')))
+/** A directory under participants/ whose name starts with this is not a participant: it is
+ * participants/_template (what a new participant is copied from), never listed or run. */
+export const NOT_A_PARTICIPANT_PREFIX = '_';
+
+/** The participants: directories under participants/ holding an adapter.ts, by name, but those
+ * whose name starts with `_` (the template). */
+export function listParticipants(dir: string = PARTICIPANTS_DIR): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith(NOT_A_PARTICIPANT_PREFIX) && existsSync(join(dir, e.name, 'adapter.ts')))
     .map((e) => e.name)
     .sort();
 }

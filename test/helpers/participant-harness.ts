@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { EngineSession, FilterExpr, Knobs, RowAttributes } from '../../src/contracts.ts';
 import { generateSynthetic } from '../../src/datasets/synthetic.ts';
 import { filterKind, matchingRows, passes } from '../../src/datasets/groups.ts';
-import { ladderFor, loadParticipant } from '../../src/runner/participants.ts';
+import { ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import type { PreparedData } from '../../src/datasets/layout.ts';
 
 export interface PointCheck {
@@ -44,17 +44,20 @@ function sliceAttrs(attrs: RowAttributes, from: number, to: number): RowAttribut
   return Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, v.slice(from, to)])) as RowAttributes;
 }
 
-export async function openOnSynthetic(name: string, opts: { n?: number; nq?: number; maxConcurrency?: number } = {}) {
+/** Opens a participant (by name, or one already loaded, e.g. by path) in this process and
+ * loads the synthetic set into it. */
+export async function openOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number } = {}) {
   const data = generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
-  const p = await loadParticipant(name);
-  const workDir = mkdtempSync(join(tmpdir(), `vecbench-${name}-`));
-  const session: EngineSession = await p.adapter.open({
+  const p = typeof name === 'string' ? await loadParticipant(name) : name;
+  const workDir = mkdtempSync(join(tmpdir(), `vecbench-${p.name}-`));
+  const ctx = {
     dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
     settings: p.index,
     workDir,
     maxConcurrency: opts.maxConcurrency ?? 4,
     log: () => {},
-  });
+  };
+  const session: EngineSession = await p.adapter.open(ctx);
   const batch = 1000;
   for (let from = 0; from < data.n; from += batch) {
     const to = Math.min(data.n, from + batch);
@@ -62,54 +65,78 @@ export async function openOnSynthetic(name: string, opts: { n?: number; nq?: num
     await session.ingest({ ids, vectors: data.base.slice(from * data.d, to * data.d), attrs: sliceAttrs(data.attrs, from, to) });
   }
   await session.buildIndex();
+  let closed = false;
   const cleanup = async () => {
-    await session.close();
+    if (!closed) await session.close();
+    closed = true;
     rmSync(workDir, { recursive: true, force: true });
   };
-  return { data, participant: p, session, workDir, cleanup };
+  /** Closes the session, keeping its data in workDir (for a reopen); cleanup then only removes it. */
+  const stopKeepingData = async () => {
+    if (!closed) await session.close();
+    closed = true;
+  };
+  return { data, participant: p, session, workDir, ctx, cleanup, stopKeepingData };
 }
 
-/** Runs every ladder point of (filter, k) over the queries; returns the per-point recall. */
-export async function checkLadder(
-  opened: Awaited<ReturnType<typeof openOnSynthetic>>,
-  filter: string,
-  k: number,
-): Promise<PointCheck[]> {
-  const { data, participant, session } = opened;
+/** What checkPoint needs of an opened participant (in-process or server). */
+export interface OpenedOnSynthetic {
+  data: PreparedData;
+  participant: LoadedParticipant;
+  session: EngineSession;
+}
+
+/** Each query's filter of a filter kind and its exact top k among the base rows. */
+export function truthsFor(data: PreparedData, filter: string, k: number): { f: FilterExpr | null; ids: number[] }[] {
   const kind = filterKind(filter);
-  const out: PointCheck[] = [];
-  const truths = Array.from({ length: data.nq }, (_, q) => {
+  return Array.from({ length: data.nq }, (_, q) => {
     const f = kind.forQuery(q, data.queryAttrs);
     return { f, ids: naiveTopK(data, q, k, f) };
   });
-  for (const knobs of ladderFor(participant.settings, filter, k)) {
-    await session.setKnobs(knobs);
-    let recallSum = 0;
-    let shortResults = 0;
-    let violations = 0;
-    let bad = 0;
-    for (let q = 0; q < data.nq; q++) {
-      const { f, ids: truth } = truths[q];
-      const got = Array.from(await session.search({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k, filter: f }));
-      const seen = new Set<number>();
-      let hit = 0;
-      const want = new Set(truth);
-      for (const id of got.slice(0, k)) {
-        if (!Number.isInteger(id) || id < 0 || id >= data.n || seen.has(id)) {
-          bad++;
-          continue;
-        }
-        seen.add(id);
-        if (!passes(f, data.attrs, id)) {
-          violations++;
-          continue;
-        }
-        if (want.has(id)) hit++;
+}
+
+/** Runs one ladder point of (filter, k) over the queries and scores it against `truths`. */
+export async function checkPoint(
+  opened: OpenedOnSynthetic,
+  filter: string,
+  k: number,
+  knobs: Knobs,
+  truths: { f: FilterExpr | null; ids: number[] }[] = truthsFor(opened.data, filter, k),
+): Promise<PointCheck> {
+  const { data, session } = opened;
+  await session.setKnobs(knobs);
+  let recallSum = 0;
+  let shortResults = 0;
+  let violations = 0;
+  let bad = 0;
+  for (let q = 0; q < data.nq; q++) {
+    const { f, ids: truth } = truths[q];
+    const got = Array.from(await session.search({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k, filter: f }));
+    const seen = new Set<number>();
+    let hit = 0;
+    const want = new Set(truth);
+    for (const id of got.slice(0, k)) {
+      if (!Number.isInteger(id) || id < 0 || id >= data.n || seen.has(id)) {
+        bad++;
+        continue;
       }
-      if (got.length < truth.length) shortResults++;
-      recallSum += truth.length === 0 ? 1 : hit / truth.length;
+      seen.add(id);
+      if (!passes(f, data.attrs, id)) {
+        violations++;
+        continue;
+      }
+      if (want.has(id)) hit++;
     }
-    out.push({ filter, k, knobs, recall: recallSum / data.nq, shortResults, violations, unknownOrDuplicate: bad });
+    if (got.length < truth.length) shortResults++;
+    recallSum += truth.length === 0 ? 1 : hit / truth.length;
   }
+  return { filter, k, knobs, recall: recallSum / data.nq, shortResults, violations, unknownOrDuplicate: bad };
+}
+
+/** Runs every ladder point of (filter, k) over the queries; returns the per-point recall. */
+export async function checkLadder(opened: OpenedOnSynthetic, filter: string, k: number): Promise<PointCheck[]> {
+  const truths = truthsFor(opened.data, filter, k);
+  const out: PointCheck[] = [];
+  for (const knobs of ladderFor(opened.participant.settings, filter, k)) out.push(await checkPoint(opened, filter, k, knobs, truths));
   return out;
 }

@@ -23,9 +23,13 @@ export interface StartedParticipant {
 }
 
 /** Starts the participant's server in a fresh directory (or on `existing` data). */
-export async function startParticipantServer(name: string, opts: { n: number; d: number; workDir?: string; existing?: boolean; settingsPath?: string }): Promise<StartedParticipant> {
+export async function startParticipantServer(
+  name: string | LoadedParticipant,
+  opts: { n: number; d: number; workDir?: string; existing?: boolean; settingsPath?: string },
+): Promise<StartedParticipant> {
   reapOrphans();
-  const participant = await loadParticipant(name, opts.settingsPath);
+  const participant = typeof name === 'string' ? await loadParticipant(name, opts.settingsPath) : name;
+  name = participant.name;
   const life = participant.adapter.server;
   if (!life) throw new Error(`participant ${name} has no server lifecycle`);
   const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), `vecbench-${name}-`));
@@ -42,7 +46,7 @@ export async function startParticipantServer(name: string, opts: { n: number; d:
 }
 
 /** The participant-harness's openOnSynthetic, for a server participant. */
-export async function openServerOnSynthetic(name: string, opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {}) {
+export async function openServerOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {}) {
   const data = generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
   const started = await startParticipantServer(name, { n: data.n, d: data.d, settingsPath: opts.settingsPath });
   const { participant, handle, workDir } = started;

@@ -1,0 +1,232 @@
+// The shared contract suite: what every participant must do, checked on its real engine (a
+// server participant on its real server, started as the runner starts it) with a small
+// synthetic set, each check at one ladder point, the top of the ladder that applies. It knows no
+// participant: what it checks follows from what the participant declares (its adapter's
+// capabilities, the ladders and the `contract` block of its settings.json), and a check whose
+// capability the participant lacks is skipped with the reason, which the test reporter prints.
+//
+// test/participant-contract.test.ts runs it over every participant the registry lists and over
+// participants/_template by its path. docs/contracts.md, "The contract suite", lists the checks.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenContext, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
+import { FILTER_KINDS, filterFields, filterOps, passes } from '../../src/datasets/groups.ts';
+import { ladderFor, loadParticipantFrom, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { UserError } from '../../src/util/errors.ts';
+import { checkPoint, openOnSynthetic } from '../helpers/participant-harness.ts';
+import { openServerOnSynthetic } from '../helpers/server-harness.ts';
+
+/** The suite's data: small enough that a participant's whole suite takes seconds. */
+export const CONTRACT_ROWS = 3000;
+export const CONTRACT_QUERIES = 50;
+/** Recall at k = 10 at the top of the ladder, unless settings.json `contract` says otherwise. */
+export const DEFAULT_MIN_RECALL = 0.95;
+export const DEFAULT_MIN_FILTERED_RECALL = 0.8;
+const K = 10;
+
+type Opened = Awaited<ReturnType<typeof openOnSynthetic>> | Awaited<ReturnType<typeof openServerOnSynthetic>>;
+
+/** The knobs of the last point of the ladder for (filter, k): the most exact one it measures. */
+function topOf(p: LoadedParticipant, filter: string): Knobs | null {
+  return ladderFor(p.settings, filter, K).at(-1) ?? null;
+}
+
+/** A one-line error: an UserError (or any Error) whose message has no line break. */
+function assertOneLine(e: unknown, mentions: string): true {
+  assert.ok(e instanceof Error, `threw ${String(e)}, not an Error`);
+  assert.ok(!e.message.includes('\n'), `the error is not one line: ${JSON.stringify(e.message)}`);
+  assert.ok(e.message.includes(mentions), `the error does not name ${mentions}: ${e.message}`);
+  return true;
+}
+
+/** Why a filter kind is not checked for this participant, or null when it is. */
+function filterSkipReason(p: LoadedParticipant, kind: (typeof FILTER_KINDS)[number], sample: FilterExpr | null): string | null {
+  const f = p.adapter.filters;
+  if (!f) return 'the participant applies no filters (Participant.filters is null)';
+  const field = filterFields(sample).find((x) => !f.fields.includes(x));
+  if (field) return `filter field ${field} is not in Participant.filters`;
+  const op = filterOps(sample).find((x) => !f.ops.includes(x));
+  if (op) return `filter operator ${op} is not in Participant.filters`;
+  if (topOf(p, kind.name) === null) return `settings.json has no ladder rule for ${kind.name}/${K}`;
+  return null;
+}
+
+/** Registers the contract checks of one participant, loaded from its directory. */
+export function contractSuite(name: string, dir: string): void {
+  describe(`contract: ${name}`, () => {
+    let p: LoadedParticipant;
+    let opened: Opened;
+    /** A session opened by the reopen check, closed by it or, when it fails, in after(). */
+    let reopened: EngineSession | null = null;
+    let restarted: { stop(): Promise<void> } | null = null;
+    const vec = (rows: Float32Array, i: number) => rows.slice(i * opened.data.d, (i + 1) * opened.data.d);
+
+    before(async () => {
+      p = await loadParticipantFrom(dir, name);
+      const opts = { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES };
+      // A server participant's server is started as the runner starts it (test/helpers/server-
+      // harness.ts); a missing server fails here with the adapter's line naming its provision
+      // script, as the participant's own test does.
+      opened = p.adapter.server ? await openServerOnSynthetic(p, opts) : await openOnSynthetic(p, opts);
+    });
+    after(async () => {
+      await reopened?.close().catch(() => {});
+      await restarted?.stop();
+      await opened?.cleanup();
+      if (p?.adapter.server) reapOrphans();
+    });
+
+    test(`recall at k=${K}, unfiltered, at the top of the ladder reaches settings.json contract.min_recall (default ${DEFAULT_MIN_RECALL})`, async () => {
+      const top = topOf(p, 'none');
+      assert.ok(top, `settings.json has no ladder rule for none/${K}; every participant measures it`);
+      const min = p.settings.contract?.min_recall ?? DEFAULT_MIN_RECALL;
+      const r = await checkPoint(opened, 'none', K, top);
+      assert.equal(r.unknownOrDuplicate, 0, `${r.unknownOrDuplicate} unknown or duplicate ids at ${JSON.stringify(top)}`);
+      assert.ok(r.recall >= min, `recall ${r.recall.toFixed(3)} at ${JSON.stringify(top)}, below ${min}`);
+    });
+
+    for (const kind of FILTER_KINDS.filter((f) => f.name !== 'none')) {
+      test(`filter ${kind.name} at k=${K}: no returned id violates it, recall at the top reaches contract.min_filtered_recall (default ${DEFAULT_MIN_FILTERED_RECALL})`, async (t: TestContext) => {
+        const reason = filterSkipReason(p, kind, kind.forQuery(0, opened.data.queryAttrs));
+        if (reason) return t.skip(reason);
+        const top = topOf(p, kind.name)!;
+        const min = p.settings.contract?.min_filtered_recall ?? DEFAULT_MIN_FILTERED_RECALL;
+        const r = await checkPoint(opened, kind.name, K, top);
+        assert.equal(r.violations, 0, `${r.violations} returned ids violate the filter at ${JSON.stringify(top)}`);
+        assert.equal(r.unknownOrDuplicate, 0, `${r.unknownOrDuplicate} unknown or duplicate ids at ${JSON.stringify(top)}`);
+        assert.ok(r.recall >= min, `recall ${r.recall.toFixed(3)} at ${JSON.stringify(top)}, below ${min}`);
+      });
+    }
+
+    test('bad settings: an unknown index key is refused in one line naming it', async () => {
+      await withSettings(dir, (index) => ({ ...index, not_a_setting: 1 }), (path) => assert.rejects(loadParticipantFrom(dir, name, path), (e) => e instanceof UserError && assertOneLine(e, 'index.not_a_setting')));
+    });
+
+    test('bad settings: an index value of the wrong type is refused in one line naming it', async (t: TestContext) => {
+      const own = (JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { index?: Record<string, unknown> }).index ?? {};
+      const key = Object.keys(own)[0];
+      if (key === undefined) return t.skip('settings.json index is empty: no value to give a wrong type');
+      const wrong = typeof own[key] === 'number' ? 'not-a-number' : 12345;
+      await withSettings(dir, (index) => ({ ...index, [key]: wrong }), (path) => assert.rejects(loadParticipantFrom(dir, name, path), (e) => e instanceof UserError && assertOneLine(e, `index.${key}`)));
+    });
+
+    test('bad knobs: setKnobs refuses an unknown knob in one line naming it', async () => {
+      await assert.rejects(opened.session.setKnobs({ not_a_knob: 1 }), (e) => assertOneLine(e, 'not_a_knob'));
+    });
+
+    test('bad knobs: setKnobs refuses a knob value of the wrong type in one line naming the knob', async (t: TestContext) => {
+      const top = topOf(p, 'none') ?? {};
+      const knob = Object.keys(top)[0];
+      if (knob === undefined) return t.skip(`the ladder for none/${K} sets no knob`);
+      const wrong = typeof top[knob] === 'number' ? 'not-a-number' : 12345;
+      await assert.rejects(opened.session.setKnobs({ ...top, [knob]: wrong }), (e) => assertOneLine(e, knob));
+    });
+
+    /** Rows of the synthetic set under other ids (new ids past n), with the given vectors. */
+    const batchOf = (ids: number[], vectors: Float32Array, attrRows: number[]): RowBatch => {
+      const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.from(attrRows, (r) => opened.data.attrs[a][r])])) as RowAttributes;
+      return { ids: Int32Array.from(ids), vectors, attrs };
+    };
+    /** An eq filter the participant can apply that row `r` passes, or null. */
+    const filterFor = (r: number): FilterExpr | null => {
+      const f = p.adapter.filters;
+      return f?.ops.includes('eq') && f.fields.includes('cat10') ? { op: 'eq', field: 'cat10', value: opened.data.attrs.cat10[r] } : null;
+    };
+    const search = async (vector: Float32Array, filter: FilterExpr | null) => Array.from(await opened.session.search({ vector, k: K, filter }));
+
+    // Deleted: rows whose own vector finds them first (checked before the delete, so the check
+    // has teeth). Inserted: the last queries (held out: no base row is near them) under new ids.
+    const victims = [3, 17, 256, 1024, CONTRACT_ROWS - 1];
+    const fresh = [0, 1, 2, 3, 4].map((i) => ({ id: CONTRACT_ROWS + i, query: CONTRACT_QUERIES - 1 - i, attrsOf: 100 + i }));
+
+    test('writes: deleted ids are never returned, unfiltered or filtered, also after compact()', async (t: TestContext) => {
+      const { session, data } = opened;
+      if (!session.delete) return t.skip('the session has no delete(): live churn unsupported');
+      await session.setKnobs(topOf(p, 'none')!);
+      for (const v of victims) assert.ok((await search(vec(data.base, v), null)).includes(v), `row ${v} is not found by its own vector before the delete`);
+      await session.delete(Int32Array.from(victims));
+      const check = async (when: string) => {
+        for (const v of victims) {
+          const got = await search(vec(data.base, v), null);
+          for (const x of victims) assert.ok(!got.includes(x), `deleted id ${x} returned ${when}`);
+          const f = filterFor(v);
+          if (f) {
+            const gotF = await search(vec(data.base, v), f);
+            for (const x of victims) assert.ok(!gotF.includes(x), `deleted id ${x} returned under ${JSON.stringify(f)} ${when}`);
+            for (const x of gotF) assert.ok(passes(f, data.attrs, x), `id ${x} violates ${JSON.stringify(f)} ${when}`);
+          }
+        }
+      };
+      await check('after the delete');
+      if (session.compact) {
+        await session.compact();
+        await check('after compact()');
+      } else t.diagnostic('the session has no compact(): checked after the write only');
+    });
+
+    test('writes: inserted ids are found, unfiltered and filtered, also after compact()', async (t: TestContext) => {
+      const { session, data } = opened;
+      if (!session.insert) return t.skip('the session has no insert(): live churn unsupported');
+      await session.setKnobs(topOf(p, 'none')!);
+      const vectors = new Float32Array(fresh.length * data.d);
+      fresh.forEach((r, i) => vectors.set(vec(data.queries, r.query), i * data.d));
+      await session.insert(batchOf(fresh.map((r) => r.id), vectors, fresh.map((r) => r.attrsOf)));
+      const check = async (when: string) => {
+        for (const r of fresh) {
+          assert.ok((await search(vec(data.queries, r.query), null)).includes(r.id), `inserted id ${r.id} not found by its own vector ${when}`);
+          const f = filterFor(r.attrsOf);
+          if (f) assert.ok((await search(vec(data.queries, r.query), f)).includes(r.id), `inserted id ${r.id} not found under ${JSON.stringify(f)} ${when}`);
+        }
+      };
+      await check('after the insert');
+      if (session.compact) {
+        await session.compact();
+        await check('after compact()');
+      } else t.diagnostic('the session has no compact(): checked after the write only');
+    });
+
+    test('reopen: after close (and a server restart), reopen without ingest answers as the session did', async (t: TestContext) => {
+      const { data, ctx } = opened;
+      if (!p.adapter.reopen) return t.skip('no Participant.reopen: cold start is not measured and a resumed run loads again');
+      const top = topOf(p, 'none')!;
+      await opened.session.setKnobs(top);
+      // The first queries, and the held-out ones the write check inserted.
+      const asked = [...Array.from({ length: 20 }, (_, q) => q), ...fresh.map((r) => r.query)];
+      const want = [];
+      for (const q of asked) want.push(await search(vec(data.queries, q), null));
+      await opened.stopKeepingData();
+      let openCtx: OpenContext<unknown> = ctx;
+      if (p.adapter.server && 'handle' in opened) {
+        const again = await startServer(p.adapter.server.start, { dataset: ctx.dataset, settings: p.index, dataDir: opened.handle.connection.dataDir, existing: true, logFile: join(opened.workDir, 'server-reopened.log'), log: () => {} }, 120);
+        restarted = again.handle;
+        openCtx = { ...ctx, server: again.handle.connection };
+      }
+      reopened = await p.adapter.reopen(openCtx);
+      await reopened.setKnobs(top);
+      for (let i = 0; i < asked.length; i++) {
+        const got: number[] = Array.from(await reopened.search({ vector: vec(data.queries, asked[i]), k: K, filter: null }));
+        assert.deepEqual(got, want[i], `query ${asked[i]} answers differently after the reopen`);
+      }
+      await reopened.close();
+      reopened = null;
+    });
+  });
+}
+
+/** Runs `fn` with a copy of the participant's settings.json whose index is changed, in a
+ * temporary file removed afterwards. */
+async function withSettings(dir: string, change: (index: Record<string, unknown>) => Record<string, unknown>, fn: (path: string) => Promise<void>): Promise<void> {
+  const raw = JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { index?: Record<string, unknown> };
+  const tmp = mkdtempSync(join(tmpdir(), 'vecbench-contract-settings-'));
+  try {
+    const path = join(tmp, 'settings.json');
+    writeFileSync(path, JSON.stringify({ ...raw, index: change(raw.index ?? {}) }));
+    await fn(path);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
