@@ -280,7 +280,7 @@ class PointFailed extends Error {}
 
 /** Most seconds one group's timing waits for a slowed host: past it, slowed rounds are only
  * retaken (and their points flagged when they run out of retakes). */
-const HOST_WAIT_GROUP_S = 10;
+const HOST_WAIT_GROUP_S = 4;
 
 /** Timed passes in rounds over every (item, view) until each has what the timing asks. */
 async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['filters'], views: readonly (typeof VIEWS)[number][]): Promise<Entry[]> {
