@@ -47,7 +47,7 @@ const NQ = 1000;
 const STATEMENT = 'SELECT id FROM items ORDER BY embedding <-> (SELECT v FROM queries WHERE id = $1) LIMIT 10';
 
 const la = () => loadavg()[0].toFixed(2);
-const say = (s: string) => process.stdout.write(s + '\n');
+const say = (s: string) => process.stdout.write(`${s}\n`);
 
 /** Runs a command under sh and returns its output plus the CPU seconds it used (the shell's
  * cutime + cstime after waiting for it: the children's user and system time). */
@@ -110,7 +110,7 @@ async function pgFidelity(): Promise<void> {
       let pb = { qps: 0, clientCores: 0, serverCores: 0 as number | null };
       const loads: string[] = [];
       try {
-        const order = (n: number) => Array.from({ length: n }, (_, i) => Math.floor(Math.random() * NQ));
+        const order = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * NQ));
         // Warm-up: connections, prepared statements, JIT of the client.
         const cal = await pool.closed(10, order(500), new Array(500).fill(null), conc, 30_000);
         const rate = 500 / cal.wallS;

@@ -143,7 +143,10 @@ try {
         try {
           let sent = 0;
           const cpu0 = runS(host.pid);
-          const o = await measureHarnessOverhead((r) => (sent++, host.request<'null-pass'>(r, TIMEOUT_S)), k, queries, 1);
+          const o = await measureHarnessOverhead((r) => {
+            sent++;
+            return host.request<'null-pass'>(r, TIMEOUT_S);
+          }, k, queries, 1);
           return { wallMs: o.perQueryMs, cpuMs: ((runS(host.pid) - cpu0) * 1000) / (sent * nq) };
         } catch (e) {
           // A host without the 'null-pass' request (an older tree) still gets part (b).

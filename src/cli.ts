@@ -47,18 +47,17 @@ try {
   registerCeiling(program);
   registerCompare(program);
   await program.parseAsync(process.argv);
-} catch (e) {
+} catch (thrown) {
   killAllHosts();
   // --help, --version and a bare `vecbench` (help, exit 1) end here too, having printed it.
-  if (e instanceof CommanderError) {
-    if (e.exitCode === 0 || e.code === 'commander.help') process.exit(e.exitCode);
+  if (thrown instanceof CommanderError) {
+    if (thrown.exitCode === 0 || thrown.code === 'commander.help') process.exit(thrown.exitCode);
     const sub = process.argv.slice(2).find((a) => program.commands.some((c) => c.name() === a));
-    process.stderr.write(`vecbench: ${e.message.replace(/^error: /, '')}; vecbench ${sub ? `${sub} ` : ''}--help lists the options\n`);
+    process.stderr.write(`vecbench: ${thrown.message.replace(/^error: /, '')}; vecbench ${sub ? `${sub} ` : ''}--help lists the options\n`);
     process.exit(2);
   }
   // A full disk met outside the writers that name their file is still one line, exit 2.
-  const full = diskFullError(e);
-  if (full) e = full;
+  const e = diskFullError(thrown) ?? thrown;
   if (e instanceof UserError) {
     process.stderr.write(`vecbench: ${e.message}\n`);
     process.exit(2);

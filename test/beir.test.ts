@@ -35,17 +35,17 @@ function vec(topic: number, jitter: number): number[] {
 
 function writeBeir(dir: string, opts: { qrels?: string; corpusExtra?: string } = {}): void {
   mkdirSync(join(dir, 'qrels'), { recursive: true });
-  writeFileSync(join(dir, 'corpus.jsonl'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n' + (opts.corpusExtra ?? ''));
-  writeFileSync(join(dir, 'queries.jsonl'), queries.map((q) => JSON.stringify(q)).join('\n') + '\n');
+  writeFileSync(join(dir, 'corpus.jsonl'), `${docs.map((d) => JSON.stringify(d)).join('\n')}\n${opts.corpusExtra ?? ''}`);
+  writeFileSync(join(dir, 'queries.jsonl'), `${queries.map((q) => JSON.stringify(q)).join('\n')}\n`);
   writeFileSync(join(dir, 'qrels', 'test.tsv'), opts.qrels ?? QRELS);
 }
 
 function writeVectors(dir: string): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'corpus.jsonl'), docs.map((d, i) => JSON.stringify({ _id: d._id, vector: vec(i % 8, i) })).join('\n') + '\n');
+  writeFileSync(join(dir, 'corpus.jsonl'), `${docs.map((d, i) => JSON.stringify({ _id: d._id, vector: vec(i % 8, i) })).join('\n')}\n`);
   const qv: Record<string, number[]> = { q0: vec(0, 0), q1: vec(1, 9), q2: vec(7, 0), q3: vec(3, 0) };
   for (let t = 0; t < 7; t++) qv[`q${4 + t}`] = vec(t, t);
-  writeFileSync(join(dir, 'queries.jsonl'), Object.entries(qv).map(([id, v]) => JSON.stringify({ _id: id, embedding: v })).join('\n') + '\n');
+  writeFileSync(join(dir, 'queries.jsonl'), `${Object.entries(qv).map(([id, v]) => JSON.stringify({ _id: id, embedding: v })).join('\n')}\n`);
 }
 
 const beirDir = join(root, 'tiny');
@@ -136,13 +136,13 @@ test('precomputed vectors in a matrix format with an ids file, matched by id not
 test('embedding providers: precomputed needs every id; unknown providers are refused', async () => {
   const partial = join(root, 'partial');
   mkdirSync(partial, { recursive: true });
-  writeFileSync(join(partial, 'corpus.jsonl'), JSON.stringify({ _id: 'd0', vector: [1, 0] }) + '\n');
-  writeFileSync(join(partial, 'queries.jsonl'), JSON.stringify({ _id: 'q0', vector: [1, 0] }) + '\n');
+  writeFileSync(join(partial, 'corpus.jsonl'), `${JSON.stringify({ _id: 'd0', vector: [1, 0] })}\n`);
+  writeFileSync(join(partial, 'queries.jsonl'), `${JSON.stringify({ _id: 'q0', vector: [1, 0] })}\n`);
   const e = parseEmbedSpec(`precomputed:${partial}`);
   await assert.rejects(e.embed({ ids: ['d0', 'd1'], texts: ['a', 'b'] }, 'corpus'), /no vector for document id "d1"/);
-  writeFileSync(join(partial, 'corpus.jsonl'), JSON.stringify({ _id: 'd0', vector: [1, 0] }) + '\n' + JSON.stringify({ _id: 'd1', vector: [1, 0, 0] }) + '\n');
+  writeFileSync(join(partial, 'corpus.jsonl'), `${JSON.stringify({ _id: 'd0', vector: [1, 0] })}\n${JSON.stringify({ _id: 'd1', vector: [1, 0, 0] })}\n`);
   await assert.rejects(e.embed({ ids: ['d0', 'd1'], texts: ['a', 'b'] }, 'corpus'), /line 2 has 3 dimensions, earlier lines 2/);
-  writeFileSync(join(partial, 'corpus.jsonl'), JSON.stringify({ _id: 'd0', vector: [0, 0] }) + '\n');
+  writeFileSync(join(partial, 'corpus.jsonl'), `${JSON.stringify({ _id: 'd0', vector: [0, 0] })}\n`);
   await assert.rejects(e.embed({ ids: ['d0'], texts: ['a'] }, 'corpus'), /all zeros/);
   assert.throws(() => parseEmbedSpec('word2vec'), /not a known provider/);
   assert.throws(() => parseEmbedSpec(`precomputed:${join(root, 'none')}`), /does not exist/);

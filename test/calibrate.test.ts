@@ -10,7 +10,10 @@ import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
 /** A probe over a recall curve of the knob `ef`, counting the probes asked. */
 function engine(curve: (ef: number) => number) {
   const asked: Knobs[] = [];
-  return { asked, probe: async (k: Knobs) => (asked.push(k), curve(k.ef as number)) };
+  return { asked, probe: async (k: Knobs) => {
+      asked.push(k);
+      return curve(k.ef as number);
+    } };
 }
 
 const smooth = (ef: number) => 1 - Math.exp(-ef / 25);

@@ -227,15 +227,15 @@ function allPaths(root: string): string[] {
 
 describe('names from an imported file go through the runner\'s rule (issue 15, item 2)', () => {
   // Outside the test's directory: where '../../../../tmp/...' from <dir>/hostile-out lands.
-  const escape = `${basename(dir)}-escaped`;
-  after(() => rmSync(join(tmpdir(), escape), { recursive: true, force: true }));
+  const climbDir = `${basename(dir)}-escaped`;
+  after(() => rmSync(join(tmpdir(), climbDir), { recursive: true, force: true }));
   const fixture = () => vectorBenchFixture(DS);
   const cases: { what: string; file: () => unknown; field: string; shown: string }[] = [
-    { what: 'a dataset name that climbs out of --out', file: () => ({ ...fixture(), dataset: `../../../../tmp/${escape}/PWNED` }), field: 'dataset', shown: JSON.stringify(`../../../../tmp/${escape}/PWNED`) },
+    { what: 'a dataset name that climbs out of --out', file: () => ({ ...fixture(), dataset: `../../../../tmp/${climbDir}/PWNED` }), field: 'dataset', shown: JSON.stringify(`../../../../tmp/${climbDir}/PWNED`) },
     { what: 'a dataset name (object form) climbing into the test directory', file: () => ({ ...fixture(), dataset: { name: '../escaped-ds', n: 3000 } }), field: 'dataset.name', shown: '"../escaped-ds"' },
-    { what: 'an absolute dataset name', file: () => ({ ...fixture(), dataset: join(tmpdir(), escape, 'abs') }), field: 'dataset', shown: JSON.stringify(join(tmpdir(), escape, 'abs')) },
+    { what: 'an absolute dataset name', file: () => ({ ...fixture(), dataset: join(tmpdir(), climbDir, 'abs') }), field: 'dataset', shown: JSON.stringify(join(tmpdir(), climbDir, 'abs')) },
     { what: 'a participant name that climbs out', file: () => ({ ...fixture(), participant: '../../escaped-p' }), field: 'participant', shown: '"../../escaped-p"' },
-    { what: 'a name (no participant) that is absolute', file: () => ({ ...fixture(), participant: undefined, name: `/tmp/${escape}/n` }), field: 'name', shown: JSON.stringify(`/tmp/${escape}/n`) },
+    { what: 'a name (no participant) that is absolute', file: () => ({ ...fixture(), participant: undefined, name: `/tmp/${climbDir}/n` }), field: 'name', shown: JSON.stringify(`/tmp/${climbDir}/n`) },
     { what: 'a participant name with a NUL byte', file: () => ({ ...fixture(), participant: 'qdrant\u0000.json' }), field: 'participant', shown: '"qdrant\\u0000.json"' },
     { what: 'an overlong dataset name', file: () => ({ ...fixture(), dataset: 'd'.repeat(300) }), field: 'dataset', shown: `"${'d'.repeat(60)}"... (300 characters)` },
     { what: "a group's filter that climbs out", file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], filter: '../../escaped-g' }] }), field: 'groups.0.filter', shown: '"../../escaped-g"' },
@@ -253,7 +253,7 @@ describe('names from an imported file go through the runner\'s rule (issue 15, i
       assert.ok(r.stderr.startsWith(`vecbench: ${file}: ${c.field} ${c.shown} cannot be a name under --out: use letters, digits`), r.stderr);
       assert.ok(!r.stderr.includes('\u0000'), 'the NUL is escaped, not printed');
       assert.deepEqual(allPaths(dir).sort(), before, 'nothing was written in the test directory');
-      assert.equal(existsSync(join(tmpdir(), escape)), false, 'nothing was written outside it');
+      assert.equal(existsSync(join(tmpdir(), climbDir)), false, 'nothing was written outside it');
     });
   }
 });

@@ -212,7 +212,7 @@ test('checkQuiet names the external hog and busyWarning mentions it', async (t) 
     assert.equal(hog.command, 'node');
     assert.ok(hog.cores > 0.3, `hog at ${hog.cores} cores`);
     const line = busyWarning(result);
-    assert.ok(line !== null && line.startsWith('the machine is busy: other processes use ') && line.includes(`[pid ${pid}]`), String(line));
+    assert.ok(line?.startsWith('the machine is busy: other processes use ') && line.includes(`[pid ${pid}]`), String(line));
     return { passed: true, seen: '' };
   });
 });

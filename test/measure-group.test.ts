@@ -95,7 +95,10 @@ const queriesOf = () => Array.from({ length: 1000 }, (_, i) => (i * 7) % ds.nq);
 function fakeHost(slowLeft: number, slowdown = 1.6) {
   const waits: number[] = [];
   const probe = () => (slowLeft-- > 0 ? { ms: 10 * slowdown, slowdown } : { ms: 10, slowdown: 1 });
-  return { waits, meter: { sample: async () => probe(), waitForSpeed: async (limit: number) => (waits.push(limit), probe()) } };
+  return { waits, meter: { sample: async () => probe(), waitForSpeed: async (limit: number) => {
+        waits.push(limit);
+        return probe();
+      } } };
 }
 
 async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: ReturnType<typeof fakeHost>) {

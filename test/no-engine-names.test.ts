@@ -39,16 +39,16 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The name as a quoted string or at the start of a quoted path. */
 function quotedPattern(name: string): RegExp {
-  return new RegExp(`['"\`]${escape(name)}['"\`/]`);
+  return new RegExp(`['"\`]${escapeRegex(name)}['"\`/]`);
 }
 
 /** The name as a whole word (letters, digits and _ around it end the word; - does not), any case. */
 function wordPattern(name: string): RegExp {
-  return new RegExp(`(?<![A-Za-z0-9_])${escape(name)}(?![A-Za-z0-9_])`, 'i');
+  return new RegExp(`(?<![A-Za-z0-9_])${escapeRegex(name)}(?![A-Za-z0-9_])`, 'i');
 }
 
 /** Every line of `text` that names one of `names`: `file:line: name (how): text`. */
@@ -131,6 +131,7 @@ describe("the participants' declarations (settings.json registry)", () => {
   });
 
   test('a declared credential variable is masked in the output of a process that only has it in its environment', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the child script's own template literal
     const script = ["import { redactStandardStreams } from './src/util/redact.ts';", 'redactStandardStreams();', 'console.log(`pg ${process.env.PGPASSWORD} redis ${process.env.REDISCLI_AUTH}`);'].join('\n');
     const env: Record<string, string | undefined> = { ...process.env, PGPASSWORD: 'Pg-Env-4411', REDISCLI_AUTH: 'Redis-Env-5522' };
     delete env.VECBENCH_SECRETS;

@@ -40,7 +40,7 @@ function npyHeader(descr: string, shape: number[]): Uint8Array {
   let dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
   // numpy pads the header with spaces so the data starts on a 64-byte boundary, ending in \n.
   const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  dict = dict.padEnd(total - 10 - 1, ' ') + '\n';
+  dict = `${dict.padEnd(total - 10 - 1, ' ')}\n`;
   const out = new Uint8Array(total);
   out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
   new DataView(out.buffer).setUint16(8, dict.length, true);

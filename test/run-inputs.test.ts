@@ -234,7 +234,7 @@ test('a killed cold group resumes from the result file and its journal: no point
   const stored = readResult(path);
   assert.equal(stored.groups[0].points.length, 0);
   // A kill in the middle of an append leaves a torn last line.
-  writeFileSync(killed.writer.journal, readFileSync(killed.writer.journal, 'utf8') + '{"group":"none/10","poi');
+  writeFileSync(killed.writer.journal, `${readFileSync(killed.writer.journal, 'utf8')}{"group":"none/10","poi`);
   assert.equal(foldJournal(killed.writer.journal, stored), 7);
   assert.deepEqual(stored.groups[0].points.map((p) => `${p.ladder_index}/${p.view}`), killed.result.groups[0].points.map((p) => `${p.ladder_index}/${p.view}`));
   // Folding again (a kill after the whole write, before the journal was removed) adds nothing.

@@ -589,7 +589,7 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
       ],
     });
     const npy = join(inputs, 'q.npy');
-    const dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (3, ${d}), }`.padEnd(117, ' ') + '\n';
+    const dict = `${`{'descr': '<f4', 'fortran_order': False, 'shape': (3, ${d}), }`.padEnd(117, ' ')}\n`;
     const head = Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), Buffer.from([dict.length & 255, dict.length >> 8]), Buffer.from(dict, 'latin1')]);
     writeFileSync(npy, Buffer.concat([head, Buffer.from(queries.slice(0, 3 * d).buffer)]));
     const { ds } = await prepareCustom(freshDir('custom'), { name: 'pq', base: pq, queries: npy, metric: 'ip', quiet: true });
@@ -746,7 +746,10 @@ describe('dbpedia-openai-1000k-angular (a local server standing in for ann-bench
     f.close();
     const bytes = new Uint8Array(readFileSync(path));
     const fh = fileHandler(bytes);
-    const { url, server } = await serve((req, res) => (req.url === '/dbpedia-openai-1000k-angular.hdf5' ? fh.handle(req, res) : (res.writeHead(404), res.end())));
+    const { url, server } = await serve((req, res) => {
+      if (req.url === '/dbpedia-openai-1000k-angular.hdf5') fh.handle(req, res);
+      else res.writeHead(404).end();
+    });
     process.env.VECBENCH_ANN_BENCHMARKS_URL = url;
     try {
       const dataDir = freshDir('db');
@@ -786,7 +789,7 @@ describe('vecbench datasets', () => {
       ['dbpedia-openai-1000k-angular', '990,000 x 1536, 10,000 queries', 'cosine', 'download: http://ann-benchmarks.com/dbpedia-openai-1000k-angular.hdf5'],
       ['custom', 'any', 'ip/cosine/l2', 'local files'],
     ]) {
-      const line = lines.find((l) => l.startsWith(name + ' '));
+      const line = lines.find((l) => l.startsWith(`${name} `));
       assert.ok(line, `${name} listed`);
       assert.ok(line.includes(size) && line.includes(` ${metric} `) && line.includes(origin) && /\sno\s/.test(line), line);
     }
@@ -852,7 +855,7 @@ describe('a failure while streaming leaves the data directory as it was, for eve
     const v = new Float32Array(n * D);
     for (let i = 0; i < v.length; i++) v[i] = pixels[i % pixels.length];
     v[290 * D + 9] = NaN;
-    const dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${D}), }`.padEnd(117, ' ') + '\n';
+    const dict = `${`{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${D}), }`.padEnd(117, ' ')}\n`;
     const head = Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), Buffer.from([dict.length & 255, dict.length >> 8]), Buffer.from(dict, 'latin1')]);
     const nan = join(inputs, 'nan.npy');
     writeFileSync(nan, Buffer.concat([head, Buffer.from(v.buffer)]));

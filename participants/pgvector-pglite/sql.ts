@@ -114,7 +114,7 @@ export function searchStatement(
 export function vectorLiteral(v: ArrayLike<number>): string {
   let s = '[';
   for (let i = 0; i < v.length; i++) s += (i ? ',' : '') + v[i];
-  return s + ']';
+  return `${s}]`;
 }
 
 /** pgvector's binary form of a vector (vector_recv): int16 dim, int16 unused, dim x float4, big-endian. */

@@ -32,7 +32,7 @@ import {
 } from '../../src/contracts.ts';
 import { serverHandle, spawnServer, userIds } from '../../src/runner/server.ts';
 import { checkReachable } from '../../src/runner/server-data.ts';
-import { SetupNeeded, UserError } from '../../src/util/errors.ts';
+import { SetupNeeded, } from '../../src/util/errors.ts';
 import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../pgvector-pglite/sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';

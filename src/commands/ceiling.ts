@@ -43,7 +43,7 @@ export function registerCeiling(program: Command): void {
       const figures: CeilingFigure[] = [];
       const say = (f: CeilingFigure) => {
         figures.push(f);
-        process.stdout.write(formatCeiling(f) + '\n');
+        process.stdout.write(`${formatCeiling(f)}\n`);
       };
       for (const protocol of o.protocols) {
         if (isNetworkProtocol(protocol)) {
@@ -54,7 +54,7 @@ export function registerCeiling(program: Command): void {
         }
       }
       const path = join(outDir(o), 'ceiling.json');
-      writeFileAtomic(path, JSON.stringify({ format: 'vecbench-ceiling/1', measured: new Date().toISOString(), machine: state, figures }, null, 1) + '\n');
+      writeFileAtomic(path, `${JSON.stringify({ format: 'vecbench-ceiling/1', measured: new Date().toISOString(), machine: state, figures }, null, 1)}\n`);
       process.stdout.write(`written: ${path}\n`);
     });
 }

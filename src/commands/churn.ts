@@ -40,7 +40,7 @@ export function registerChurn(program: Command): void {
       lockOutDir(out);
       await runChurn({ dataset: o.dataset, participants: o.participants, runbooks, outDir: out, dataDir: dataDir(o), fresh: o.fresh, loadTimeoutS: o.loadTimeout, stepTimeoutS: o.stepTimeout, settingsFiles: o.settings });
       const results = readAllResults(out).filter((r) => r.dataset.name === o.dataset && o.participants.includes(r.participant));
-      process.stdout.write(renderChurn(deriveChurn(results), results) + '\n');
+      process.stdout.write(`${renderChurn(deriveChurn(results), results)}\n`);
       process.stdout.write(`results: ${out}\n`);
     });
 }

@@ -66,7 +66,7 @@ export function registerCompare(program: Command): void {
       const resultsB = readDir(dirB, 'B');
       const cmp = compareCells(deriveCells(resultsA), deriveCells(resultsB), { worst: o.worst });
       const notes = notesOf(resultsA, resultsB);
-      if (o.json) process.stdout.write(JSON.stringify({ a: dirA, b: dirB, notes: Object.fromEntries(notes), ...cmp }, null, 1) + '\n');
+      if (o.json) process.stdout.write(`${JSON.stringify({ a: dirA, b: dirB, notes: Object.fromEntries(notes), ...cmp }, null, 1)}\n`);
       else process.stdout.write(renderCompare(cmp, { a: dirA, b: dirB, notes }));
       const worse = cmp.summary.counts.worse;
       if (o.failOnRegression && worse > 0) {

@@ -37,8 +37,8 @@ export function printReport(out: string, json: boolean): void {
   const general = deriveGeneral(results);
   const churn = deriveChurn(results);
   const load = deriveLoad(results);
-  if (json) process.stdout.write(JSON.stringify({ cells, quality, general, churn, load }, null, 1) + '\n');
-  else process.stdout.write(renderTable(cells) + '\n' + (renderQuality(quality, results) ? '\n' + renderQuality(quality, results) : '') + '\n' + renderGeneral(general) + '\n' + (churn.length > 0 ? '\n' + renderChurn(churn, results) + '\n' : '') + (load.length > 0 ? '\n' + renderLoad(load) + '\n' : ''));
+  if (json) process.stdout.write(`${JSON.stringify({ cells, quality, general, churn, load }, null, 1)}\n`);
+  else process.stdout.write(`${renderTable(cells)}\n${renderQuality(quality, results) ? `\n${renderQuality(quality, results)}` : ''}\n${renderGeneral(general)}\n${churn.length > 0 ? `\n${renderChurn(churn, results)}\n` : ''}${load.length > 0 ? `\n${renderLoad(load)}\n` : ''}`);
 }
 
 export function registerCore(program: Command): void {
@@ -104,7 +104,7 @@ export function registerCore(program: Command): void {
   program
     .command('run')
     .description('load each participant, sweep its ladders over every query group, store measured points and print the table')
-    .option('--dataset <name>', 'dataset to run on (default ' + DEFAULT_DATASET + ', with the groups ' + DEFAULT_GROUPS.join(',') + ' unless --groups says otherwise)')
+    .option('--dataset <name>', `dataset to run on (default ${DEFAULT_DATASET}, with the groups ${DEFAULT_GROUPS.join(',')} unless --groups says otherwise)`)
     .option('--participants <list>', 'comma-separated participants', list, defaults)
     .option('--groups <list>', 'only these groups, e.g. none/10,cat100/10', list)
     .option('--out <dir>', 'results directory (default results)')

@@ -89,7 +89,7 @@ export const fileNames = {
   qrels: 'qrels.tsv',
 };
 
-const jsonLines = (xs: string[]) => Buffer.from(xs.map((t) => JSON.stringify(t)).join('\n') + '\n');
+const jsonLines = (xs: string[]) => Buffer.from(`${xs.map((t) => JSON.stringify(t)).join('\n')}\n`);
 
 function readJsonLines(dir: string, manifest: Manifest, file: string, expected: number): string[] {
   const path = join(dir, file);
@@ -105,7 +105,7 @@ function qrelsTsv(labels: Labels): Buffer {
   for (const [q, judged] of [...labels.qrels.entries()].sort((a, b) => a[0] - b[0])) {
     for (const [doc, rel] of judged) lines.push(`${labels.queryIds[q]}\t${doc}\t${rel}`);
   }
-  return Buffer.from(lines.join('\n') + '\n');
+  return Buffer.from(`${lines.join('\n')}\n`);
 }
 
 function readLabels(dir: string, manifest: Manifest): Labels {
@@ -196,7 +196,7 @@ async function writePreparedFiles(tmp: string, name: string, data: PreparedData)
     await put(fileNames.attr(a), bytesOf(data.attrs[a]));
   }
   for (const a of QUERY_ATTRIBUTES) await put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
-  if (data.text) await put(fileNames.text, Buffer.from(data.text.map((t) => JSON.stringify(t)).join('\n') + '\n'));
+  if (data.text) await put(fileNames.text, Buffer.from(`${data.text.map((t) => JSON.stringify(t)).join('\n')}\n`));
   if (data.labels) {
     const l = data.labels;
     if (l.docIds.length !== n || l.queryIds.length !== nq || l.queryText.length !== nq) {

@@ -13,7 +13,7 @@ try {
   runWorkerShard(workerData);
   Atomics.store(state, 2 * index, 1);
 } catch (e) {
-  const text = new TextEncoder().encode(`${e && e.name === 'UserError' ? 'UserError: ' : ''}${e && e.message ? e.message : String(e)}`).subarray(0, 4095);
+  const text = new TextEncoder().encode(`${e && e.name === 'UserError' ? 'UserError: ' : ''}${e?.message ? e.message : String(e)}`).subarray(0, 4095);
   new Uint8Array(errorText, 4096 * index, 4096).set(text);
   Atomics.store(state, 2 * index, 2);
 }

@@ -119,14 +119,14 @@ export async function measureQuality(host: () => Promise<HostClient>, p: LoadedP
       const failed = r.reply.errors.filter((e) => e !== null);
       if (failed.length > 0) {
         progress.update(++done);
-        throw new ArmFailed(`${arm}${knobs ? ' ' + JSON.stringify(knobs) : ''}: ${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
+        throw new ArmFailed(`${arm}${knobs ? ` ${JSON.stringify(knobs)}` : ''}: ${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
       }
       roundTrips = r.roundTrips;
       timings.push({ view, clients, qps: queries.length / r.reply.wallS, duration_s: r.reply.wallS, latency_ms: latencySummary(r.reply.latenciesMs) });
       // The quality figures come from the one-at-a-time pass.
       answers ??= answersOf(r.reply, ds.n, k);
     }
-    progress.update(++done, `${arm}${knobs ? ' ' + JSON.stringify(knobs) : ''}`);
+    progress.update(++done, `${arm}${knobs ? ` ${JSON.stringify(knobs)}` : ''}`);
     return { timings, answers: answers!, roundTrips, li, knobs };
   };
   const point = (arm: Arm, m: Awaited<ReturnType<typeof measure>>, scores: QueryQuality[]): QualityPoint => ({

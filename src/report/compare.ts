@@ -244,7 +244,7 @@ export function renderCompare(cmp: Comparison, opts: RenderOptions): string {
     out.push('', `largest changes (|log B/A|), ${s.worst.length}:`);
     out.push(...table([['dataset', 'group', 'recall', 'participant', 'B/A', 'verdict'], ...s.worst.map((p) => [p.dataset, p.group, p.target.toFixed(2), p.participant, ratioText(p), verdictText(p)])], [4]));
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 /** The host-speed probes (a fixed workload timed between rounds, src/runner/host-speed.ts) of

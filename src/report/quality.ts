@@ -44,7 +44,7 @@ export function deriveQuality(results: ResultFile[]): QualityRow[] {
   const rows: QualityRow[] = [];
   for (const r of results) {
     const q = readQualitySection(r.extra, `result ${r.dataset.name}/${r.participant}`);
-    if (!q || q.status !== 'measured') continue;
+    if (q?.status !== 'measured') continue;
     for (const pt of q.points) {
       const lat = pt.views.find((v) => v.view === 'latency') ?? pt.views[0];
       const thr = pt.views.find((v) => v.view === 'throughput') ?? null;

@@ -76,7 +76,7 @@ export class ResultWriter {
 
   /** One point or skipped point of a group already in the file, appended and fsynced. */
   append(entry: JournalEntry): void {
-    const line = Buffer.from(JSON.stringify(redactValue(entry)) + '\n');
+    const line = Buffer.from(`${JSON.stringify(redactValue(entry))}\n`);
     try {
       mkdirSync(dirname(this.journal), { recursive: true });
       const fd = openSync(this.journal, 'a');

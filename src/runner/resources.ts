@@ -275,7 +275,7 @@ export function evictPageCache(dir: string): EvictionReport {
       dropped = false; // /proc/sys read-only (a container): fadvise alone
     }
   }
-  return { method: 'sync -f; vmtouch -e (posix_fadvise DONTNEED per file)' + (dropped ? '; drop_caches=1' : ''), resident_before_bytes: before, resident_after_bytes: residentBytes(dir), drop_caches: dropped };
+  return { method: `sync -f; vmtouch -e (posix_fadvise DONTNEED per file)${dropped ? '; drop_caches=1' : ''}`, resident_before_bytes: before, resident_after_bytes: residentBytes(dir), drop_caches: dropped };
 }
 
 /** Sampling intervals: the build is short and its peak matters; serving is steady. */
@@ -330,7 +330,10 @@ export class ResourceRecorder {
   baseline(): void {
     const pid = this.pid();
     const s = pid === undefined ? null : sampleMemory(pid);
-    if (!s) return this.fail(['mem_baseline_anon_bytes', 'mem_baseline_file_bytes'], 'the engine process was gone when sampled');
+    if (!s) {
+      this.fail(['mem_baseline_anon_bytes', 'mem_baseline_file_bytes'], 'the engine process was gone when sampled');
+      return;
+    }
     this.res.mem_baseline_anon_bytes = s.anon;
     this.res.mem_baseline_file_bytes = s.file;
   }
@@ -369,7 +372,10 @@ export class ResourceRecorder {
     const fields = ['mem_serving_anon_bytes', 'mem_serving_file_bytes', 'mem_serving_shmem_bytes', 'mem_serving_peak_bytes'];
     try {
       const m = this.serving.snapshot();
-      if (!m) return this.fail(fields, 'no sample could be taken while serving');
+      if (!m) {
+        this.fail(fields, 'no sample could be taken while serving');
+        return;
+      }
       this.res.mem_serving_anon_bytes = m.median_anon_bytes;
       this.res.mem_serving_file_bytes = m.median_file_bytes;
       this.res.mem_serving_shmem_bytes = m.median_shmem_bytes;

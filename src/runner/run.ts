@@ -201,7 +201,7 @@ class EngineHandle {
 
   /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
   async ready(reason: string): Promise<HostClient> {
-    if (this.host && this.host.alive) return this.host;
+    if (this.host?.alive) return this.host;
     try {
       return await this.start(reason);
     } catch (e) {

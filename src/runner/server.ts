@@ -126,8 +126,7 @@ export class ServerProcess {
   private stopping = false;
 
   constructor(
-    readonly spec: ServerSpawnSpec,
-    private readonly child: ChildProcess,
+    readonly spec: ServerSpawnSpec,readonly child: ChildProcess,
   ) {
     if (child.pid === undefined) throw new Error(`${spec.name}: spawn failed`);
     this.pid = child.pid;

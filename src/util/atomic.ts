@@ -43,7 +43,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
 
 /** JSON files (results, manifests, indexes) never hold a credential: src/util/redact.ts. */
 export function writeJsonAtomic(path: string, value: unknown): void {
-  writeFileAtomic(path, JSON.stringify(redactValue(value), null, 1) + '\n');
+  writeFileAtomic(path, `${JSON.stringify(redactValue(value), null, 1)}\n`);
 }
 
 let writes = 0;

@@ -21,9 +21,9 @@ export class Progress {
     const frac = this.total > 0 ? done / this.total : 1;
     const eta = frac > 0 && done < this.total ? elapsed / frac - elapsed : 0;
     const pct = (100 * frac).toFixed(0).padStart(3);
-    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ' ' + detail : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total ? `, ETA ${fmtSeconds(eta)}` : ''}`;
+    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ` ${detail}` : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total ? `, ETA ${fmtSeconds(eta)}` : ''}`;
     if (this.tty) process.stderr.write(`\r\x1b[K${line}${done >= this.total ? '\n' : ''}`);
-    else process.stderr.write(line + '\n');
+    else process.stderr.write(`${line}\n`);
   }
 
   done(detail = ''): void {
@@ -41,5 +41,5 @@ export function fmtSeconds(s: number): string {
 
 export function log(message: string): void {
   if (process.env.VECBENCH_QUIET === '1') return;
-  process.stderr.write(message + '\n');
+  process.stderr.write(`${message}\n`);
 }

@@ -78,7 +78,7 @@ export async function hdf5Info(path: string): Promise<Hdf5Info> {
   const mod = await loadH5();
   const f = openFile(mod, path);
   try {
-    const attr = f.attrs['distance'];
+    const attr = f.attrs.distance;
     const distance = attr ? String(attr.value) : null;
     return { datasets: f.keys(), metric: metricOf(distance), distance };
   } finally {

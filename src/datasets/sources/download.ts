@@ -201,7 +201,7 @@ export async function fetchJson(url: string): Promise<{ body: unknown; next: str
     throw new UserError(`${url} answered HTTP ${res.statusCode}; check the dataset name and that it is public`);
   }
   const body = await res.body.json();
-  const link = String(res.headers['link'] ?? '');
+  const link = String(res.headers.link ?? '');
   const m = /<([^>]+)>\s*;\s*rel="?next"?/.exec(link);
   return { body, next: m ? new URL(m[1], url).toString() : null };
 }

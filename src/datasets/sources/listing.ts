@@ -83,5 +83,5 @@ export function datasetListing(dataDir: string): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   // The source text can be long: it is the last column, never padded.
   const line = (r: string[]) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]) : c)).join('  ').trimEnd();
-  return [line(head), ...rows.map(line)].join('\n') + `\n\nprepared sets live in ${dataDir}; prepare one with: vecbench prepare <name>\n`;
+  return `${[line(head), ...rows.map(line)].join('\n')}\n\nprepared sets live in ${dataDir}; prepare one with: vecbench prepare <name>\n`;
 }

@@ -53,7 +53,7 @@ interface HfEntry {
 /** The Hub's file listing of a directory (all pages). */
 async function hfTree(repo: string, revision: string, path: string, recursive: boolean): Promise<HfEntry[]> {
   const out: HfEntry[] = [];
-  let url: string | null = `${hfEndpoint()}/api/datasets/${repo}/tree/${revision}${path ? '/' + path : ''}${recursive ? '?recursive=true' : ''}`;
+  let url: string | null = `${hfEndpoint()}/api/datasets/${repo}/tree/${revision}${path ? `/${path}` : ''}${recursive ? '?recursive=true' : ''}`;
   while (url) {
     const { body, next } = await fetchJson(url);
     if (!Array.isArray(body)) throw new UserError(`${url} did not answer a file list; the Hub API changed: report it`);

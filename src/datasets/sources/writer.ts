@@ -225,7 +225,7 @@ export class PreparedWriter {
     this.attrFiles.cat1000.write(bytesOf(h.cat1000));
     this.attrFiles.num.write(bytesOf(h.num));
     this.attrFiles.lang.write(bytesOf(lang));
-    if (this.text && text) this.text.write(Buffer.from(text.map((t) => JSON.stringify(t ?? '')).join('\n') + '\n'));
+    if (this.text && text) this.text.write(Buffer.from(`${text.map((t) => JSON.stringify(t ?? '')).join('\n')}\n`));
     // Seeded reservoir sample (algorithm R) for k-means: memory bounded whatever n is.
     for (let i = 0; i < rows; i++) {
       const id = this.written + i;
