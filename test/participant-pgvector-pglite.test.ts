@@ -1,5 +1,5 @@
 // pgvector in PGlite, end to end on the harness's small synthetic set (real engine, no mocks),
-// plus the shared SQL module (participants/pgvector-pglite/sql.ts) on literal inputs.
+// plus the shared SQL module (participants/_shared/postgres-sql.ts) on literal inputs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +20,7 @@ import {
   planScans,
   searchStatement,
   vectorBinary,
-} from '../participants/pgvector-pglite/sql.ts';
+} from '../participants/_shared/postgres-sql.ts';
 
 const NAME = 'pgvector-pglite';
 

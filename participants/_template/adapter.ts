@@ -11,11 +11,7 @@
 // docs/contracts.md section 1.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, type DatasetInfo, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes, type RowBatch, type SearchRequest } from '../../src/contracts.ts';
-import { compileFilter } from '../../src/adapters/kit.ts';
-import { fileBytes, readColumns, writeColumns } from '../../src/adapters/persist.ts';
-import { UserError } from '../../src/util/errors.ts';
-import { VECBENCH_VERSION } from '../../src/version.ts';
+import { ATTRIBUTES, compileFilter, fileBytes, readColumns, writeColumns, UserError, VECBENCH_VERSION, type DatasetInfo, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
 
 // REPLACE: the engine's index parameters, as settings.json's `index` object holds them.
 // .strict() makes an unknown key an error; zod's message path names the bad field, and the

@@ -19,9 +19,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
-import { ATTRIBUTES, type AttrName, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type Metric, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
-import { serverHandle, spawnServer } from '../../src/runner/server.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { ATTRIBUTES, serverHandle, spawnServer, UserError, type AttrName, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type Metric, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
 const API = '/api/v2/tenants/default_tenant/databases/default_database';

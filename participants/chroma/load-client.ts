@@ -4,8 +4,7 @@
 // participant's `where` translation), encoded once per query before the timed loop. From the
 // answer only the ids are read, straight from its bytes (src/loadgen/clients/http-json.ts).
 import { Pool } from 'undici';
-import type { CreateLoadClient, Knobs, LoadClient, SearchRequest } from '../../src/contracts.ts';
-import { idsFromJson } from '../../src/loadgen/clients/http-json.ts';
+import { idsFromJson, type CreateLoadClient, type Knobs, type LoadClient, type SearchRequest } from '../../src/sdk/index.ts';
 import { queryBody, type ChromaLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against: the undici client and the null HTTP server. */

@@ -7,11 +7,7 @@
 // resumed run need no ingest.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes } from '../../src/contracts.ts';
-import { matchingRows } from '../../src/datasets/groups.ts';
-import { exactTopK, nativeAvailable } from '../../src/groundtruth/exact.ts';
-import { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../../src/adapters/persist.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { ATTRIBUTES, matchingRows, exactTopK, nativeAvailable, fileBytes, readColumns, readFloats, writeColumns, writeFloats, UserError, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes } from '../../src/sdk/index.ts';
 
 const settingsSchema = z.object({}).strict();
 

@@ -9,10 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import * as lancedb from '@lancedb/lancedb';
-import type { AttrName, EngineSession, FilterExpr, Knobs, Metric, OpenContext, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
-import { UserError } from '../../src/util/errors.ts';
-import { packageVersion } from '../../src/adapters/kit.ts';
+import { ATTRIBUTES, UserError, packageVersion, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // LanceDB's own code loads apache-arrow through require(); the ESM build of apache-arrow is a

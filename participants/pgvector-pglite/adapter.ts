@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/contracts.ts';
-import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, filterToSql, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from './sql.ts';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, filterToSql, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../_shared/postgres-sql.ts';
 
 /** Rows' text as tsvectors, for the keyword arm (docs/method.md §8), beside the vector table so the
  * binary COPY of the vectors is unchanged; only datasets with text have it. */

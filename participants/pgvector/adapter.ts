@@ -4,7 +4,7 @@
 // a free 127.0.0.1 port, stopped by PID). Rows go in with binary COPY, the HNSW index is built
 // after ingest, searches are named prepared statements on a pool sized to the concurrency. The
 // SQL (filters, operators, statements, binary encodings, plan checks) is shared with the PGlite
-// participant: ../pgvector-pglite/sql.ts.
+// participant: ../_shared/postgres-sql.ts.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,26 +14,8 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
 import { fileURLToPath } from 'node:url';
-import {
-  ATTRIBUTES,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type LoadClientSpec,
-  type RemoteServer,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-} from '../../src/contracts.ts';
-import { serverHandle, spawnServer, userIds } from '../../src/runner/server.ts';
-import { checkReachable } from '../../src/runner/server-data.ts';
-import { SetupNeeded, } from '../../src/util/errors.ts';
-import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../pgvector-pglite/sql.ts';
+import { ATTRIBUTES, serverHandle, spawnServer, userIds, checkReachable, SetupNeeded, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest, type LoadClientSpec, type RemoteServer, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/sdk/index.ts';
+import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../_shared/postgres-sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';
 

@@ -1,12 +1,11 @@
 // The load generator's client for pgvector on PostgreSQL (EngineSession.loadClient): built in
 // each client worker thread, it opens its own connections to the participant's server (one per
 // in-flight request) and runs the very statements the session runs (shared SQL from
-// ../pgvector-pglite/sql.ts as named prepared statements, the query vector bound in binary) with
+// ../_shared/postgres-sql.ts as named prepared statements, the query vector bound in binary) with
 // the same knob SETs and plan mode, through the load generator's PostgreSQL fast path
 // (src/loadgen/clients/pg-ids.ts: executions encoded before the timed loop, only the ids read).
-import type { CreateLoadClient, FilterExpr, Knobs, LoadClient, SearchRequest } from '../../src/contracts.ts';
-import { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../../src/loadgen/clients/pg-ids.ts';
-import { searchStatement, vectorBinary } from '../pgvector-pglite/sql.ts';
+import { encodeExecution, encodeSetup, PgIdConnections, type CreateLoadClient, type FilterExpr, type Knobs, type LoadClient, type SearchRequest, type PgExecution, type PgSetup } from '../../src/sdk/index.ts';
+import { searchStatement, vectorBinary } from '../_shared/postgres-sql.ts';
 import { parseKnobs, planSettings, type PgLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against (`vecbench ceiling --protocols postgres`). */

@@ -10,9 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/contracts.ts';
-import { serverHandle, spawnServer } from '../../src/runner/server.ts';
-import { SetupNeeded, UserError } from '../../src/util/errors.ts';
+import { ATTRIBUTES, serverHandle, spawnServer, SetupNeeded, UserError, type EngineSession, type FilterExpr, type Knobs, type Metric, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
 const KEY = 'vb:items';

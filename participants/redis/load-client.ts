@@ -5,7 +5,7 @@
 // list. It sends the session's own command (adapter.ts vsimArgs: the participant's query, FILTER
 // translation and knobs), built once per query before the timed loop.
 import { createClient } from '@redis/client';
-import type { CreateLoadClient, Knobs, LoadClient, SearchRequest } from '../../src/contracts.ts';
+import type { CreateLoadClient, Knobs, LoadClient, SearchRequest } from '../../src/sdk/index.ts';
 import { clientOptions, parseKnobs, vsimArgs, type RedisLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against (`vecbench ceiling --protocols redis`). */

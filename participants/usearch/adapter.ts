@@ -10,12 +10,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import type { AttrName, EngineSession, FilterExpr, Knobs, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
-import { filterKey } from '../../src/datasets/groups.ts';
-import { UserError } from '../../src/util/errors.ts';
-import { compileFilter, packageVersion, type RowPredicate } from '../../src/adapters/kit.ts';
-import { fileBytes, readColumns, writeColumns } from '../../src/adapters/persist.ts';
+import { ATTRIBUTES, filterKey, UserError, compileFilter, packageVersion, fileBytes, readColumns, writeColumns, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Participant, type RowBatch, type SearchRequest, type RowPredicate } from '../../src/sdk/index.ts';
 
 
 

@@ -10,7 +10,7 @@ import { UserError } from '../util/errors.ts';
 import { isSafeName } from '../util/names.ts';
 import { issueLine } from '../util/zod-issue.ts';
 import { KS, filterKind } from '../datasets/groups.ts';
-import { listParticipants, PARTICIPANTS_DIR, registrySchema } from './registry.ts';
+import { adapterFile, listParticipants, PARTICIPANTS_DIR, registrySchema } from './registry.ts';
 
 export { listParticipants, PARTICIPANTS_DIR };
 
@@ -33,6 +33,9 @@ export const settingsFileSchema = z
     index: z.unknown(),
     /** Search-knob ladders; the first rule matching a group (k, filter) applies. */
     ladders: z.array(ladderRule).min(1, 'at least one ladder rule is needed'),
+    /** Another participant's directory whose adapter.ts this one runs with these settings (a
+     * variant of an engine, e.g. another quantization); this directory then has no adapter.ts. */
+    adapter: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'a participant directory name').optional(),
     /** Rows per ingest batch. */
     batch_size: z.number().int().positive().default(10_000),
     /** Optional notes recorded in results: facts that are not in the code. */
@@ -149,7 +152,7 @@ export function laddersForDataset(rules: LadderRule[], dataset: string): LadderR
  * (laddersForDataset). */
 export async function loadParticipant(name: string, settingsPath?: string, dataset?: string): Promise<LoadedParticipant> {
   const dir = join(PARTICIPANTS_DIR, name);
-  if (!isSafeName(name) || !existsSync(join(dir, 'adapter.ts'))) {
+  if (!isSafeName(name) || adapterFile(dir) === null) {
     throw new UserError(`unknown participant "${name}"; known participants: ${listParticipants().join(', ')}`);
   }
   return loadParticipantFrom(dir, name, settingsPath, dataset);
@@ -159,7 +162,9 @@ export async function loadParticipant(name: string, settingsPath?: string, datas
  * whether or not the registry lists it: loadParticipant for a listed one, the contract suite
  * for participants/_template. */
 export async function loadParticipantFrom(dir: string, name: string, settingsPath?: string, dataset?: string): Promise<LoadedParticipant> {
-  const mod = (await import(pathToFileURL(join(dir, 'adapter.ts')).href)) as { default: Participant<unknown> };
+  const file = adapterFile(dir);
+  if (file === null) throw new UserError(`participant ${name}: ${dir} has no adapter.ts, and its settings.json names no participant whose adapter it uses ("adapter"); copy participants/_template`);
+  const mod = (await import(pathToFileURL(file).href)) as { default: Participant<unknown> };
   const adapter = mod.default;
   const path = settingsPath ?? join(dir, 'settings.json');
   let raw: unknown;

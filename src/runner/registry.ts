@@ -54,14 +54,32 @@ export interface RegistryEntry {
  * participants/_template (what a new participant is copied from), never listed or run. */
 export const NOT_A_PARTICIPANT_PREFIX = '_';
 
-/** The participants: directories under participants/ holding an adapter.ts, by name, but those
- * whose name starts with `_` (the template). */
+/** The participants: directories under participants/ holding an adapter.ts, or a settings.json
+ * whose `adapter` names another participant's (a variant of an engine, e.g. another
+ * quantization), by name, but those whose name starts with `_` (the template, shared code). */
 export function listParticipants(dir: string = PARTICIPANTS_DIR): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith(NOT_A_PARTICIPANT_PREFIX) && existsSync(join(dir, e.name, 'adapter.ts')))
+    .filter((e) => e.isDirectory() && !e.name.startsWith(NOT_A_PARTICIPANT_PREFIX) && adapterFile(join(dir, e.name)) !== null)
     .map((e) => e.name)
     .sort();
+}
+
+/** The adapter.ts a participant directory runs: its own, or that of the participant its
+ * settings.json's `adapter` names (a sibling directory). Null when there is neither. */
+export function adapterFile(participantDir: string): string | null {
+  const own = join(participantDir, 'adapter.ts');
+  if (existsSync(own)) return own;
+  let settings: unknown;
+  try {
+    settings = JSON.parse(readFileSync(join(participantDir, 'settings.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  const name = (settings as { adapter?: unknown } | null)?.adapter;
+  if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(name)) return null;
+  const shared = join(dirname(participantDir), name, 'adapter.ts');
+  return existsSync(shared) ? shared : null;
 }
 
 /** One participant's declarations, from its own settings.json; throws a UserError naming the

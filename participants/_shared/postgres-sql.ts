@@ -1,8 +1,8 @@
-// SQL shared by the pgvector participants (PGlite here, a native PostgreSQL server later):
+// SQL shared by the pgvector participants (pgvector-pglite in WASM, pgvector on a native server):
 // FilterExpr -> WHERE with positional parameters, the distance operator per metric, the
 // search statement text, PostgreSQL's binary encodings (COPY rows, vector parameters) and
 // the EXPLAIN plan checks. Nothing here knows which PostgreSQL it talks to.
-import { ATTRIBUTES, type AttrName, type FilterExpr, type Metric, type RowBatch } from '../../src/contracts.ts';
+import { ATTRIBUTES, type AttrName, type FilterExpr, type Metric, type RowBatch } from '../../src/sdk/index.ts';
 
 export const TABLE = 'items';
 export const HNSW_INDEX = 'items_embedding_hnsw';

@@ -1,0 +1,25 @@
+// The participant SDK: the one module a participant (participants/<name>/) imports from src/.
+// Everything an adapter or a load client needs is named here, so the harness can move its own
+// files without touching any participant, and a reader sees the whole surface in one place
+// (docs/contracts.md, "The participant SDK"). test/sdk-boundary.test.ts keeps participants to it.
+
+// The participant interface: the adapter's default export, sessions, rows, requests, filters.
+export * from '../contracts.ts';
+// Errors a participant throws: a bad setting or input (one line, exit 2), a missing install.
+export { SetupNeeded, UserError } from '../util/errors.ts';
+// The adapter kit: filters compiled to row predicates, and the installed package's version.
+export { compileFilter, packageVersion, type RowPredicate } from '../adapters/kit.ts';
+// Persistence of in-process indexes: column files and float arrays in the engine's directory.
+export { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../adapters/persist.ts';
+// Filters by name and the rows they match (the predicate cache of in-process engines keys on it).
+export { filterKey, matchingRows } from '../datasets/groups.ts';
+// Exact top-k (the native addon or its portable fallback), for exact-scan participants.
+export { exactTopK, nativeAvailable } from '../groundtruth/exact.ts';
+// Servers: spawning one on 127.0.0.1 and stopping it by PID, the handle, reachability.
+export { serverHandle, spawnServer, userIds } from '../runner/server.ts';
+export { checkReachable } from '../runner/server-data.ts';
+// Wire clients of the load generator: JSON ids over HTTP, PostgreSQL's extended protocol.
+export { idsFromJson } from '../loadgen/clients/http-json.ts';
+export { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../loadgen/clients/pg-ids.ts';
+// The harness's version (an engine written in this repository reports it as its own).
+export { VECBENCH_VERSION } from '../version.ts';
