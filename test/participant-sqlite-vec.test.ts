@@ -3,14 +3,17 @@
 // writes, FTS5 keyword and SQL-fused hybrid arms on a small text corpus, reopen without
 // ingest, and settings validation.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { EngineSession, FilterExpr, RowAttributes, RowBatch } from '../src/contracts.ts';
 import { ATTRIBUTES } from '../src/contracts.ts';
 import { passes } from '../src/datasets/groups.ts';
 import { ladderFor, loadParticipant } from '../src/runner/participants.ts';
+import { SHORT_RUNBOOK, checkShortRun } from './helpers/churn-short.ts';
 import { checkLadder, openOnSynthetic, type PointCheck } from './helpers/participant-harness.ts';
 
 type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
@@ -225,4 +228,25 @@ describe('participant sqlite-vec: FTS5 keyword and SQL-fused hybrid arms', () =>
     const p = await loadParticipant('sqlite-vec');
     assert.match(p.adapter.fusionMethod ?? '', /RRF, k = 60/);
   });
+});
+
+// The short churn runbook every writing engine goes through, on the command line: freshness,
+// reads under writes, delete + reinsert and upsert, no tombstone leak. An exact search keeps
+// recall 1 throughout.
+test('sqlite-vec: the short churn runbook: every write visible, no leaks, exact recall after the cycle', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vecbench-sqlite-vec-churn-'));
+  try {
+    const runbook = join(dir, 'short.json');
+    writeFileSync(runbook, JSON.stringify(SHORT_RUNBOOK));
+    const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
+    const r = spawnSync(process.execPath, [bin, 'churn', '--dataset', 'synthetic-3000', '--participants', 'sqlite-vec', '--runbook', runbook, '--out', join(dir, 'results')], {
+      encoding: 'utf8',
+      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') },
+      timeout: 600_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    checkShortRun(join(dir, 'results'), 'synthetic-3000', 3000, { 'sqlite-vec': { minRecall: 0.999, minMixedRecall: 0.9 } });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
