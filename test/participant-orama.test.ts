@@ -182,6 +182,9 @@ describe('participant orama: native keyword and hybrid arms', () => {
     // Stemming: "otter" finds "otters".
     const stem = Array.from(await session.keywordSearch!('otter', 100, null));
     assert.ok(stem.length > 0 && stem.every((r) => r % 6 === 1), `stemmed hits ${stem.slice(0, 5)}`);
+    // A text without a word finds nothing (Orama alone would return every document).
+    assert.equal((await session.keywordSearch!('', 5, null)).length, 0);
+    assert.equal((await session.keywordSearch!(' ?! ', 5, null)).length, 0);
     const filter = { op: 'eq', field: 'cat10', value: 5 } as const;
     const filtered = Array.from(await session.keywordSearch!('red otters', 20, filter));
     assert.ok(filtered.length > 0 && filtered.every((r) => r % 10 === 5), `filtered ${filtered}`);

@@ -211,6 +211,8 @@ class OramaSession implements EngineSession {
   }
 
   private async keyword(text: string, k: number, filter: FilterExpr | null): Promise<ArrayLike<number>> {
+    // An empty term with `properties` would return every document holding the property.
+    if (!/[\p{L}\p{N}]/u.test(text)) return new Int32Array(0);
     const res = await search(this.db, { term: text, properties: ['text'], limit: k, ...(filter ? { where: toWhere(filter) } : {}) } as never);
     return OramaSession.ids(res.hits);
   }
