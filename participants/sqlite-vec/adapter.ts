@@ -80,8 +80,10 @@ export function ftsQuery(text: string): string | null {
   return words ? words.map((w) => `"${w}"`).join(' OR ') : null;
 }
 
-function connect(path: string, s: SqliteVecSettings): Db {
-  const db = new BetterSqlite(path);
+/** A connection with the extension loaded. `existing`: the file must be there (a missing file
+ * is an error, not a new empty database). */
+function connect(path: string, s: SqliteVecSettings, existing = false): Db {
+  const db = new BetterSqlite(path, { fileMustExist: existing });
   sqliteVec.load(db);
   db.pragma(`cache_size = -${s.cache_mib * 1024}`);
   return db;
@@ -145,10 +147,7 @@ class SqliteVecSession implements EngineSession {
   static reopen(ctx: OpenContext<SqliteVecSettings>): SqliteVecSession {
     const { d, metric, hasText } = ctx.dataset;
     const path = join(ctx.workDir, DB_FILE);
-    // fileMustExist: a missing file is an error, not a new empty database.
-    const db = new BetterSqlite(path, { fileMustExist: true });
-    sqliteVec.load(db);
-    db.pragma(`cache_size = -${ctx.settings.cache_mib * 1024}`);
+    const db = connect(path, ctx.settings, true);
     const tables = new Set((db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]));
     if (!tables.has(TABLE) || tables.has(TEXT_TABLE) !== hasText) {
       db.close();
