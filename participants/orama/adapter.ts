@@ -13,11 +13,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { count, create, getByID, insert, load, remove, save, search, type AnyOrama, type AnySchema, type RawData } from '@orama/orama';
-import type { EngineSession, FilterExpr, Knobs, Metric, OpenContext, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
-import { UserError } from '../../src/util/errors.ts';
-import { packageVersion } from '../../src/adapters/kit.ts';
-import { fileBytes, readColumns, writeColumns } from '../../src/adapters/persist.ts';
+import { ATTRIBUTES, fileBytes, packageVersion, readColumns, UserError, writeColumns, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
   .object({

@@ -11,11 +11,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type Database from 'better-sqlite3';
-import type { EngineSession, FilterExpr, Knobs, Metric, OpenContext, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
-import { UserError } from '../../src/util/errors.ts';
-import { packageVersion } from '../../src/adapters/kit.ts';
-import { fileBytes } from '../../src/adapters/persist.ts';
+import { ATTRIBUTES, fileBytes, packageVersion, UserError, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS packages: better-sqlite3 exports its class as module.exports.
