@@ -22,7 +22,7 @@ function int32(v: number, what: string): number {
   return v;
 }
 
-export interface SqlWhere {
+interface SqlWhere {
   /** The condition text, e.g. "cat10 = $2 AND num >= $3 AND num < $4"; "" for no filter. */
   sql: string;
   /** Parameter values in the order of their $n, starting at the firstParam given. */
@@ -67,7 +67,7 @@ export function hnswOpclass(metric: Metric): 'vector_ip_ops' | 'vector_l2_ops' {
   return metric === 'l2' ? 'vector_l2_ops' : 'vector_ip_ops';
 }
 
-export interface SearchStatement {
+interface SearchStatement {
   text: string;
   /** Filter values, bound after the query vector ($1). */
   params: number[];
@@ -163,9 +163,9 @@ export function copyBinary(batch: RowBatch, d: number): Uint8Array<ArrayBuffer> 
 
 // ---- EXPLAIN plans ----
 
-export type ScanKind = 'Seq Scan' | 'Index Scan' | 'Index Only Scan' | 'Bitmap Index Scan' | 'Bitmap Heap Scan';
+type ScanKind = 'Seq Scan' | 'Index Scan' | 'Index Only Scan' | 'Bitmap Index Scan' | 'Bitmap Heap Scan';
 
-export interface PlanScan {
+interface PlanScan {
   kind: ScanKind;
   /** The index, for index scans. */
   index?: string;
@@ -191,7 +191,7 @@ export function planScans(plan: string): PlanScan[] {
   return out;
 }
 
-export type PlanPath = 'hnsw' | 'exact-index' | 'seq-scan' | 'unknown';
+type PlanPath = 'hnsw' | 'exact-index' | 'seq-scan' | 'unknown';
 
 /** Which way the plan reaches the rows: the HNSW index's ordered scan; an exact scan of the
  * filter's matches through a btree / bitmap index followed by a sort; a sequential scan. */
@@ -219,7 +219,7 @@ export function describePath(plan: string, hnswIndex = HNSW_INDEX): string {
 }
 
 /** The group name a request belongs to, as far as the request tells it. */
-export function requestGroup(filter: FilterExpr | null, k: number): string {
+function requestGroup(filter: FilterExpr | null, k: number): string {
   if (filter === null) return `none/${k}`;
   const fields = [...new Set(flatten(filter).map((f) => `${f.field} ${f.op === 'eq' ? '=' : 'range'}`))];
   return `filtered (${fields.join(' AND ')})/${k}`;

@@ -104,7 +104,7 @@ class SqliteVecSession implements EngineSession {
     private readonly db: Db,
     private readonly d: number,
     metric: Metric,
-    private readonly withText: boolean,
+    withText: boolean,
     private readonly path: string,
   ) {
     this.mustBeUnit = metric === 'ip';

@@ -7,7 +7,7 @@
 // runner's result files and would kill an engine host that inherited the variable.
 import { closeSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 
-export type Column = Int32Array | Uint8Array | Float32Array;
+type Column = Int32Array | Uint8Array | Float32Array;
 
 const FORMAT = 'vecbench-columns/1';
 const TYPES = { i32: Int32Array, u8: Uint8Array, f32: Float32Array } as const;

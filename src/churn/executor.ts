@@ -28,7 +28,7 @@ export interface ChurnTarget {
   dirBytes?(): number | null;
 }
 
-export interface ExecParticipant {
+interface ExecParticipant {
   name: string;
   settings: Pick<SettingsFile, 'ladders' | 'batch_size'>;
   filters: Participant['filters'];
@@ -43,9 +43,9 @@ export interface ExecOptions {
   onStep?: (index: number, total: number, what: string) => void;
 }
 
-export const LEAKS_LISTED = 100;
+const LEAKS_LISTED = 100;
 /** Queries a recall-target point is chosen on (the first of the shuffled order). */
-export const CALIBRATION_QUERIES = 100;
+const CALIBRATION_QUERIES = 100;
 
 /** A step the participant cannot do: recorded as unsupported with the reason. */
 class Unsupported extends Error {}

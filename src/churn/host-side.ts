@@ -7,7 +7,7 @@ import type { Dataset } from '../datasets/layout.ts';
 import type { PointReply } from '../runner/point-reply.ts';
 import type { ChurnCaps, ChurnHostReply, ChurnHostRequest, FreshnessReply, MixedReply, WireRows, WriteOp } from './protocol.ts';
 
-export type ProgressFn = (p: { what: string; done: number; total: number }) => void;
+type ProgressFn = (p: { what: string; done: number; total: number }) => void;
 
 /** Lets timers and I/O run between calls: a synchronous engine's searches would otherwise
  * keep the event loop in microtasks and starve the writer's timer. */
@@ -55,7 +55,7 @@ function requireOp(s: EngineSession, op: WriteOp): void {
 }
 
 /** Each query once with `clients` in flight, timed beside the engine. */
-export async function timedSearches(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-search' }>): Promise<PointReply> {
+async function timedSearches(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-search' }>): Promise<PointReply> {
   await s.setKnobs(req.knobs);
   const n = req.queries.length;
   const vectors = req.queries.map((q) => ds.queries.slice(q * ds.d, (q + 1) * ds.d));
@@ -67,7 +67,7 @@ export async function timedSearches(s: EngineSession, ds: Dataset, concurrent: b
 
 /** Single-row inserts; after each, searches for the row's own vector until the id is among the
  * first k hits (visible) or the timeout passes (never visible). */
-export async function freshness(s: EngineSession, ds: Dataset, req: Extract<ChurnHostRequest, { type: 'churn-freshness' }>, progress?: ProgressFn): Promise<FreshnessReply> {
+async function freshness(s: EngineSession, ds: Dataset, req: Extract<ChurnHostRequest, { type: 'churn-freshness' }>, progress?: ProgressFn): Promise<FreshnessReply> {
   requireOp(s, 'insert');
   await s.setKnobs(req.knobs);
   const m = req.rows.ids.length;
@@ -136,7 +136,7 @@ export async function freshness(s: EngineSession, ds: Dataset, req: Extract<Chur
  * started and how many were issued when it ended, so the runner can judge it against the rows
  * live at that moment. A writer that falls behind issues its next op at once, so the achieved
  * rate falls short of the target only when writes take longer than 1 / rate on average. */
-export async function mixed(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-mixed' }>, progress?: ProgressFn): Promise<MixedReply> {
+async function mixed(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-mixed' }>, progress?: ProgressFn): Promise<MixedReply> {
   const { plan } = req;
   const W = plan.ops.length;
   for (const code of new Set(plan.ops)) requireOp(s, (['insert', 'upsert', 'delete'] as const)[code]);

@@ -15,9 +15,9 @@ import type { Dataset } from '../datasets/layout.ts';
 import { makeRng } from '../util/hash.ts';
 
 /** "Not yet" for born, "never" for died. */
-export const NEVER = 0x7fffffff;
+const NEVER = 0x7fffffff;
 
-export type Rng = ReturnType<typeof makeRng>;
+type Rng = ReturnType<typeof makeRng>;
 
 /** A new or moved vector lies between a base row and one of this many nearest base rows. */
 const NEIGHBOURS = 10;

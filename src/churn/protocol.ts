@@ -5,7 +5,6 @@ import type { FilterExpr, Knobs, RowAttributes } from '../contracts.ts';
 import type { PointReply } from '../runner/point-reply.ts';
 
 export type WriteOp = 'insert' | 'upsert' | 'delete';
-export const WRITE_OPS: readonly WriteOp[] = ['insert', 'upsert', 'delete'];
 
 /** The write capabilities of an open session (absent methods = unsupported). */
 export interface ChurnCaps {

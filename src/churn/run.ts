@@ -25,7 +25,7 @@ import type { ChurnCaps, ChurnHostReply, ChurnHostRequest } from './protocol.ts'
 import { checkRunbookRows, type Runbook } from './runbook.ts';
 import { CHURN_FORMAT, readChurnSection, type ChurnSection, type RunbookResult } from './schema.ts';
 
-export interface ChurnOptions {
+interface ChurnOptions {
   dataset: string;
   participants: string[];
   runbooks: Runbook[];
@@ -44,7 +44,7 @@ const RUN_DEFAULT_CLIENTS = 32;
 
 /** Requests to a participant host process. `dataDirs`: the engine's data directories (the
  * host's work directory, the server's data directory), measured by the harness at disk steps. */
-export class HostTarget implements ChurnTarget {
+class HostTarget implements ChurnTarget {
   constructor(
     private readonly host: HostClient,
     private readonly dataDirs: string[] = [],

@@ -14,7 +14,7 @@ const share = z.number().gt(0, 'must be > 0').lte(1, 'must be <= 1');
 const batch = z.number().int().positive().max(100_000).default(1000);
 /** Which ladder point a read uses: an index, the first or last, or the first point whose
  * recall on the live set reaches a target (measured just before the step that needs it). */
-export const pointSpec = z.union([
+const pointSpec = z.union([
   z.literal('first'),
   z.literal('last'),
   z.number().int().nonnegative(),
@@ -146,16 +146,16 @@ const STEP_SCHEMAS = {
   freshness: freshnessStep,
   mixed: mixedStep,
 } as const;
-export type StepOp = keyof typeof STEP_SCHEMAS;
-export const STEP_OPS = Object.keys(STEP_SCHEMAS) as StepOp[];
+type StepOp = keyof typeof STEP_SCHEMAS;
+const STEP_OPS = Object.keys(STEP_SCHEMAS) as StepOp[];
 
-export type LoadStep = z.infer<typeof loadStep>;
+type LoadStep = z.infer<typeof loadStep>;
 export type InsertStep = z.infer<typeof insertStep>;
 export type UpsertStep = z.infer<typeof upsertStep>;
 export type DeleteStep = z.infer<typeof deleteStep>;
 export type SearchStep = z.infer<typeof searchStep>;
-export type WaitStep = z.infer<typeof waitStep>;
-export type DiskStep = z.infer<typeof diskStep>;
+type WaitStep = z.infer<typeof waitStep>;
+type DiskStep = z.infer<typeof diskStep>;
 export type FreshnessStep = z.infer<typeof freshnessStep>;
 export type MixedStep = z.infer<typeof mixedStep>;
 export type Step = LoadStep | InsertStep | UpsertStep | DeleteStep | SearchStep | WaitStep | DiskStep | FreshnessStep | MixedStep;
@@ -221,7 +221,7 @@ export function checkRunbookRows(rb: Runbook, n: number, dataset: string): void 
 }
 
 /** Write-ack to search-visible latency over single-row inserts (docs/method.md §7). */
-export const FRESHNESS: Runbook = parseRunbook(
+const FRESHNESS: Runbook = parseRunbook(
   {
     name: 'freshness',
     description: 'load the base set, then 150 single-row inserts, each followed by searches for its vector until it is among the top 10',
@@ -232,7 +232,7 @@ export const FRESHNESS: Runbook = parseRunbook(
 );
 
 /** Reads under writes: one writer at 150 writes/s, six readers, 60 s. */
-export const MIXED: Runbook = parseRunbook(
+const MIXED: Runbook = parseRunbook(
   {
     name: 'mixed',
     description: 'one writer at 150 single-row writes/s (half inserts of new rows, half deletes) and six readers for 60 s; recall against the live set over time',
@@ -249,7 +249,7 @@ export const MIXED: Runbook = parseRunbook(
 );
 
 /** Delete a random 20 %, insert 20 % new rows: no deleted id may come back. */
-export const DELETE_REINSERT: Runbook = parseRunbook(
+const DELETE_REINSERT: Runbook = parseRunbook(
   {
     name: 'delete-reinsert',
     description: 'delete a random 20 % of the rows and insert 20 % new ones; deleted ids must never come back; recall after the cycle and after compaction; disk before and after',

@@ -8,7 +8,7 @@ export const CHURN_FORMAT = 'vecbench-churn/1';
 
 const knobsSchema = z.record(z.string(), z.union([z.number(), z.string()]));
 /** p50 / p95 / max / mean of a set of durations in ms. */
-export const spreadSchema = z.object({ p50: z.number(), p95: z.number(), max: z.number(), mean: z.number() });
+const spreadSchema = z.object({ p50: z.number(), p95: z.number(), max: z.number(), mean: z.number() });
 export type Spread = z.infer<typeof spreadSchema>;
 
 const pointChoice = z.object({
@@ -123,7 +123,7 @@ const mixedResult = pointChoice.extend({
   leaks: z.number().int().nonnegative(),
 });
 
-export const stepResultSchema = z.object({
+const stepResultSchema = z.object({
   /** 1-based position in the runbook. */
   index: z.number().int().positive(),
   op: z.enum(['load', 'insert', 'upsert', 'delete', 'search', 'wait', 'disk', 'freshness', 'mixed']),
@@ -152,7 +152,7 @@ export type FreshnessResult = z.infer<typeof freshnessResult>;
 export type MixedResult = z.infer<typeof mixedResult>;
 export type WindowResult = z.infer<typeof windowSchema>;
 
-export const leakSchema = z.object({
+const leakSchema = z.object({
   id: z.number().int(),
   /** The step whose read returned it, and the step that deleted it. */
   step: z.number().int().positive(),
@@ -163,7 +163,7 @@ export const leakSchema = z.object({
 });
 export type Leak = z.infer<typeof leakSchema>;
 
-export const runbookResultSchema = z.object({
+const runbookResultSchema = z.object({
   runbook: z.string(),
   description: z.string().optional(),
   /** The runbook as run (defaults filled in), and its sha256: a changed runbook runs again. */
@@ -184,7 +184,7 @@ export const runbookResultSchema = z.object({
 });
 export type RunbookResult = z.infer<typeof runbookResultSchema>;
 
-export const churnSectionSchema = z.object({
+const churnSectionSchema = z.object({
   format: z.literal(CHURN_FORMAT),
   runbooks: z.record(z.string(), runbookResultSchema),
 });

@@ -8,7 +8,7 @@ import { exactDistance, exactTopK } from '../groundtruth/exact.ts';
 import { scoreQuery, type QueryScore } from '../metrics/recall.ts';
 import type { LiveStore } from './live.ts';
 
-export interface LiveTruth {
+interface LiveTruth {
   k: number;
   /** nq x k row ids (not slots), best first; -1 padding. */
   ids: Int32Array;

@@ -17,7 +17,7 @@ function spoken(items: string[]): string {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
-export function formatCeiling(f: CeilingFigure): string {
+function formatCeiling(f: CeilingFigure): string {
   const n = (v: number | null, digits = 0) => (v === null ? 'n/a' : v.toFixed(digits));
   return `ceiling ${f.protocol} in_flight=${f.in_flight} workers=${f.workers} rps=${n(f.rps)} client_cpu_cores=${n(f.client_cpu_cores, 2)} null_engine_cpu_cores=${n(f.null_engine_cpu_cores, 2)} client_capacity_rps=${n(f.client_capacity_rps)} bound_by=${f.bound_by.replace(/ /g, '_')}`;
 }

@@ -28,7 +28,7 @@ import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
 import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
 
-export function printReport(out: string, json: boolean): void {
+function printReport(out: string, json: boolean): void {
   const results = readAllResults(out);
   if (results.length === 0) throw new UserError(`no result files in ${out}; run vecbench run first (or pass --out DIR)`);
   // Both views in --json; the terminal table prints throughput.

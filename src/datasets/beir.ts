@@ -13,9 +13,9 @@ import { assembleLabelled, type LabelledCorpus } from './labelled.ts';
 import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
 import { whilePreparing } from './preparing.ts';
 
-export const BEIR_PREFIX = 'beir-';
+const BEIR_PREFIX = 'beir-';
 
-export function beirDatasetName(name: string): string {
+function beirDatasetName(name: string): string {
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new UserError(`--name ${JSON.stringify(name)}: use lower-case letters, digits, '.', '_' or '-'`);
   return name.startsWith(BEIR_PREFIX) ? name : BEIR_PREFIX + name;
 }

@@ -9,7 +9,7 @@ import type { QueryAttrName } from './layout.ts';
 
 export const KS = [10, 100, 1000] as const;
 
-export interface FilterKind {
+interface FilterKind {
   name: string;
   /** Nominal share of rows kept, for the docs and the selectivity test (null: varies). */
   nominal: number | null;

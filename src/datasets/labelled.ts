@@ -17,10 +17,10 @@ export interface LabelledCorpus {
   source: Record<string, unknown>;
 }
 
-export const LABELLED_CLUSTERS = 50;
+const LABELLED_CLUSTERS = 50;
 
 /** The text an engine indexes and the embedder reads: the title, then the body. */
-export function documentText(doc: { title: string; text: string }): string {
+function documentText(doc: { title: string; text: string }): string {
   const title = doc.title.trim();
   const text = doc.text.trim();
   return title && text ? `${title}\n${text}` : title || text;

@@ -141,7 +141,7 @@ function bytesOf(a: Float32Array | Int32Array): Uint8Array {
 }
 
 /** Checks what every engine relies on: shapes agree, no NaN / Inf, no zero vector under cosine. */
-export function validateVectors(name: string, what: string, v: Float32Array, rows: number, d: number, metric: Metric): void {
+function validateVectors(name: string, what: string, v: Float32Array, rows: number, d: number, metric: Metric): void {
   if (v.length !== rows * d) {
     throw new UserError(`dataset ${name}: ${what} has ${v.length} floats, expected ${rows} x ${d}; re-prepare it (vecbench prepare ${name} --force)`);
   }
@@ -248,7 +248,7 @@ function readTyped<T extends Float32Array | Int32Array>(
   return new ctor(ab, 0, expected);
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   /** Check every file's sha256 against the manifest (slow on big sets; on by default). */
   verify?: boolean;
 }

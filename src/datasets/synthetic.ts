@@ -10,7 +10,7 @@ import type { PreparedData } from './layout.ts';
 
 export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters: 50, seed: 42 };
 /** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
-export const SYNTHETIC_LANGS = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ru', 'pt', 'it', 'ko'];
+const SYNTHETIC_LANGS = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ru', 'pt', 'it', 'ko'];
 
 export function parseSyntheticName(name: string): { n: number; nq: number } | null {
   const m = /^synthetic-(\d+)(k|m)?$/.exec(name);

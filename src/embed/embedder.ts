@@ -1,6 +1,6 @@
 // The text embedder every provider is (provider.ts picks one by --embed) and the row
 // normalisation they share.
-export interface EmbedInput {
+interface EmbedInput {
   /** The corpus' or the query set's own ids (precomputed vectors are matched by them). */
   ids: string[];
   texts: string[];

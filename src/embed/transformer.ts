@@ -11,9 +11,9 @@ import { UserError } from '../util/errors.ts';
 import { Progress } from '../util/progress.ts';
 import type { TextEmbedder } from './embedder.ts';
 
-export const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'] as const;
-export const MODEL_WEIGHTS = ['onnx/model.onnx', 'onnx/model_quantized.onnx'] as const;
-export const RUNTIME_PACKAGE = '@huggingface/transformers';
+const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'] as const;
+const MODEL_WEIGHTS = ['onnx/model.onnx', 'onnx/model_quantized.onnx'] as const;
+const RUNTIME_PACKAGE = '@huggingface/transformers';
 
 const layoutHelp = `a transformers.js model directory holds ${MODEL_FILES.join(', ')} and ${MODEL_WEIGHTS[0]} (or ${MODEL_WEIGHTS[1]}); copy one there from a machine that has it (e.g. an ONNX export of sentence-transformers/all-MiniLM-L6-v2)`;
 

@@ -14,7 +14,7 @@ interface WinkTokens {
   out(what?: unknown, as?: unknown): unknown;
   length(): number;
 }
-export interface WinkNlp {
+interface WinkNlp {
   readDoc(text: string): { tokens(): WinkTokens };
   its: Record<string, unknown>;
   as: Record<string, unknown>;
@@ -34,7 +34,7 @@ function make(vectors?: unknown): WinkNlp {
   return winkNLP(model, ['sbd'], vectors);
 }
 
-export function nlpPlain(): WinkNlp {
+function nlpPlain(): WinkNlp {
   return (plain ??= make());
 }
 

@@ -13,8 +13,8 @@ import { sha256 } from '../util/hash.ts';
 import { exactDistance, exactTopK, pickBackend, type Backend } from './exact.ts';
 import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
 
-export const GT_FORMAT = 'vecbench-groundtruth/1';
-export const GT_DEPTH = 1000;
+const GT_FORMAT = 'vecbench-groundtruth/1';
+const GT_DEPTH = 1000;
 
 export interface GroundTruth {
   filter: string;
@@ -38,20 +38,20 @@ export interface GroundTruth {
 }
 
 /** CPU seconds this process (all its threads) has used. */
-export function cpuSecondsNow(): number {
+function cpuSecondsNow(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 }
 
 /** Floating-point operations of brute force over every query's matching rows. */
-export function groundTruthFlops(matches: Int32Array, d: number): number {
+function groundTruthFlops(matches: Int32Array, d: number): number {
   let pairs = 0;
   for (const m of matches) pairs += m;
   return 2 * d * pairs;
 }
 
 /** "1234 queries/s, 56.7 GFLOP/s (30.1 per CPU second)" for a computed ground truth. */
-export function throughputText(nq: number, seconds: number, flops: number, cpuSeconds?: number): string {
+function throughputText(nq: number, seconds: number, flops: number, cpuSeconds?: number): string {
   const s = Math.max(seconds, 1e-9);
   const cpu = cpuSeconds === undefined ? '' : ` (${(flops / Math.max(cpuSeconds, 1e-9) / 1e9).toFixed(1)} per CPU second, ${cpuSeconds.toFixed(1)} CPU s)`;
   return `${Math.round(nq / s).toLocaleString('en-US')} queries/s, ${(flops / s / 1e9).toFixed(1)} GFLOP/s${cpu}`;

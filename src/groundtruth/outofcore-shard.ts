@@ -2,7 +2,7 @@
 // top-k lists into the shared buffers the main thread reads (see outofcore.ts).
 import { runShard, type ShardSpec } from './outofcore.ts';
 
-export interface WorkerShardData {
+interface WorkerShardData {
   spec: ShardSpec;
   index: number;
   control: SharedArrayBuffer;

@@ -23,7 +23,7 @@ import { sha256 } from '../util/hash.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { exactTopK, pickBackend, type Backend } from './exact.ts';
 
-export const DEFAULT_GT_MEMORY = 2 * 2 ** 30;
+const DEFAULT_GT_MEMORY = 2 * 2 ** 30;
 const CKPT_FORMAT = 'vecbench-gt-partial/1';
 
 /** VECBENCH_GT_MEMORY: bytes of base rows ground truth may hold at once ("512m", "4g", bytes). */
@@ -38,7 +38,7 @@ export function gtMemoryBytes(value = process.env.VECBENCH_GT_MEMORY): number {
 }
 
 /** What out-of-core ground truth needs of a prepared dataset: files on disk plus the queries. */
-export interface GtSource {
+interface GtSource {
   name: string;
   dir: string;
   /** sha256 over the manifest's file hashes (keys the checkpoints). */
@@ -63,7 +63,7 @@ export interface PartialTopK {
   matches: Int32Array;
 }
 
-export function emptyPartial(nq: number, depth: number): PartialTopK {
+function emptyPartial(nq: number, depth: number): PartialTopK {
   return {
     depth,
     nq,
@@ -118,12 +118,12 @@ export function mergePartials(parts: PartialTopK[]): PartialTopK {
 }
 
 /** Queries sharing one concrete filter (they go through one matrix product). */
-export interface QueryGroup {
+interface QueryGroup {
   filter: FilterExpr | null;
   queries: Int32Array;
 }
 
-export function groupQueries(src: Pick<GtSource, 'nq' | 'queryAttrs'>, filterName: string): QueryGroup[] {
+function groupQueries(src: Pick<GtSource, 'nq' | 'queryAttrs'>, filterName: string): QueryGroup[] {
   const kind = filterKind(filterName);
   const byKey = new Map<string, { filter: FilterExpr | null; queries: number[] }>();
   for (let q = 0; q < src.nq; q++) {
@@ -287,7 +287,7 @@ export function runShard(spec: ShardSpec, onRows: (rowsDone: number) => void = (
   return p;
 }
 
-export interface OutOfCoreOptions {
+interface OutOfCoreOptions {
   /** Bytes of base rows held at once, all shards together (default: VECBENCH_GT_MEMORY). */
   memoryBytes?: number;
   backend?: 'auto' | Backend;
@@ -302,7 +302,7 @@ export interface OutOfCoreOptions {
   noEstimate?: boolean;
 }
 
-export interface OutOfCoreResult extends PartialTopK {
+interface OutOfCoreResult extends PartialTopK {
   backend: Backend;
   seconds: number;
   /** queries per second over the whole run (all shards). */
@@ -354,7 +354,7 @@ function calibrate(src: GtSource, filterName: string, depth: number, backend: Ba
   );
 }
 
-export interface ShardPlan {
+interface ShardPlan {
   backend: Backend;
   cores: number;
   rows: number;

@@ -15,7 +15,7 @@ interface WinkBm25 {
   search(text: string, limit?: number, filter?: (values: Record<string, unknown>) => boolean): [string, number][];
 }
 
-export const BM25_PARAMS = { k1: 1.2, b: 0.75 };
+const BM25_PARAMS = { k1: 1.2, b: 0.75 };
 
 export function bm25Description(): string {
   return `BM25 (k1 ${BM25_PARAMS.k1}, b ${BM25_PARAMS.b}, Lucene idf) by wink-bm25-text-search ${winkVersion('wink-bm25-text-search')} over wink-nlp ${winkVersion('wink-nlp')} stems, stop words out`;

@@ -5,7 +5,7 @@ import type { PointReply } from '../runner/point-reply.ts';
 
 export type Arm = 'dense' | 'keyword' | 'hybrid';
 
-export interface KeywordArmInfo {
+interface KeywordArmInfo {
   /** native: the engine's own keywordSearch; client-side: BM25 in the host process. */
   where: 'native' | 'client-side';
   /** How it ranks, in the participant's words or the library's. */

@@ -20,12 +20,12 @@ import { Progress, log } from '../util/progress.ts';
 import type { Arm } from './protocol.ts';
 import { QUALITY_FORMAT, type QualityMetrics, type QualityPoint, type QualitySection } from './schema.ts';
 
-export const DEFAULT_QUALITY_K = 100;
+const DEFAULT_QUALITY_K = 100;
 
 /** Queries of an arm failed: the point is left out with the reason, never scored as misses. */
 class ArmFailed extends Error {}
 
-export interface QualityOptions {
+interface QualityOptions {
   clients: number;
   pointTimeoutS: number;
   /** Results asked of each arm (default 100: recall@100 and fusion of two top-100 lists). */
@@ -62,7 +62,7 @@ function answersOf(reply: PointReply, n: number, k: number): Answers {
 }
 
 /** Scores ranked row lists against the labels of each query. */
-export function scoreLists(ds: Dataset, queries: number[], lists: number[][]): QueryQuality[] {
+function scoreLists(ds: Dataset, queries: number[], lists: number[][]): QueryQuality[] {
   const labels = ds.labels!;
   return queries.map((q, i) => scoreRanking(lists[i].map((row) => labels.docIds[row]), labels.qrels.get(q) ?? new Map()));
 }

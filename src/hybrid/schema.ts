@@ -8,9 +8,9 @@ import { UserError } from '../util/errors.ts';
 export const QUALITY_FORMAT = 'vecbench-quality/1';
 
 const knobsSchema = z.record(z.string(), z.union([z.number(), z.string()]));
-export const intervalSchema = z.object({ estimate: z.number(), low: z.number(), high: z.number() });
+const intervalSchema = z.object({ estimate: z.number(), low: z.number(), high: z.number() });
 
-export const qualityMetricsSchema = z.object({
+const qualityMetricsSchema = z.object({
   ndcg10: z.number(),
   mrr10: z.number(),
   hit10: z.number(),
@@ -21,7 +21,7 @@ export const qualityMetricsSchema = z.object({
 });
 export type QualityMetrics = z.infer<typeof qualityMetricsSchema>;
 
-export const qualityViewSchema = z.object({
+const qualityViewSchema = z.object({
   view: z.enum(['latency', 'throughput']),
   clients: z.number().int().positive(),
   qps: z.number(),
@@ -29,7 +29,7 @@ export const qualityViewSchema = z.object({
   latency_ms: latencySchema,
 });
 
-export const qualityPointSchema = z.object({
+const qualityPointSchema = z.object({
   arm: z.enum(['dense', 'keyword', 'hybrid']),
   /** The dense ladder point (null for the keyword arm, which has no knobs). */
   ladder_index: z.number().int().nonnegative().nullable(),
@@ -54,7 +54,7 @@ export const qualityPointSchema = z.object({
 });
 export type QualityPoint = z.infer<typeof qualityPointSchema>;
 
-export const qualitySectionSchema = z.object({
+const qualitySectionSchema = z.object({
   format: z.literal(QUALITY_FORMAT),
   status: z.enum(['measured', 'failed']),
   reason: z.string().optional(),

@@ -199,7 +199,7 @@ async function nullServerTarget(protocol: string, d: number, k: number, log: (m:
   }
 }
 
-export interface ProtocolCeilingOptions {
+interface ProtocolCeilingOptions {
   /** In-flight levels, measured one after the other against one null engine. */
   levels: number[];
   workers: number;
@@ -276,7 +276,7 @@ export async function protocolCeilings(protocol: string, o: ProtocolCeilingOptio
   }
 }
 
-export interface HttpCeilingOptions {
+interface HttpCeilingOptions {
   inFlight: number;
   workers: number;
   seconds: number;

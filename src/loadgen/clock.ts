@@ -5,4 +5,3 @@ export function nowMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));

@@ -41,14 +41,14 @@ function processCpuWithChildren(pid: number): number | null {
 /** CPU seconds of a process tree: every live process's own time plus the time of children that
  * already exited and were reaped (a server's short-lived backends, e.g. a PostgreSQL connection
  * that closed, are counted in their parent's cutime). */
-export function treeCpuSeconds(root: number): number | null {
+function treeCpuSeconds(root: number): number | null {
   if (processCpuSeconds(root) === null) return null;
   let sum = 0;
   for (const pid of processTree(root)) sum += processCpuWithChildren(pid) ?? 0;
   return sum;
 }
 
-export interface CpuTarget {
+interface CpuTarget {
   pid: number | undefined;
   /** Count the descendants too (a server's worker processes). */
   tree: boolean;
@@ -80,7 +80,7 @@ export class CpuMeter {
 
 /** Per thread of a process: seconds it ran plus waited on a run queue, runnable but not running
  * (/proc/PID/task/TID/schedstat). Null when schedstat is unavailable or the process is gone. */
-export function threadDemandSeconds(pid: number): Map<string, number> | null {
+function threadDemandSeconds(pid: number): Map<string, number> | null {
   try {
     const out = new Map<string, number>();
     for (const tid of readdirSync(`/proc/${pid}/task`)) {

@@ -13,12 +13,12 @@ import { nowMs } from './clock.ts';
 import { LatencyHistogram } from './histogram.ts';
 import { packIds } from '../runner/timed-loop.ts';
 
-export type SearchFn = (i: number) => Promise<ArrayLike<number>> | ArrayLike<number>;
+type SearchFn = (i: number) => Promise<ArrayLike<number>> | ArrayLike<number>;
 
 /** Request outcome codes in DriveResult.status. */
 export const OK = 0;
-export const FAILED = 1;
-export const TIMED_OUT = 2;
+const FAILED = 1;
+const TIMED_OUT = 2;
 
 export interface DriveResult {
   /** Request indices this loop handled (all of 0..n-1 unless a pool split them). */
@@ -162,7 +162,7 @@ class Issuer {
   }
 }
 
-export interface ClosedLoopOptions {
+interface ClosedLoopOptions {
   inFlight: number;
   timeoutMs: number;
   /** Hands out the next request index, or -1 when none is left (default: 0..n-1 in order; a
@@ -197,7 +197,7 @@ export function closedLoop(search: SearchFn, o: ClosedLoopOptions): Promise<Driv
   });
 }
 
-export interface OpenLoopOptions {
+interface OpenLoopOptions {
   /** Request indices this loop sends, and their intended send times (ms after startAtMs). */
   indices: ArrayLike<number>;
   intendedMs: ArrayLike<number>;

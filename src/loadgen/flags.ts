@@ -15,13 +15,13 @@
 //   protocolCeilings, at the same in-flight level): limited when its rate reaches
 //   CEILING_FRACTION of it. This reads the protocol's own costs (the server side of the protocol
 //   shares the machine's cores with the client), which the busy-thread rule cannot see.
-export const CLIENT_CPU_LIMIT = 0.9;
-export const CEILING_FRACTION = 0.5;
-export const SEND_LAG_LIMIT_MS = 5;
+const CLIENT_CPU_LIMIT = 0.9;
+const CEILING_FRACTION = 0.5;
+const SEND_LAG_LIMIT_MS = 5;
 
 export const CLIENT_LIMIT_RULE = `client-limited when the client's busiest thread ran or waited for a core ${CLIENT_CPU_LIMIT * 100} % of the time, when open-loop requests leave more than ${SEND_LAG_LIMIT_MS} ms late at p99 (client threads of their own), or when the point's rate reaches ${CEILING_FRACTION * 100} % of the null-engine ceiling (in process: the host loop's; worker threads: the protocol's, at the same in-flight level)`;
 
-export interface ClientLoad {
+interface ClientLoad {
   /** 'in-process': the client shares the engine's thread; 'threads': it has its own. */
   mode: 'in-process' | 'threads';
   qps: number;

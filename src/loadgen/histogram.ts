@@ -7,7 +7,7 @@ import * as hdr from 'hdr-histogram-js';
 /** Highest latency the histograms track: 10 minutes, in microseconds (longer is clamped). */
 const HIGHEST_US = 600_000_000;
 
-export interface LatencySummaryMs {
+interface LatencySummaryMs {
   mean: number;
   p50: number;
   p95: number;

@@ -21,7 +21,7 @@ function single(n: number, r: DriveResult): LoadReply {
 }
 
 /** The null engine of the in-process ceiling: answers every search at once with k fixed ids. */
-export function nullSearch(k: number): () => Promise<Int32Array> {
+function nullSearch(k: number): () => Promise<Int32Array> {
   const ids = Int32Array.from({ length: k }, (_, i) => i);
   return async () => ids;
 }

@@ -5,7 +5,7 @@
 import type { ResultFile } from '../results/schema.ts';
 import { concurrencySchema, openLoopSchema, type ConcurrencySection, type OpenLoopSection } from './schema.ts';
 
-export interface DerivedLoad {
+interface DerivedLoad {
   dataset: string;
   participant: string;
   concurrency: ConcurrencySection | null;

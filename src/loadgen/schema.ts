@@ -6,10 +6,6 @@ import { z } from 'zod';
 
 const knobs = z.record(z.string(), z.union([z.number(), z.string()]));
 
-/** Why a point carries a flag: "client-limited" (the client's CPU or rate neared its ceiling),
- * "errors" (some requests failed or timed out), "invalid-results". */
-export const FLAGS = ['client-limited', 'errors', 'invalid-results'] as const;
-
 const clientSchema = z.object({
   /** in-process: the host's event loop drives the engine in its own process; workers: worker
    * threads each build the participant's load client (a network engine); host-thread: a network
@@ -44,7 +40,7 @@ const latencyCols = {
   mean_ms: ms,
 };
 
-export const sweepPointSchema = z.object({
+const sweepPointSchema = z.object({
   in_flight: z.number().int().positive(),
   qps: z.number(),
   /** null: no request succeeded. */
@@ -86,7 +82,7 @@ export const concurrencySchema = z.object({
 });
 export type ConcurrencySection = z.infer<typeof concurrencySchema>;
 
-export const openStepSchema = z.object({
+const openStepSchema = z.object({
   offered_qps: z.number(),
   achieved_qps: z.number(),
   /** null: no request succeeded. */

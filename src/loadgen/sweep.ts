@@ -52,30 +52,23 @@ export interface LoadOptions {
   pointTimeoutS: number;
 }
 
-export const DEFAULT_BUDGET_MS = 100;
+const DEFAULT_BUDGET_MS = 100;
 /** The in-flight level whose null ceiling open-loop steps are held against (their requests
  * overlap without a fixed bound). */
 const OPEN_CEILING_LEVEL = 64;
-export const OPEN_LOOP_SEED = 7001;
+const OPEN_LOOP_SEED = 7001;
 /** Fractions of the closed-loop peak offered by the automatic open-loop ramp. */
-export const AUTO_RAMP = [0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25];
-
-/** Powers of two from 1 up to max, e.g. 64 -> 1,2,4,...,64. */
-export function powersOfTwo(max: number): number[] {
-  const out: number[] = [];
-  for (let c = 1; c <= max; c *= 2) out.push(c);
-  return out;
-}
+const AUTO_RAMP = [0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25];
 
 /** The group the load is measured on: none/10 when asked and measured, else the first measured. */
-export function loadGroup(groups: AskedGroup[], result: ResultFile): AskedGroup | null {
+function loadGroup(groups: AskedGroup[], result: ResultFile): AskedGroup | null {
   const measured = (g: AskedGroup) => g.asked && result.groups.some((r) => r.key === g.key && r.status === 'measured');
   return groups.find((g) => g.key === 'none/10' && measured(g)) ?? groups.find(measured) ?? null;
 }
 
 /** The knob setting: the first ladder point whose measured recall reaches the target, else the
  * highest-recall point, else the middle of the ladder. */
-export function chooseKnobs(p: LoadedParticipant, g: AskedGroup, group: ResultGroup | undefined, target: number): { knobs: Knobs; reason: string } {
+function chooseKnobs(p: LoadedParticipant, g: AskedGroup, group: ResultGroup | undefined, target: number): { knobs: Knobs; reason: string } {
   const ladder = ladderFor(p.settings, g.filter, g.k);
   // Ladder points and the points calibration added (numbered after the ladder), by knob order
   // of measurement; the first build's only, so every build agrees.

@@ -79,13 +79,13 @@ export interface Cell {
 }
 
 /** Widest recall gap between the measured points around the target that may be interpolated. */
-export const MAX_BRACKET = 0.02;
+const MAX_BRACKET = 0.02;
 /** Recalls this close count as equal. */
-export const RECALL_EPS = 1e-12;
+const RECALL_EPS = 1e-12;
 /** A calibrated point this close to its target recall is read as the cell. */
 export const CALIBRATION_TOLERANCE = 0.005;
 
-export function isUsable(p: CurvePoint): boolean {
+function isUsable(p: CurvePoint): boolean {
   return (
     Number.isFinite(p.recall) &&
     p.recall >= 0 &&

@@ -12,11 +12,11 @@
 import type { Interval, ResultPoint } from '../results/schema.ts';
 import { bootstrapCI, mean, mulberry32, percentile, trimOutliers } from './stats.ts';
 
-export const RESAMPLES = 1000;
-export const TRIM_IQR = 3.0;
+const RESAMPLES = 1000;
+const TRIM_IQR = 3.0;
 /** Fewer passes than this are not trimmed: the quartiles of a handful of passes can sit close
  * together by chance, and trimming then drops honest spread and narrows the interval. */
-export const MIN_PASSES_TO_TRIM = 8;
+const MIN_PASSES_TO_TRIM = 8;
 const LATENCY_KEYS = ['mean', 'p50', 'p95', 'p99', 'p999'] as const;
 type LatencyKey = (typeof LATENCY_KEYS)[number];
 
@@ -26,7 +26,7 @@ export interface PassFigures {
   latency_ms: Record<LatencyKey, number[]>;
 }
 
-export interface PassSummary {
+interface PassSummary {
   qps: number;
   latency_ms: ResultPoint['latency_ms'];
   ci: { qps: Interval; latency_ms: Record<LatencyKey, Interval> };

@@ -19,9 +19,9 @@
 // 1-based, k = 60; documents absent from a list add nothing; ties go to the smaller id.
 import { bootstrapCI, mean } from './stats.ts';
 
-export const RRF_K = 60;
+const RRF_K = 60;
 /** The relevance value from which a document counts as relevant (trec_eval's -l, default 1). */
-export const RELEVANCE_LEVEL = 1;
+const RELEVANCE_LEVEL = 1;
 
 export interface QueryQuality {
   ndcg10: number;
@@ -31,8 +31,6 @@ export interface QueryQuality {
 }
 
 export const QUALITY_MEASURES = ['ndcg10', 'mrr10', 'hit10', 'recall100'] as const;
-export type QualityMeasure = (typeof QUALITY_MEASURES)[number];
-
 /** nDCG at `cutoff` of a ranking given as the relevance of each returned document in rank
  * order (unjudged = 0), against all judged relevance values of the query. */
 export function ndcgAt(rankedRels: ArrayLike<number>, judgedRels: ArrayLike<number>, cutoff: number): number {
@@ -72,7 +70,7 @@ export function scoreRanking<K>(ranked: ArrayLike<K>, judgments: ReadonlyMap<K, 
 }
 
 /** Byte-wise comparison of two strings' UTF-8 forms, like C's strcmp. */
-export function compareBytes(a: string, b: string): number {
+function compareBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
@@ -86,7 +84,7 @@ export function trecOrder(docs: readonly ScoredDoc[]): string[] {
   return [...docs].sort((a, b) => (a.score > b.score ? -1 : a.score < b.score ? 1 : compareBytes(b.docno, a.docno))).map((d) => d.docno);
 }
 
-export interface RunEvaluation {
+interface RunEvaluation {
   /** Per evaluated query, in qrels order. */
   perQuery: { qid: string; scores: QueryQuality }[];
   /** Means over the evaluated queries. */
@@ -109,7 +107,7 @@ export function evaluateRun(
   return { perQuery, mean: meanQuality(perQuery.map((p) => p.scores)) };
 }
 
-export function meanQuality(rows: readonly QueryQuality[]): QueryQuality {
+function meanQuality(rows: readonly QueryQuality[]): QueryQuality {
   const out = {} as QueryQuality;
   for (const m of QUALITY_MEASURES) out[m] = mean(rows.map((r) => r[m]));
   return out;
@@ -134,7 +132,7 @@ export function rrfFuse(lists: readonly ArrayLike<number>[], depth: number, k = 
     .map((e) => e[0]);
 }
 
-export interface Interval {
+interface Interval {
   estimate: number;
   low: number;
   high: number;

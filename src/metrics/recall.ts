@@ -28,9 +28,9 @@
 // tie-aware recall is < 0.5, and the totals of unknown / duplicate / violating ids.
 // With no queries the means and the share are NaN (there is nothing to average).
 
-export const TIE_EPSILON = 1e-6;
-export const THRESHOLD_EPSILON = 1e-3;
-export const LOW_RECALL = 0.5;
+const TIE_EPSILON = 1e-6;
+const THRESHOLD_EPSILON = 1e-3;
+const LOW_RECALL = 0.5;
 
 export interface QueryScore {
   strict: number;
@@ -130,7 +130,7 @@ export function scoreQuery(args: ScoreQueryArgs): QueryScore {
   };
 }
 
-export interface RecallSummary {
+interface RecallSummary {
   queries: number;
   /** mean tie-aware recall */
   recall: number;

@@ -70,7 +70,7 @@ export function trimOutliers(xs: number[], k = 3.0): number[] {
   return finite.filter((x) => x >= lowFence && x <= highFence);
 }
 
-export const DEFAULT_BOOTSTRAP_SEED = 0x5eed;
+const DEFAULT_BOOTSTRAP_SEED = 0x5eed;
 
 /** Percentile bootstrap confidence interval of stat over xs. */
 export function bootstrapCI(

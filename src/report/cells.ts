@@ -21,14 +21,14 @@ import { EXACT, exactSearchTest, type Search } from './exact-search.ts';
 export type View = 'throughput' | 'latency';
 export const VIEWS: readonly View[] = ['throughput', 'latency'];
 /** Which way a view's value is better: more QPS, less latency. */
-export const BETTER: Record<View, 'higher' | 'lower'> = { throughput: 'higher', latency: 'lower' };
+const BETTER: Record<View, 'higher' | 'lower'> = { throughput: 'higher', latency: 'lower' };
 
 export const TARGETS = [0.9, 0.95, 0.99] as const;
 
 /** Flags that keep a point off the frontier (the harness, not the engine, may have set its figure). */
-export const EXCLUDING_FLAGS = ['invalid-results', 'client-limited', 'busy-machine', 'harness-overhead'] as const;
+const EXCLUDING_FLAGS = ['invalid-results', 'client-limited', 'busy-machine', 'harness-overhead'] as const;
 
-export interface BuildReading {
+interface BuildReading {
   build: number;
   status: CellStatus;
   value: number | null;

@@ -18,10 +18,10 @@ import { columnName, fmtMaxRecall, fmtPct, fmtQps, groupOrder, halfWidth, type D
  * status: neither has a value and the statuses differ; no_value: neither has one, same status.
  * only_a / only_b: the cell exists in one directory only.
  */
-export type CellChange = 'same' | 'better' | 'worse' | 'lost' | 'gained' | 'status' | 'no_value' | 'only_a' | 'only_b';
+type CellChange = 'same' | 'better' | 'worse' | 'lost' | 'gained' | 'status' | 'no_value' | 'only_a' | 'only_b';
 
 /** One side of a pair: what the cell read in that directory. */
-export interface CellSide {
+interface CellSide {
   status: CellStatus;
   value: number | null;
   ci_low: number | null;
@@ -48,7 +48,7 @@ export interface CellPair {
   change: CellChange;
 }
 
-export interface CompareSummary {
+interface CompareSummary {
   /** Pairs where both sides have a value. */
   both_read: number;
   overlap: number;
@@ -63,7 +63,7 @@ export interface CompareSummary {
   worst: CellPair[];
 }
 
-export interface Comparison {
+interface Comparison {
   pairs: CellPair[];
   summary: CompareSummary;
 }
@@ -173,10 +173,10 @@ const VERDICT: Record<CellChange, string> = {
   only_b: 'only in B',
 };
 
-export const verdictText = (p: CellPair) => VERDICT[p.change];
+const verdictText = (p: CellPair) => VERDICT[p.change];
 
 /** One side as the table prints it: `6,000 ±2.0%`, `max 0.93`, `too wide`, or `-` when absent. */
-export function sideText(s: CellSide | null): string {
+function sideText(s: CellSide | null): string {
   if (!s) return '-';
   if (s.value !== null) return `${fmtQps(s.value)}${s.status === 'above' ? '^' : ''}${s.half_width !== null ? ` ±${fmtPct(s.half_width)}` : ''}`;
   switch (s.status) {
@@ -193,7 +193,7 @@ export function sideText(s: CellSide | null): string {
   }
 }
 
-export function ratioText(p: CellPair): string {
+function ratioText(p: CellPair): string {
   if (p.ratio === null || p.ratio_ci === null) return '-';
   return `x${p.ratio.toFixed(2)} [${p.ratio_ci[0].toFixed(2)}, ${p.ratio_ci[1].toFixed(2)}]`;
 }
@@ -204,7 +204,7 @@ function table(rows: string[][], rightAligned: number[]): string[] {
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
 }
 
-export interface RenderOptions {
+interface RenderOptions {
   /** How the two directories are named in the heading (their paths). */
   a: string;
   b: string;

@@ -13,7 +13,7 @@ export const EXACT = 'exact' as const;
 export type Search = 'ann' | typeof EXACT;
 
 /** The flag an exact-search point carries (set by importers of harnesses that record them). */
-export const EXACT_SEARCH_FLAG = 'exact-search';
+const EXACT_SEARCH_FLAG = 'exact-search';
 
 /** The test for one result file: a point is exact when it carries the flag, or when its knobs
  * hold every value of the participant's `exact_search` declaration (settings.json). */

@@ -3,7 +3,7 @@
 // sum: a figure that was not measured stays null, with the result's reason where it has one.
 import type { ResultFile } from '../results/schema.ts';
 
-export interface GeneralRow {
+interface GeneralRow {
   participant: string;
   dataset: string;
   engine: string;

@@ -36,7 +36,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const APP_ENTRY = join(HERE, 'page', 'app.ts');
 const DEFAULT_PARTICIPANTS_DIR = resolve(HERE, '../../participants');
 
-export interface PageOptions {
+interface PageOptions {
   /** Prepared datasets directory: the page shows each dataset's manifest when it is there. */
   dataDir?: string;
   /** Where participants/<name>/README.md live (default: the repository's participants/). */
@@ -62,7 +62,7 @@ export function jsonForScript(v: unknown): string {
 
 const nm = '<span class="nm">not measured</span>';
 
-export function fmtBytes(b: number): string {
+function fmtBytes(b: number): string {
   if (!Number.isFinite(b)) return 'n/a';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = b;
@@ -75,7 +75,7 @@ export function fmtBytes(b: number): string {
   return `${u === 0 || v >= 1000 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
 }
 
-export function fmtSecondsShort(s: number): string {
+function fmtSecondsShort(s: number): string {
   if (!Number.isFinite(s)) return 'n/a';
   if (s >= 100) return `${s.toFixed(0)} s`;
   if (s >= 1) return `${s.toPrecision(3)} s`;
@@ -148,7 +148,7 @@ function buildsTitle(c: DerivedCell): string[] {
 
 /** One table cell from a derived cell; the exact numbers ride along in data attributes.
  * groupFailed: the group's run failed (its reason is then a failure, not the flags). */
-export function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false, search: DerivedCell['search'] = 'ann'): string {
+function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false, search: DerivedCell['search'] = 'ann'): string {
   const key = `data-participant="${esc(participant)}" data-group="${esc(group)}" data-target="${target}"`;
   if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
@@ -577,7 +577,7 @@ function datasetSection(results: ResultFile[], datasets: string[], dataDir: stri
 let scriptCache: Promise<string> | null = null;
 
 /** The page script: app.ts with Observable Plot and frontier.ts, bundled into one IIFE. */
-export function pageScript(): Promise<string> {
+function pageScript(): Promise<string> {
   scriptCache ??= build({
     entryPoints: [APP_ENTRY],
     bundle: true,

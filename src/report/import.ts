@@ -22,7 +22,7 @@ import { ANN_BENCHMARKS, HDF5_MAGIC, readAnnBenchmarks, scoreAnnBenchmarks } fro
 import { checkImportedName, importedName, NOT_RECORDED, preparedDatasetInfo, renumberLadder } from './import/common.ts';
 import { convertVectorBench, looksLikeVectorBench } from './import/vectorbench.ts';
 
-export interface ImportOptions {
+interface ImportOptions {
   /** Results directory the imported files are written to. */
   outDir: string;
   /** Prepared datasets directory. */
@@ -32,7 +32,7 @@ export interface ImportOptions {
   now?: Date;
 }
 
-export interface ImportOutcome {
+interface ImportOutcome {
   harness: 'VectorBench' | 'ann-benchmarks';
   participant: string;
   dataset: string;
@@ -44,7 +44,7 @@ export interface ImportOutcome {
   notes: string[];
 }
 
-export type SourceFormat = 'vectorbench' | 'ann-benchmarks';
+type SourceFormat = 'vectorbench' | 'ann-benchmarks';
 
 /** Tells the two formats apart by content, not by file name. */
 export function detectFormat(file: string): SourceFormat {

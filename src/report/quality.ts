@@ -4,7 +4,7 @@
 import { readQualitySection } from '../hybrid/schema.ts';
 import type { ResultFile } from '../results/schema.ts';
 
-export interface QualityRow {
+interface QualityRow {
   dataset: string;
   participant: string;
   arm: 'dense' | 'keyword' | 'hybrid';
@@ -90,7 +90,7 @@ const signed = (x: number | null) => (x === null ? '-' : `${x >= 0 ? '+' : ''}${
 const knobText = (k: Record<string, number | string> | null) => (k === null ? '-' : Object.keys(k).length === 0 ? '(exact)' : Object.entries(k).map(([a, b]) => `${a}=${b}`).join(' '));
 
 /** Arms that were not measured, and failed quality runs, with the reason: one line each. */
-export function qualityGaps(results: ResultFile[]): { dataset: string; line: string }[] {
+function qualityGaps(results: ResultFile[]): { dataset: string; line: string }[] {
   const out: { dataset: string; line: string }[] = [];
   for (const r of results) {
     const q = readQualitySection(r.extra, `result ${r.dataset.name}/${r.participant}`);

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ResultFile } from './schema.ts';
 
-export type Provenance = NonNullable<ResultFile['provenance']>;
+type Provenance = NonNullable<ResultFile['provenance']>;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -61,7 +61,7 @@ function machine(): Omit<Provenance, 'settings_hash'> {
 }
 
 /** sha256 (first 16 hex digits) of the settings as stored in the result. */
-export function settingsHash(settings: unknown): string {
+function settingsHash(settings: unknown): string {
   return createHash('sha256').update(JSON.stringify(settings)).digest('hex').slice(0, 16);
 }
 

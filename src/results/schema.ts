@@ -15,14 +15,14 @@ export const latencySchema = z.object({
 });
 
 /** A 95 % percentile-bootstrap interval [low, high] (src/metrics/intervals.ts). */
-export const intervalSchema = z.tuple([z.number(), z.number()]);
+const intervalSchema = z.tuple([z.number(), z.number()]);
 export type Interval = z.infer<typeof intervalSchema>;
 
-export const latencyIntervalSchema = z.object({ mean: intervalSchema, p50: intervalSchema, p95: intervalSchema, p99: intervalSchema, p999: intervalSchema });
+const latencyIntervalSchema = z.object({ mean: intervalSchema, p50: intervalSchema, p95: intervalSchema, p99: intervalSchema, p999: intervalSchema });
 
 /** The per-pass figures a warm point's estimates and intervals come from (docs/contracts.md,
  * "Stable points"). */
-export const passFiguresSchema = z.object({
+const passFiguresSchema = z.object({
   qps: z.array(z.number()),
   wall_s: z.array(z.number()),
   latency_ms: z.object({ mean: z.array(z.number()), p50: z.array(z.number()), p95: z.array(z.number()), p99: z.array(z.number()), p999: z.array(z.number()) }),
@@ -88,7 +88,7 @@ export type ResultPoint = z.infer<typeof pointSchema>;
 /** A ladder point the group could not measure, and why. */
 export const skippedSchema = z.object({ ladder_index: z.number().int(), knobs: z.record(z.string(), z.union([z.number(), z.string()])), reason: z.string() });
 
-export const groupSchema = z.object({
+const groupSchema = z.object({
   key: z.string(),
   filter: z.string(),
   k: z.number().int().positive(),
@@ -128,7 +128,7 @@ export type ResultGroup = z.infer<typeof groupSchema>;
 
 /** Load, size, memory and cold start of the engine (docs/method.md §6; docs/contracts.md, "Resources").
  * Every figure is measured or null; `unmeasured` says why a null is null. */
-export const resourcesSchema = z.object({
+const resourcesSchema = z.object({
   /** Which process tree was measured: the participant's server, or its host process (an
    * in-process engine, together with the harness's copy of the dataset: see baseline). */
   measured_process: z.enum(['server', 'host']),

@@ -23,9 +23,9 @@ export interface CalibrationSpec {
 }
 
 /** Most probes one bisection may take before giving up on a non-integer knob. */
-export const MAX_FLOAT_STEPS = 12;
+const MAX_FLOAT_STEPS = 12;
 
-export interface Family {
+interface Family {
   knob: string;
   /** The other knobs, fixed. */
   base: Knobs;
@@ -52,7 +52,7 @@ export function familiesOf(ladder: Knobs[], spec: CalibrationSpec): Family[] {
 }
 
 /** Recall of a knob setting, measured once (a cache in front of the engine). */
-export type RecallProbe = (knobs: Knobs) => Promise<number>;
+type RecallProbe = (knobs: Knobs) => Promise<number>;
 
 export async function calibrateFamily(f: Family, target: number, spec: CalibrationSpec, probe: RecallProbe, tol = CALIBRATION_TOLERANCE): Promise<CalibrationRecord> {
   const probes: { knobs: Knobs; recall: number }[] = [];

@@ -4,7 +4,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UserError } from '../util/errors.ts';
 import type { HostMessage, HostReply, HostRequest } from './protocol.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 
@@ -187,4 +186,4 @@ export class HostClient {
   }
 }
 
-export { UserError };
+;

@@ -14,7 +14,7 @@ import { sha256 } from '../util/hash.ts';
 import type { PointReply } from './point-reply.ts';
 import { removeServerData } from './server-data.ts';
 
-export const ENGINES_DIR = '.engines';
+const ENGINES_DIR = '.engines';
 const MARKER_FILE = 'built.json';
 const MARKER_FORMAT = 'vecbench-engine/1';
 
@@ -34,7 +34,7 @@ export const markerSchema = z.object({
 export type BuiltMarker = z.infer<typeof markerSchema>;
 
 /** What the marker must say for the index to be reused. */
-export interface WantedBuild {
+interface WantedBuild {
   participant: string;
   datasetHash: string;
   settingsHash: string;

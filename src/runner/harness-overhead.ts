@@ -3,8 +3,8 @@
 // the rule that keeps a point the harness itself slowed from setting a cell.
 import type { HostReply, HostRequest } from './protocol.ts';
 
-export type NullPassRequest = Extract<HostRequest, { type: 'null-pass' }>;
-export type NullPassReply = Extract<HostReply, { type: 'null-pass' }>;
+type NullPassRequest = Extract<HostRequest, { type: 'null-pass' }>;
+type NullPassReply = Extract<HostReply, { type: 'null-pass' }>;
 
 /** Largest share of a point's mean latency the harness may take per query. */
 export const HARNESS_OVERHEAD_LIMIT = 0.05;

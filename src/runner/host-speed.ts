@@ -12,9 +12,9 @@ import { Worker } from 'node:worker_threads';
 export const HOST_SLOW = 1.25;
 /** A probe at most this old judges a round: probing after every short round would cost more
  * than it tells (a probe lasts about 25 ms). */
-export const PROBE_EVERY_S = 1;
+const PROBE_EVERY_S = 1;
 /** Longest wait for a slowed host to recover before the next round, in seconds. */
-export const HOST_WAIT_S = 2;
+const HOST_WAIT_S = 2;
 
 export interface HostProbe {
   /** The probe's time in ms: the slowest core's. */

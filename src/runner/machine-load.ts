@@ -56,7 +56,7 @@ function clockTicks(): number {
 }
 
 /** Machine-wide CPU seconds since boot, summed over every CPU. */
-export interface CpuTotals {
+interface CpuTotals {
   /** user + nice + system + irq + softirq + steal (guest time is already inside user/nice). */
   busyS: number;
   /** Time the hypervisor ran something else while a virtual CPU wanted to run. */
@@ -214,7 +214,7 @@ export function isBusy(sample: Pick<LoadSample, 'otherCores' | 'steal'>): boolea
   return (sample.otherCores !== null && sample.otherCores > BUSY_OTHER_CORES) || (sample.steal !== null && sample.steal > BUSY_STEAL);
 }
 
-export interface OtherProcess {
+interface OtherProcess {
   pid: number;
   /** /proc/PID/comm (at most 15 characters). */
   command: string;
@@ -222,7 +222,7 @@ export interface OtherProcess {
   cores: number;
 }
 
-export interface QuietCheck extends LoadSample {
+interface QuietCheck extends LoadSample {
   /** The processes outside our trees that used the most CPU, busiest first (at most 3). */
   top: OtherProcess[];
   /** Cores of otherCores that no process alive at the end accounts for: commands that ran and

@@ -48,11 +48,11 @@ export interface Timing {
 // A pass of a fast point lasts a few tens of ms: up to 60 of them let the minimum seconds bind,
 // so a point is timed for at least a second whatever its speed (measured on the default run:
 // 433 s with 0.5 s and at most 12 passes, about 75 s more with these).
-export const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 1, maxPasses: 60 };
+const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 1, maxPasses: 60 };
 /** Busy passes a point may retake, per pass it needs, before it is flagged busy-machine. */
 export const BUSY_RETAKES = 3;
 /** Queries in a warm group's query set unless --queries says otherwise. */
-export const PRODUCT_QUERY_SET = 1000;
+const PRODUCT_QUERY_SET = 1000;
 
 /** VECBENCH_TIMING="min_passes=2,min_seconds=0,max_passes=4,queries=300,busy_cores=64" changes
  * the defaults of the options of the same names (the test suite uses it to stay short; every
@@ -82,11 +82,11 @@ export const DEFAULT_BUSY_CORES = envDefaults().busyCores;
 /** --host-slow's default (0: the host's speed is not probed). */
 export const DEFAULT_HOST_SLOW = envDefaults().hostSlow;
 /** Cold protocol: the fewest queries a slice may have (recall over at least this many). */
-export const MIN_SLICE = 1000;
+const MIN_SLICE = 1000;
 /** The fewest queries a dataset needs for `vecbench run`: below this, recall says nothing. */
 export const MIN_RUN_QUERIES = 10;
 /** A warm point answered by fewer queries than recall needs (a --queries cut): informational. */
-export const FEW_QUERIES = 'few-queries';
+const FEW_QUERIES = 'few-queries';
 
 /** The queries a point needs for its recall to count: 1,000, or all of a smaller set. */
 export function minPointQueries(nq: number): number {
@@ -131,7 +131,7 @@ export interface GroupRun {
 }
 
 /** How a view drives the participant, as results and tables say it. */
-export function drivenBy(p: LoadedParticipant, view: (typeof VIEWS)[number], clients: number, threads: number): { clients: number; threads: number; text: string } {
+function drivenBy(p: LoadedParticipant, view: (typeof VIEWS)[number], clients: number, threads: number): { clients: number; threads: number; text: string } {
   if (view === 'latency') return { clients: 1, threads: 1, text: '1 at a time' };
   if (p.adapter.concurrentSearch) return { clients, threads: 1, text: `${clients} in flight` };
   if (p.adapter.reopenInThreads && threads > 1) return { clients: 1, threads, text: `${threads} threads` };

@@ -1,7 +1,7 @@
 // Finding and validating participants: participants/<name>/settings.json + adapter.ts.
 // Adding a participant is adding a directory; nothing here names an engine (what src/ needs to
 // know about one, its settings.json declares: src/runner/registry.ts).
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -73,7 +73,7 @@ export const settingsFileSchema = z
   })
   .strict();
 export type SettingsFile = z.infer<typeof settingsFileSchema>;
-export type LadderRule = z.infer<typeof ladderRule>;
+type LadderRule = z.infer<typeof ladderRule>;
 
 export interface LoadedParticipant {
   name: string;
@@ -86,7 +86,7 @@ export interface LoadedParticipant {
 }
 
 /** Checks the ladders: every knob list sorted ascending (numbers) and filters known. */
-export function checkLadders(name: string, rules: LadderRule[]): void {
+function checkLadders(name: string, rules: LadderRule[]): void {
   rules.forEach((rule, i) => {
     for (const f of rule.filters ?? []) {
       try {
@@ -126,7 +126,7 @@ export function checkExactSearch(name: string, settings: Pick<SettingsFile, 'lad
 /** Checks the registry declarations against the adapter: a --connect example needs a server
  * the user can run (`server.remote`) and one of its schemes; a ceiling protocol needs a server
  * lifecycle. */
-export function checkRegistry(name: string, adapter: Pick<Participant<unknown>, 'server'>, settings: Pick<SettingsFile, 'registry'>): void {
+function checkRegistry(name: string, adapter: Pick<Participant<unknown>, 'server'>, settings: Pick<SettingsFile, 'registry'>): void {
   const example = settings.registry?.connect_example;
   if (example) {
     const schemes = adapter.server?.remote?.schemes;

@@ -18,7 +18,7 @@ export const PARTICIPANTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)),
 
 /** Protocols src/ measures a null ceiling of on its own (src/loadgen/ceiling.ts): no participant
  * may declare them. */
-export const BUILT_IN_PROTOCOLS = ['in-process', 'http'] as const;
+const BUILT_IN_PROTOCOLS = ['in-process', 'http'] as const;
 
 /** The `registry` block of a participant's settings.json. Every field is optional: a
  * participant that declares nothing is known by its directory alone. */
@@ -43,16 +43,16 @@ export const registrySchema = z
     ceiling: z.object({ protocol: z.string().regex(/^[a-z][a-z0-9-]*$/, 'a protocol name: lower-case letters, digits, -'), name: z.string().min(1) }).strict().optional(),
   })
   .strict();
-export type RegistryDeclarations = z.infer<typeof registrySchema>;
+type RegistryDeclarations = z.infer<typeof registrySchema>;
 
-export interface RegistryEntry {
+interface RegistryEntry {
   name: string;
   declares: RegistryDeclarations;
 }
 
 /** A directory under participants/ whose name starts with this is not a participant: it is
  * participants/_template (what a new participant is copied from), never listed or run. */
-export const NOT_A_PARTICIPANT_PREFIX = '_';
+const NOT_A_PARTICIPANT_PREFIX = '_';
 
 /** The participants: directories under participants/ holding an adapter.ts, or a settings.json
  * whose `adapter` names another participant's (a variant of an engine, e.g. another
@@ -115,7 +115,7 @@ let cached: RegistryEntry[] | null = null;
 /** Every participant's declarations, by name, checked against each other (one participant per
  * default-run position, example position and ceiling protocol; no built-in protocol). Read once
  * per process. */
-export function registry(): RegistryEntry[] {
+function registry(): RegistryEntry[] {
   if (cached) return cached;
   const entries = listParticipants().map((name) => ({ name, declares: declarationsOf(name) }));
   unique(entries, 'default_run', (d) => d.default_run);

@@ -15,7 +15,7 @@ import type { Resources } from '../results/schema.ts';
 
 /** Memory of a process tree, summed over its processes' proportional set sizes (PSS), so pages
  * shared between the processes (PostgreSQL's shared buffers) are counted once. */
-export interface MemSample {
+interface MemSample {
   /** Anonymous memory: private anonymous pages plus shared anonymous memory (shmem, e.g.
    * PostgreSQL's shared_buffers): memory no file backs. */
   anon: number;
@@ -59,7 +59,7 @@ export function processTree(root: number): number[] {
 }
 
 /** The kB fields of one /proc/PID/smaps_rollup, in bytes; null when the process is gone. */
-export function readSmapsRollup(pid: number): Record<string, number> | null {
+function readSmapsRollup(pid: number): Record<string, number> | null {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
@@ -92,7 +92,7 @@ export function sampleMemory(root: number): MemSample | null {
   return rootSeen ? sample : null;
 }
 
-export interface MemSummary {
+interface MemSummary {
   samples: number;
   /** Highest anon + file of any one sample. */
   peak_bytes: number;
@@ -111,7 +111,7 @@ function median(values: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-export function summarizeMemory(samples: MemSample[]): MemSummary | null {
+function summarizeMemory(samples: MemSample[]): MemSummary | null {
   if (samples.length === 0) return null;
   return {
     samples: samples.length,
@@ -242,7 +242,7 @@ function pageSize(): number {
   return pageBytes;
 }
 
-export interface EvictionReport {
+interface EvictionReport {
   method: string;
   /** Bytes of the directory's files resident before and after eviction. */
   resident_before_bytes: number;
@@ -252,7 +252,7 @@ export interface EvictionReport {
 }
 
 /** Whether the global page-cache drop is allowed: root, and not disabled by VECBENCH_DROP_CACHES=0. */
-export function dropCachesAllowed(): boolean {
+function dropCachesAllowed(): boolean {
   return process.getuid?.() === 0 && process.env.VECBENCH_DROP_CACHES !== '0';
 }
 
@@ -279,8 +279,8 @@ export function evictPageCache(dir: string): EvictionReport {
 }
 
 /** Sampling intervals: the build is short and its peak matters; serving is steady. */
-export const BUILD_SAMPLE_MS = 200;
-export const SERVING_SAMPLE_MS = 1000;
+const BUILD_SAMPLE_MS = 200;
+const SERVING_SAMPLE_MS = 1000;
 
 /** A resources record with nothing measured yet. */
 export function emptyResources(measured: Resources['measured_process']): Resources {

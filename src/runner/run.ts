@@ -33,7 +33,7 @@ import { BUSY_OTHER_CORES, busyWarning, checkQuiet } from './machine-load.ts';
 import { sharedHostSpeed } from './host-speed.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 
-export interface RunOptions {
+interface RunOptions {
   dataset: string;
   participants: string[];
   outDir: string;
@@ -452,7 +452,7 @@ class EngineHandle {
 
 
 /** The warm query set as results record it: a seeded subset of the shuffled order, or all. */
-export function querySetRecord(nq: number, asked: number | 'all' | undefined): NonNullable<ResultFile['run']['query_set']> {
+function querySetRecord(nq: number, asked: number | 'all' | undefined): NonNullable<ResultFile['run']['query_set']> {
   const size = asked === 'all' ? nq : Math.min(nq, asked ?? DEFAULT_QUERY_SET);
   return { mode: size >= nq ? 'all' : 'subset', size, seed: QUERY_SEED };
 }
@@ -483,7 +483,7 @@ function resumable(prev: ResultFile, next: ResultFile): boolean {
   );
 }
 
-export async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGroup[], opts: RunOptions): Promise<ResultFile> {
+async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGroup[], opts: RunOptions): Promise<ResultFile> {
   const started = new Date().toISOString();
   let result: ResultFile = {
     format: RESULT_FORMAT,

@@ -18,7 +18,7 @@ import { UserError } from '../util/errors.ts';
 
 const ENTRY = new URL('./search-thread-entry.mjs', import.meta.url);
 /** Under the work directory: thread i's copy of it is <workDir>/search-threads/<i>. */
-export const THREAD_COPIES = 'search-threads';
+const THREAD_COPIES = 'search-threads';
 
 /** The pass's control block (one SharedArrayBuffer): three int32 cells and the release time. */
 export const CONTROL = { next: 0, arrived: 1, go: 2, releaseByte: 16, bytes: 24 } as const;
@@ -63,7 +63,7 @@ export interface SearchThreadsOptions {
   loaded?: Pick<Dataset, 'name' | 'n' | 'd' | 'metric' | 'queries' | 'text'>;
 }
 
-export interface ThreadsPass {
+interface ThreadsPass {
   results: ArrayLike<number>[];
   latenciesMs: Float64Array;
   errors: (string | null)[];

@@ -20,7 +20,7 @@ export interface ServerUser {
 }
 
 /** The data directory's name in a work directory (a directory, or the link to a relocated one). */
-export const SERVER_DIR = 'server';
+const SERVER_DIR = 'server';
 
 interface Claim {
   link: string;
@@ -36,7 +36,7 @@ export function serverDataBase(): string {
 
 /** The first ancestor of path that user cannot traverse (no x bit for it), or null. Only the
  * primary group is considered: a directory open to a supplementary group counts as closed. */
-export function closedAncestor(path: string, user: ServerUser): string | null {
+function closedAncestor(path: string, user: ServerUser): string | null {
   for (let dir = dirname(resolve(path)); ; dir = dirname(dir)) {
     let st;
     try {

@@ -93,7 +93,7 @@ export function reapOrphans(): { name: string; pid: number }[] {
   return reaped;
 }
 
-export interface ServerSpawnSpec {
+interface ServerSpawnSpec {
   /** Short name for messages and the pid file, e.g. "postgres". */
   name: string;
   command: string;
@@ -116,7 +116,7 @@ export interface ServerSpawnSpec {
 const live = new Set<ServerProcess>();
 
 /** A spawned server process: its PID, whether it is still alive, and a stop by PID. */
-export class ServerProcess {
+class ServerProcess {
   readonly pid: number;
   readonly startedAt = performance.now();
   private exitInfo: string | null = null;
@@ -213,7 +213,7 @@ export class ServerProcess {
 }
 
 /** Kills every server this process started and that is still running. */
-export function killAllServers(): void {
+function killAllServers(): void {
   for (const s of live) s.killNow();
 }
 process.on('exit', killAllServers);
@@ -287,13 +287,13 @@ export interface StartedServer {
 }
 
 /** The one line for a fixed port another process holds. */
-export function portTakenMessage(port: number, participant: string): string {
+function portTakenMessage(port: number, participant: string): string {
   return `port ${port} on 127.0.0.1 is already in use (another process listens there), so the ${participant} server cannot start on it; choose another with --server-port ${participant}=PORT, or leave --server-port out and vecbench picks a free port`;
 }
 
 /** Throws a UserError when this process cannot listen on port of 127.0.0.1 (another process
  * holds it, or it needs privileges). */
-export function checkPortFree(port: number, participant: string): Promise<void> {
+function checkPortFree(port: number, participant: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -357,7 +357,7 @@ function tailOf(file: string, lines = 12): string {
 // ---- servers the user runs (vecbench run --connect NAME=URL) ----
 
 /** Where a participant's URL came from, for messages: the option, or the environment. */
-export function connectSource(participant: string): string {
+function connectSource(participant: string): string {
   return `--connect ${participant}=URL (or ${connectEnvVar(participant)})`;
 }
 
@@ -397,7 +397,7 @@ function tcpReachable(host: string, port: number, timeoutMs = 5000): Promise<str
  * its host and port, and one real request (logging in). Every failure is a UserError of one line
  * that shows the URL with its password masked.
  */
-export async function connectRemote(participant: string, life: ServerLifecycle<unknown> | undefined, url: string): Promise<ServerConnection> {
+async function connectRemote(participant: string, life: ServerLifecycle<unknown> | undefined, url: string): Promise<ServerConnection> {
   registerUrlSecrets(url);
   const shown = redactUrl(url);
   const from = connectSource(participant);
@@ -425,7 +425,7 @@ export async function connectRemote(participant: string, life: ServerLifecycle<u
 }
 
 /** A ServerHandle for a server the user runs: vecbench neither started it nor stops it. */
-export function remoteHandle(connection: ServerConnection, check: (c: ServerConnection) => Promise<void>): ServerHandle {
+function remoteHandle(connection: ServerConnection, check: (c: ServerConnection) => Promise<void>): ServerHandle {
   return {
     pid: Number.NaN,
     connection,

@@ -39,12 +39,12 @@ export async function timedLoop(search: (i: number) => Promise<ArrayLike<number>
 
 /** The id no dataset has: what an id that cannot be stored becomes, so the harness counts it
  * as unknown. */
-export const UNKNOWN_ID = -2;
+const UNKNOWN_ID = -2;
 
 /** An engine's id as it may be stored in an Int32Array: ids that are not integers in the
  * int32 range become UNKNOWN_ID (a wrapped 2^32 + id must never pass as a real id). Every
  * place that stores engine ids goes through this check. */
-export function storableId(id: number): number {
+function storableId(id: number): number {
   return Number.isInteger(id) && id >= -2147483648 && id <= 2147483647 ? id : UNKNOWN_ID;
 }
 

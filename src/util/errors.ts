@@ -8,7 +8,7 @@ export class UserError extends Error {
 }
 
 /** The command that installs what vecbench needs on a Debian machine (scripts/setup.sh). */
-export const SETUP_COMMAND = 'sudo npm run setup';
+const SETUP_COMMAND = 'sudo npm run setup';
 
 /** Something `npm run setup` installs is missing (a server, chromium, a Debian data package):
  * one line naming it and the setup command. It carries no stack frames, so a test that fails on

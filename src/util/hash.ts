@@ -5,7 +5,7 @@ const MASK64 = (1n << 64n) - 1n;
 
 /** splitmix64 finalizer: a well-mixed 64-bit hash of (seed, x). Attribute values derive from
  * it so every engine and every size of a dataset family sees the same values for a row id. */
-export function splitmix64(x: bigint): bigint {
+function splitmix64(x: bigint): bigint {
   let z = (x + 0x9e3779b97f4a7c15n) & MASK64;
   z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
   z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK64;

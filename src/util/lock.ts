@@ -13,7 +13,7 @@ import { redact } from './redact.ts';
 
 export const LOCK_FORMAT = 'vecbench-lock/1';
 
-export interface LockHolder {
+interface LockHolder {
   pid: number;
   /** Start time of the PID in clock ticks after boot (/proc/PID/stat field 22). */
   start: number | null;
@@ -155,7 +155,7 @@ function removeIfOurs(path: string, entry: Entry): void {
   }
 }
 
-export interface LockOptions {
+interface LockOptions {
   /** What the lock guards, for messages: "results directory /r". */
   what: string;
   /** What the holder does to it (default "is in use by"). */

@@ -24,7 +24,7 @@ const JSON_PAIR = new RegExp(`("(?:[^"\\\\]*[_.-])?(?:${KEY_WORDS})"\\s*:\\s*)"(
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@'"<>]*):([^\s/?#'"<>]*)@/gi;
 
 /** Shorter registered strings would mask ordinary text; rules 2 and 3 still cover them. */
-export const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 4;
 
 /** The environment variable that hands registered secrets to child processes. */
 export const SECRETS_ENV = 'VECBENCH_SECRETS';
@@ -96,12 +96,7 @@ export function registerUrlSecrets(url: string): void {
   for (const [k, v] of u.searchParams) if (SECRET_KEY.test(k)) registerSecret(v);
 }
 
-/** Whether a key names a credential. */
-export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
-}
-
-export interface RedactOptions {
+interface RedactOptions {
   /** Apply rule 3 to free text (key=value and "key": "value"). Off for the page's script, where
    * code like `token=next()` is not a credential (its data is redacted as values instead). */
   keyValues?: boolean;

@@ -25,7 +25,7 @@ async function loadH5(): Promise<H5> {
 }
 
 /** The most specific line of an HDF5 error stack, e.g. "truncated file: eof = 2000, ...". */
-export function hdf5Reason(e: unknown): string {
+function hdf5Reason(e: unknown): string {
   const msg = e instanceof Error ? e.message : String(e);
   const lines = msg
     .split('\n')
@@ -35,9 +35,9 @@ export function hdf5Reason(e: unknown): string {
 }
 
 /** The ann-benchmarks `distance` attribute as a vecbench metric, when the file has one. */
-export type Hdf5Metric = 'cosine' | 'l2' | 'ip' | null;
+type Hdf5Metric = 'cosine' | 'l2' | 'ip' | null;
 
-export interface Hdf5Info {
+interface Hdf5Info {
   datasets: string[];
   metric: Hdf5Metric;
   /** The raw `distance` attribute. */

@@ -28,13 +28,13 @@ const DTYPES: Record<string, ElementType> = {
   i8: 'int64',
 };
 
-export interface NpyHeader {
+interface NpyHeader {
   element: ElementType;
   shape: number[];
   dataOffset: number;
 }
 
-export function parseNpyHeader(fd: number, label: string, size: number): NpyHeader {
+function parseNpyHeader(fd: number, label: string, size: number): NpyHeader {
   if (size < 10) throw inputError(label, `has only ${size} bytes, too few for a .npy header`, FIX_TRUNCATED);
   const pre = new Uint8Array(12);
   readExact(fd, label, pre.subarray(0, Math.min(12, size)), 0);

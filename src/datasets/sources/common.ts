@@ -68,7 +68,7 @@ export function packageFile(pkg: string, file: string, installHint: string): str
   return path;
 }
 
-export interface StreamOptions {
+interface StreamOptions {
   metric: Metric;
   /** Rows of the reader that become queries instead of base rows (ascending). */
   heldOut?: Int32Array;

@@ -18,9 +18,9 @@ import { hashInputs, readAllRows, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 
 export const CUSTOM_NAME = 'custom';
-export const TIE_TOLERANCE = 1e-6;
+const TIE_TOLERANCE = 1e-6;
 
-export interface CustomOptions {
+interface CustomOptions {
   name: string;
   base: string;
   queries: string;
@@ -31,7 +31,7 @@ export interface CustomOptions {
 }
 
 /** Names a custom set may not take: the registry's own (checked by the caller). */
-export function checkCustomName(name: string): void {
+function checkCustomName(name: string): void {
   if (!isSafeName(name)) {
     throw new UserError(`--name ${shownName(name)}: use ${SAFE_NAME_RULE} (a directory name), e.g. --name sift-1m`);
   }
@@ -52,7 +52,7 @@ function fingerprint(specs: string[]): { spec: string; path: string; bytes: numb
   });
 }
 
-export interface GroundTruthCheck {
+interface GroundTruthCheck {
   k: number;
   queries: number;
   disagree: number;
@@ -62,7 +62,7 @@ export interface GroundTruthCheck {
 }
 
 /** Compares a ground-truth file with vecbench's own exact top-k (filter none). */
-export async function checkGroundTruth(ds: Dataset, spec: string, opts: { quiet?: boolean } = {}): Promise<GroundTruthCheck> {
+async function checkGroundTruth(ds: Dataset, spec: string, opts: { quiet?: boolean } = {}): Promise<GroundTruthCheck> {
   const reader = await openIds(spec);
   let theirs: Int32Array;
   try {

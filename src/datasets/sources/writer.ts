@@ -19,8 +19,8 @@ import { clearStalePrepares, TempDatasetDir } from '../preparing.ts';
 import { yieldToSignals } from '../../util/at-exit.ts';
 import { DATASET_FORMAT, QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, type Dataset, type Manifest, type QueryAttrName } from '../layout.ts';
 
-export const DEFAULT_CLUSTERS = 50;
-export const KMEANS_SAMPLE = 50_000;
+const DEFAULT_CLUSTERS = 50;
+const KMEANS_SAMPLE = 50_000;
 /** Query language code meaning "none": a set with one language asks no language groups. */
 export const NO_LANGUAGE = -1;
 
@@ -91,7 +91,7 @@ export function checkAndNormalise(block: Float32Array, rows: number, d: number, 
 /** Each row's nearest centroid, with the exact top-k machinery (BLAS when the native addon
  * is built): real sets have millions of rows, and a scalar loop over rows x centroids x d
  * would take hours. Ties go to the lower centroid number. */
-export function nearestCentroids(v: Float32Array, rows: number, d: number, cent: Float32Array, c: number, metric: Metric): Int32Array {
+function nearestCentroids(v: Float32Array, rows: number, d: number, cent: Float32Array, c: number, metric: Metric): Int32Array {
   const r = exactTopK({ base: cent, n: c, d, queries: v, nq: rows, metric, k: 1 });
   return r.ids;
 }
@@ -99,7 +99,7 @@ export function nearestCentroids(v: Float32Array, rows: number, d: number, cent:
 /** Seeded Lloyd k-means on the reservoir sample (spherical for ip / cosine: centroids are
  * renormalised, as the engines rank by inner product). Initial centroids are rows of a seeded
  * shuffle of the sample; an empty cluster restarts at a random sample row. */
-export function sampledKmeans(sample: Float32Array, rows: number, d: number, c: number, metric: Metric, seed: number, what: string, quiet?: boolean, iterations = 15): Float32Array {
+function sampledKmeans(sample: Float32Array, rows: number, d: number, c: number, metric: Metric, seed: number, what: string, quiet?: boolean, iterations = 15): Float32Array {
   const rng = makeRng(seed);
   const order = Int32Array.from({ length: rows }, (_, i) => i);
   for (let i = 0; i < Math.min(c, rows); i++) {
@@ -144,7 +144,7 @@ export function sampledKmeans(sample: Float32Array, rows: number, d: number, c: 
   return cent;
 }
 
-export interface WriterOptions {
+interface WriterOptions {
   dataDir: string;
   name: string;
   d: number;
@@ -157,7 +157,7 @@ export interface WriterOptions {
   quiet?: boolean;
 }
 
-export interface FinishOptions {
+interface FinishOptions {
   source: Record<string, unknown>;
   /** Names of the lang codes (at least one). */
   langs: string[];

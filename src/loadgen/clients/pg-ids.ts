@@ -18,7 +18,7 @@ import { Socket } from 'node:net';
 import pg from 'pg';
 import { serialize } from 'pg-protocol';
 
-export interface PgConnectionOptions {
+interface PgConnectionOptions {
   host: string;
   port: number;
   user: string;
@@ -72,7 +72,7 @@ interface Pending {
 }
 
 /** The error PostgreSQL sent: its message, SQLSTATE code and severity. */
-export class PgServerError extends Error {
+class PgServerError extends Error {
   constructor(
     message: string,
     readonly code: string,

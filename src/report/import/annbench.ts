@@ -26,7 +26,7 @@ export const ANN_BENCHMARKS = 'ann-benchmarks';
 /** The HDF5 signature; ann-benchmarks files (h5py) start with it. */
 export const HDF5_MAGIC = Uint8Array.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-export interface AnnBenchmarksRun {
+interface AnnBenchmarksRun {
   attrs: Record<string, unknown>;
   /** seconds per query */
   times: Float64Array;
@@ -91,7 +91,7 @@ export async function readAnnBenchmarks(path: string): Promise<AnnBenchmarksRun>
 /** Which vecbench metrics an ann-benchmarks distance name is compatible with. */
 const DISTANCES: Record<string, string[]> = { angular: ['cosine', 'ip'], cosine: ['cosine', 'ip'], euclidean: ['l2'], l2: ['l2'], ip: ['ip'], dot: ['ip'], inner_product: ['ip'] };
 
-export interface ScoredRun {
+interface ScoredRun {
   algo: string;
   /** ann-benchmarks' name of the run (algo and arguments) */
   name: string;

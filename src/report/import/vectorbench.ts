@@ -19,7 +19,7 @@ import { RESULT_FORMAT, resultSchema, type ResultFile, type ResultPoint } from '
 import { UserError } from '../../util/errors.ts';
 import { checkImportedName, importedName, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
 
-export const VECTORBENCH = 'vectorbench';
+const VECTORBENCH = 'vectorbench';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 
@@ -60,7 +60,7 @@ const groupSchema = z
   })
   .passthrough();
 
-export const vectorBenchSchema = z
+const vectorBenchSchema = z
   .object({
     participant: z.string().min(1).optional(),
     name: z.string().min(1).optional(),
@@ -73,7 +73,7 @@ export const vectorBenchSchema = z
   })
   .passthrough()
   .refine((f) => f.participant !== undefined || f.name !== undefined, { message: 'needs a participant or a name', path: ['participant'] });
-export type VectorBenchFile = z.infer<typeof vectorBenchSchema>;
+type VectorBenchFile = z.infer<typeof vectorBenchSchema>;
 
 /** True when parsed JSON looks like a VectorBench result file (used to pick the importer). */
 export function looksLikeVectorBench(raw: unknown): boolean {
@@ -125,7 +125,7 @@ function hardwareOf(raw: unknown): ResultFile['hardware'] {
   };
 }
 
-export interface VectorBenchOptions {
+interface VectorBenchOptions {
   /** The vecbench dataset the figures belong to (from --dataset or the file's dataset name
    * when it is prepared here); else the file's own description is used. */
   dataset?: DatasetInfo;
