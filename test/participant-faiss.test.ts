@@ -2,12 +2,18 @@
 // participants/faiss/native), for each index type its settings files name: HNSW (settings.json),
 // IVFFlat and IVFPQ with refine (ivfflat / ivfpq.settings.json).
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FilterExpr, RowAttributes, RowBatch } from '../src/contracts.ts';
 import { ATTRIBUTES } from '../src/contracts.ts';
 import { filterKind, passes } from '../src/datasets/groups.ts';
 import { ladderFor, loadParticipant } from '../src/runner/participants.ts';
 import { UserError } from '../src/util/errors.ts';
+import { prepareDataset } from '../src/datasets/registry.ts';
+import { HostClient } from '../src/runner/client.ts';
+import type { PointReply } from '../src/runner/point-reply.ts';
 import { autoNlist, autoPqM, filterClauses, loadAddon } from '../participants/faiss/adapter.ts';
 import { checkLadder, openOnSynthetic } from './helpers/participant-harness.ts';
 
@@ -172,6 +178,46 @@ for (const v of VARIANTS) {
     });
   });
 }
+
+describe('faiss in the participant host, searched from worker threads', () => {
+  const DATASET = 'synthetic-2000';
+  const LIMIT_S = 240;
+  let root: string;
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'vecbench-faiss-threads-'));
+    await prepareDataset(join(root, 'data'), DATASET, { groundTruth: false });
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  for (const v of VARIANTS.slice(0, 2)) {
+    test(`${v.type}: two threads (each a reopened index) answer as one at a time, filtered too`, { timeout: 300_000 }, async () => {
+      const host = new HostClient('faiss');
+      const settingsPath = v.settingsPath && resolve(v.settingsPath);
+      try {
+        const base = { participant: 'faiss', settingsPath, dataDir: join(root, 'data'), dataset: DATASET, maxConcurrency: 2 };
+        await host.request<'opened'>({ type: 'open', ...base, workDir: mkdtempSync(join(root, `${v.type}-`)) }, LIMIT_S);
+        await host.request<'loaded'>({ type: 'load', batchSize: 1000 }, LIMIT_S);
+        const queries = Array.from({ length: 600 }, (_, i) => i % 200);
+        const cat: FilterExpr = { op: 'eq', field: 'cat10', value: 4 };
+        for (const [knobs, filter] of [[v.type === 'hnsw' ? { efSearch: 32 } : { nprobe: 8 }, null], [v.type === 'hnsw' ? { expansion: 20 } : { nprobe: 16 }, cat]] as const) {
+          const point = async (threads: number): Promise<PointReply> =>
+            (await host.request<'point'>({ type: 'point', knobs, k: 10, queries, filters: queries.map(() => filter), clients: 1, threads }, LIMIT_S)).reply;
+          const one = await point(1);
+          const two = await point(2);
+          assert.equal(one.threadsUsed, undefined);
+          assert.equal(two.threadsUsed?.length, 2, 'ran in two search threads');
+          for (const [t, c] of two.threadsUsed!.entries()) assert.ok(c > 0, `thread ${t} answered no query`);
+          assert.ok(two.errors.every((e) => e === null), `errors: ${two.errors.find((e) => e !== null)}`);
+          for (let i = 0; i < queries.length; i++) assert.equal(two.digests![i], one.digests![i], `query ${i}: threaded answer differs`);
+          if (filter === null) assert.equal(one.ids.length, queries.length * 10, 'full answers');
+          else assert.ok(one.ids.length > queries.length * 9, `filtered answers nearly full (${one.ids.length})`);
+        }
+      } finally {
+        await host.close();
+      }
+    });
+  }
+});
 
 describe('faiss settings and errors', () => {
   test('a bad index setting is rejected with a path naming the field', async () => {
