@@ -199,7 +199,7 @@ describe('faiss in the participant host, searched from worker threads', () => {
         await host.request<'loaded'>({ type: 'load', batchSize: 1000 }, LIMIT_S);
         const queries = Array.from({ length: 600 }, (_, i) => i % 200);
         const cat: FilterExpr = { op: 'eq', field: 'cat10', value: 4 };
-        for (const [knobs, filter] of [[v.type === 'hnsw' ? { efSearch: 32 } : { nprobe: 8 }, null], [v.type === 'hnsw' ? { expansion: 20 } : { nprobe: 16 }, cat]] as const) {
+        for (const [knobs, filter] of [[v.type === 'hnsw' ? { efSearch: 32 } : { nprobe: 8 }, null], [v.type === 'hnsw' ? { efSearch: 256 } : { nprobe: 16 }, cat]] as const) {
           const point = async (threads: number): Promise<PointReply> =>
             (await host.request<'point'>({ type: 'point', knobs, k: 10, queries, filters: queries.map(() => filter), clients: 1, threads }, LIMIT_S)).reply;
           const one = await point(1);

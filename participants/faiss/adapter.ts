@@ -44,7 +44,7 @@ export type FaissSettings = z.infer<typeof settingsSchema>;
 type Kind = FaissSettings['type'];
 
 /** The knobs each index type takes. */
-const KNOBS: Record<Kind, readonly string[]> = { hnsw: ['efSearch', 'expansion'], ivfflat: ['nprobe'], ivfpq: ['nprobe', 'k_factor'] };
+const KNOBS: Record<Kind, readonly string[]> = { hnsw: ['efSearch'], ivfflat: ['nprobe'], ivfpq: ['nprobe', 'k_factor'] };
 const DEFAULT_KNOBS: Record<string, number> = { efSearch: 16, nprobe: 1, k_factor: 1 };
 
 /** faiss's own file (write_index). */
@@ -62,7 +62,7 @@ interface Addon {
   train(h: Handle, vectors: Float32Array, threads: number): void;
   add(h: Handle, vectors: Float32Array, firstLabel: number, threads: number): void;
   remove(h: Handle, labels: Int32Array): number;
-  search(h: Handle, query: Float32Array, k: number, knob: number, kFactor: number, expansion: number, clauses: Int32Array | null, alive: Uint8Array | null, rowOf: Int32Array, ...cols: Int32Array[]): Int32Array;
+  search(h: Handle, query: Float32Array, k: number, knob: number, kFactor: number, clauses: Int32Array | null, alive: Uint8Array | null, rowOf: Int32Array, ...cols: Int32Array[]): Int32Array;
   free(h: Handle): void;
 }
 
@@ -141,8 +141,6 @@ class FaissSession implements EngineSession {
   private pending: { vectors: Float32Array; rows: Int32Array; count: number } | null;
   private knob = 0;
   private kFactor = 1;
-  /** HNSW with a filter: 0 = the IDSelector inside the walk; n = post-filter of k x n candidates. */
-  private expansion = 0;
   private readonly clauses = new Map<string, Int32Array>();
   /** The files in workDir lag behind the index in memory. */
   private dirty = true;
@@ -346,7 +344,6 @@ class FaissSession implements EngineSession {
     const main = allowed[0];
     this.knob = (knobs[main] as number | undefined) ?? DEFAULT_KNOBS[main];
     this.kFactor = (knobs.k_factor as number | undefined) ?? DEFAULT_KNOBS.k_factor;
-    this.expansion = (knobs.expansion as number | undefined) ?? 0;
   }
 
   private clausesOf(filter: FilterExpr): Int32Array {
@@ -368,18 +365,14 @@ class FaissSession implements EngineSession {
     const clauses = request.filter === null ? null : this.clausesOf(request.filter);
     const alive = this.tombstones > 0 ? this.alive : null;
     const c = this.cols;
-    return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, this.expansion, clauses, alive, this.rowOf, c.cat10, c.cat100, c.cat1000, c.num, c.cluster, c.lang);
+    return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, clauses, alive, this.rowOf, c.cat10, c.cat100, c.cat1000, c.num, c.cluster, c.lang);
   }
 
   async explain(request: SearchRequest): Promise<string> {
     const f = request.filter === null ? 'no filter' : `IDSelector ${filterKey(request.filter)} (attribute columns checked per candidate label)`;
     const t = this.settings.type;
     if (t === 'hnsw') {
-      const dead = this.tombstones ? `; ${this.tombstones} tombstones refused by an IDSelector in the walk` : '';
-      if (request.filter !== null && this.expansion > 0) {
-        const want = request.k * this.expansion;
-        return `IndexHNSWFlat search of ${want} candidates (k=${request.k} x expansion=${this.expansion}, efSearch=max(${this.knob}, ${want}))${dead}, then post-filter ${filterKey(request.filter)} keeping the first ${request.k}`;
-      }
+      const dead = this.tombstones ? `; ${this.tombstones} tombstones refused by the IDSelector` : '';
       return `IndexHNSWFlat search, efSearch=max(${this.knob}, k=${request.k})${dead}; ${f}`;
     }
     const nlist = this.native.info(this.handle).nlist;
@@ -405,7 +398,7 @@ const participant: Participant<FaissSettings> = {
   engineVersion: async () => addon().version,
   settingsSchema,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
-  filterStrategy: 'IVF: a faiss IDSelector (search parameters sel) checks each label of the probed lists against the attribute columns; HNSW: post-filter of k x expansion candidates (knob expansion), or without it the IDSelector inside the walk (faiss 1.7.3 then never walks through refused nodes)',
+  filterStrategy: 'during the search: a faiss IDSelector (search parameters sel) checks each candidate label against the attribute columns (HNSW: during the graph walk, only passing labels enter the results; IVF: while scanning the probed lists)',
   concurrentSearch: false,
   // reopen reads the two files buildIndex saved into memory; searches never write them.
   reopenInThreads: true,

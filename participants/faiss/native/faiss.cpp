@@ -14,7 +14,8 @@
  * IVFPQ (which IndexRefineFlat does not offer) really removes them from the search.
  *
  * Threads: every call that may run OpenMP sets omp_set_num_threads first (per calling
- * thread); OpenBLAS (used by training and by assignment of large batches) gets the same count. */
+ * thread): the caller's count for train and add, one for search and remove; OpenBLAS (used by
+ * training and by assignment of large batches) gets the build's count. */
 #include <node_api.h>
 #include <dlfcn.h>
 #include <omp.h>
@@ -128,8 +129,11 @@ std::pair<T*, size_t> view(napi_env env, napi_value v, napi_typedarray_type want
   return {static_cast<T*>(data), length};
 }
 
-void setThreads(int threads) {
+/* OpenMP threads of this calling thread; with `blas`, OpenBLAS's too (a process-wide setting,
+ * so only the build paths change it: searches run in several worker threads at once). */
+void setThreads(int threads, bool blas) {
   omp_set_num_threads(threads);
+  if (!blas) return;
   // The OpenBLAS faiss calls (Debian's libblas.so.3 alternative), when it is OpenBLAS.
   using SetFn = void (*)(int);
   static SetFn set = [] {
@@ -262,7 +266,7 @@ napi_value Train(napi_env env, napi_callback_info info) {
     auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
     size_t d = h->index->d;
     if (len % d) fail("vectors length is not a multiple of d");
-    setThreads((int)number(env, a[2], "threads"));
+    setThreads((int)number(env, a[2], "threads"), true);
     h->index->train((idx_t)(len / d), x);
     return (napi_value) nullptr;
   });
@@ -277,7 +281,7 @@ napi_value Add(napi_env env, napi_callback_info info) {
     size_t d = h->index->d;
     if (len % d) fail("vectors length is not a multiple of d");
     idx_t n = (idx_t)(len / d), first = (idx_t)number(env, a[2], "firstLabel");
-    setThreads((int)number(env, a[3], "threads"));
+    setThreads((int)number(env, a[3], "threads"), true);
     if (n == 0) return (napi_value) nullptr;
     if (!h->index->is_trained) fail("the index is not trained");
     if (h->kind == IVFFLAT) {
@@ -312,7 +316,7 @@ napi_value Remove(napi_env env, napi_callback_info info) {
     if (h->kind != HNSW) {
       std::vector<idx_t> ids(labels, labels + n);
       faiss::IDSelectorBatch sel(ids.size(), ids.data());
-      setThreads(1);
+      setThreads(1, false);
       removed = (double)ivfOf(h)->remove_ids(sel);
       // IndexIVF::remove_ids lowers its own ntotal; the refine wrapper's count stays the flat
       // store's, which is the next label.
@@ -347,15 +351,12 @@ struct RowSelector : faiss::IDSelector {
   }
 };
 
-/* search(h, query, k, knob, kFactor, expansion, clauses|null, alive|null, rowOf, col0..col5):
- * the row ids found, best first (Int32Array). knob is efSearch (HNSW) or nprobe (IVF). clauses:
- * triples (column, lo, hi). alive (per label) is consulted only when given. expansion > 0
- * (HNSW with clauses): the filter is applied after the search, to k x expansion candidates,
- * instead of inside it (faiss 1.7.3's HNSW never walks through a node its IDSelector refuses,
- * so a selective filter cuts the graph apart). */
+/* search(h, query, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): the row ids
+ * found, best first (Int32Array). knob is efSearch (HNSW) or nprobe (IVF). clauses: triples
+ * (column, lo, hi). alive (per label) is consulted only when given. */
 napi_value Search(napi_env env, napi_callback_info info) {
   return guarded(env, [&] {
-    auto a = args(env, info, 9 + NCOLS);
+    auto a = args(env, info, 8 + NCOLS);
     Handle* h = handleOf(env, a[0]);
     auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
     size_t d = h->index->d;
@@ -363,10 +364,9 @@ napi_value Search(napi_env env, napi_callback_info info) {
     idx_t k = (idx_t)number(env, a[2], "k");
     int knob = (int)number(env, a[3], "knob");
     double kFactor = number(env, a[4], "kFactor");
-    idx_t expansion = (idx_t)number(env, a[5], "expansion");
-    auto [clauses, clen] = view<int32_t>(env, a[6], napi_int32_array, "clauses", true);
-    auto [alive, alen] = view<uint8_t>(env, a[7], napi_uint8_array, "alive", true);
-    auto [rowOf, rlen] = view<int32_t>(env, a[8], napi_int32_array, "rowOf");
+    auto [clauses, clen] = view<int32_t>(env, a[5], napi_int32_array, "clauses", true);
+    auto [alive, alen] = view<uint8_t>(env, a[6], napi_uint8_array, "alive", true);
+    auto [rowOf, rlen] = view<int32_t>(env, a[7], napi_int32_array, "rowOf");
     RowSelector sel;
     sel.rowOf = rowOf;
     sel.labels = rlen;
@@ -374,7 +374,7 @@ napi_value Search(napi_env env, napi_callback_info info) {
     if (alive && alen < rlen) fail("alive is shorter than rowOf");
     sel.rows = SIZE_MAX;
     for (int c = 0; c < NCOLS; c++) {
-      auto [col, n] = view<int32_t>(env, a[9 + c], napi_int32_array, "column");
+      auto [col, n] = view<int32_t>(env, a[8 + c], napi_int32_array, "column");
       sel.cols[c] = col;
       sel.rows = std::min(sel.rows, n);
     }
@@ -384,24 +384,20 @@ napi_value Search(napi_env env, napi_callback_info info) {
     for (size_t c = 0; c < sel.nclauses; c++)
       if (clauses[3 * c] < 0 || clauses[3 * c] >= NCOLS) fail("clause column out of range");
     bool select = clauses != nullptr || alive != nullptr;
-    // Post-filter: the walk refuses only dead labels; the clauses are checked afterwards.
-    bool post = h->kind == HNSW && expansion > 0 && clauses != nullptr;
-    RowSelector walkSel = sel;
-    if (post) {
-      walkSel.nclauses = 0;
-      select = alive != nullptr;
-    }
 
-    setThreads(1);
+    setThreads(1, false);
     idx_t want = k;
     if (h->kind == IVFPQ) want = std::max<idx_t>(k, (idx_t)(k * std::max(1.0, kFactor)));
-    if (post) want = k * expansion;
     std::vector<float> D(want);
     std::vector<idx_t> I(want, -1);
     if (h->kind == HNSW) {
       faiss::SearchParametersHNSW p;
-      p.efSearch = std::max<int>(knob, (int)std::min<idx_t>(want, 1 << 30));
-      p.sel = select ? &walkSel : nullptr;
+      p.efSearch = std::max<int>(knob, (int)std::min<idx_t>(k, 1 << 30));
+      // 1.7.3 reads efSearch partly from the parameters and partly from the index (the walk's
+      // stop test): given only in the parameters, values above the index's own (16) change
+      // nothing. A handle serves one search at a time (each search thread has its own).
+      static_cast<faiss::IndexHNSW*>(h->index)->hnsw.efSearch = p.efSearch;
+      p.sel = select ? &sel : nullptr;
       h->index->search(1, q, want, D.data(), I.data(), &p);
     } else {
       faiss::IndexIVF* ivf = ivfOf(h);
@@ -412,12 +408,6 @@ napi_value Search(napi_env env, napi_callback_info info) {
     }
     size_t found = 0;
     while (found < (size_t)want && I[found] >= 0) found++;
-    if (post) {
-      size_t kept = 0;
-      for (size_t i = 0; i < found && kept < (size_t)k; i++)
-        if (sel.is_member(I[i])) I[kept++] = I[i];
-      found = kept;
-    }
     if (h->kind == IVFPQ) {
       // The refine step: exact distances to the kept vectors, the k best of the candidates.
       auto* flat = static_cast<const faiss::IndexFlat*>(static_cast<faiss::IndexRefine*>(h->index)->refine_index);
