@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { FilterExpr, RowAttributes, RowBatch } from '../src/contracts.ts';
+import type { EngineSession, FilterExpr, RowAttributes, RowBatch } from '../src/contracts.ts';
 import { ATTRIBUTES } from '../src/contracts.ts';
 import { filterKind, passes } from '../src/datasets/groups.ts';
 import { ladderFor, loadParticipant } from '../src/runner/participants.ts';
@@ -52,11 +52,13 @@ async function answers(opened: Opened, filter: string): Promise<number[][]> {
 for (const v of VARIANTS) {
   describe(`faiss ${v.type}`, () => {
     let opened: Opened;
+    let reopened: EngineSession | undefined;
     before(async () => {
-      opened = await openOnSynthetic('faiss', { settingsPath: v.settingsPath });
+      opened = await openOnSynthetic(await loadParticipant('faiss', v.settingsPath));
       assert.equal((opened.participant.index as { type: string }).type, v.type);
     });
     after(async () => {
+      await reopened?.close();
       await opened?.cleanup();
     });
 
@@ -154,7 +156,7 @@ for (const v of VARIANTS) {
       assert.ok((await session.diskBytes!()) > data.n * data.d * 4, 'the saved index holds the float vectors');
       // Reopen: what the closed session held, read from workDir, no ingest.
       const before = { none: await answers(opened, 'none'), cat10: await answers(opened, 'cat10') };
-      await session.close();
+      await opened.stopKeepingData();
       const again = await participant.adapter.reopen!({
         dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
         settings: participant.index,
@@ -163,6 +165,7 @@ for (const v of VARIANTS) {
         log: () => {},
       });
       opened.session = again;
+      reopened = again;
       assert.deepEqual(await answers(opened, 'none'), before.none, 'unfiltered answers after reopen');
       assert.deepEqual(await answers(opened, 'cat10'), before.cat10, 'cat10 answers after reopen');
       await again.setKnobs(ladder[ladder.length - 1]);

@@ -15,11 +15,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { AttrName, EngineSession, FilterExpr, Knobs, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
-import { filterKey } from '../../src/datasets/groups.ts';
-import { SetupNeeded, UserError } from '../../src/util/errors.ts';
-import { fileBytes, readColumns, writeColumns } from '../../src/adapters/persist.ts';
+import { ATTRIBUTES, fileBytes, filterKey, readColumns, SetupNeeded, UserError, writeColumns, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
   .object({
