@@ -3,7 +3,8 @@
 # `npm ci`. Installs the apt packages vecbench and its tests use, then runs every
 # participants/*/provision.sh side by side (their logs are printed; any failure stops it).
 # Idempotent: on a set-up machine it installs nothing and takes a few seconds.
-# Needs no node_modules (npm ci comes after it and builds the native addons against OpenBLAS).
+# Needs no node_modules (npm ci comes after it and builds the native addons against OpenBLAS and
+# libfaiss).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -17,6 +18,8 @@ fi
 #   build-essential    npm ci compiles native addons (node-gyp: g++, make); Redis 8's source build
 #                      needs g++ too (deps/fast_float is C++). python3 is node-gyp's.
 #   libopenblas-dev    the native exact ground truth links to it (without it, a slower fallback).
+#   libfaiss-dev       faiss 1.7.3 (headers and libfaiss.a), linked into the faiss participant's
+#                      addon (participants/faiss/native); without it that participant is unavailable.
 #   python3-numpy      bench/groundtruth compares against it; test/resources.test.ts runs python3.
 #   chromium, fonts-dejavu-core
 #                      test/browser.test.ts drives chromium headless (a font, or text is boxes).
@@ -26,7 +29,7 @@ fi
 #                      "cold start not measured: vmtouch is not installed" and --cold refuses.
 #   wrk                the reference HTTP client of npm run bench:fidelity.
 #   util-linux         setpriv, which ties every engine server's life to its run's.
-packages=(build-essential python3 libopenblas-dev python3-numpy chromium fonts-dejavu-core
+packages=(build-essential python3 libopenblas-dev libfaiss-dev python3-numpy chromium fonts-dejavu-core
   dataset-fashion-mnist vmtouch wrk util-linux)
 
 missing=()

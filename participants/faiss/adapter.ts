@@ -1,0 +1,415 @@
+// faiss (Debian's libfaiss-dev 1.7.3, linked statically) as a vecbench participant, through the
+// small N-API binding in ./native (built by scripts/build-native.mjs at npm ci). An in-process,
+// in-memory index of the type the `type` setting names: IndexHNSWFlat (knob efSearch),
+// IndexIVFFlat (nprobe) or IndexIVFPQ inside an IndexRefineFlat (nprobe, k_factor).
+// Rows are buffered by ingest and handed to faiss in buildIndex (IVF types train first; one
+// add call, on `threads` OpenMP threads). faiss labels are positions in insertion order; this
+// adapter keeps position -> row and the attribute columns, and passes them to every search,
+// where the filter runs inside faiss as an IDSelector (during the graph walk for HNSW, during
+// the scan of the probed lists for IVF). Deletes: remove_ids for the IVF types; HNSW cannot
+// remove, so its deleted positions are tombstones the selector refuses. buildIndex saves the
+// index (write_index) and the adapter's columns to workDir, so reopen reads them back.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { ATTRIBUTES, fileBytes, filterKey, readColumns, SetupNeeded, UserError, writeColumns, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+
+export const settingsSchema = z
+  .object({
+    /** The faiss index: hnsw (IndexHNSWFlat), ivfflat (IndexIVFFlat), ivfpq (IndexIVFPQ + IndexRefineFlat). */
+    type: z.enum(['hnsw', 'ivfflat', 'ivfpq']).default('hnsw'),
+    /** HNSW links per node (layer 0 keeps 2 x M). */
+    M: z.number().int().min(2).max(256).default(16),
+    /** HNSW candidate list size while inserting. */
+    efConstruction: z.number().int().min(1).max(10_000).default(200),
+    /** IVF lists; 0: 4 x sqrt(n), at most n / 39 (faiss wants 39 training points a centroid). */
+    nlist: z.number().int().min(0).max(1 << 20).default(0),
+    /** IVFPQ sub-quantizers (must divide d); 0: the largest divisor of d up to d / 4. */
+    pq_m: z.number().int().min(0).max(4096).default(0),
+    /** Bits per IVFPQ sub-quantizer code. */
+    pq_nbits: z.number().int().min(1).max(16).default(8),
+    /** OpenMP (and OpenBLAS) threads for training and add; 0: the machine's cores. Each search
+     * runs on one thread (the harness runs searches side by side in worker threads). */
+    threads: z.number().int().min(0).max(1024).default(0),
+  })
+  .strict();
+export type FaissSettings = z.infer<typeof settingsSchema>;
+type Kind = FaissSettings['type'];
+
+/** The knobs each index type takes. */
+const KNOBS: Record<Kind, readonly string[]> = { hnsw: ['efSearch'], ivfflat: ['nprobe'], ivfpq: ['nprobe', 'k_factor'] };
+const DEFAULT_KNOBS: Record<string, number> = { efSearch: 16, nprobe: 1, k_factor: 1 };
+
+/** faiss's own file (write_index). */
+const INDEX_FILE = 'faiss.index';
+/** The adapter's side: attribute columns by row, and position -> row with the alive flag. */
+const ROWS_FILE = 'faiss.rows.bin';
+
+type Handle = { readonly __faiss: unique symbol };
+interface Addon {
+  version: string;
+  create(kind: Kind, d: number, innerProduct: boolean, M: number, efConstruction: number, nlist: number, pqM: number, pqNbits: number): Handle;
+  read(path: string): Handle;
+  write(h: Handle, path: string): void;
+  info(h: Handle): { kind: Kind; d: number; innerProduct: boolean; ntotal: number; trained: boolean; nlist: number };
+  train(h: Handle, vectors: Float32Array, threads: number): void;
+  add(h: Handle, vectors: Float32Array, firstLabel: number, threads: number): void;
+  remove(h: Handle, labels: Int32Array): number;
+  search(h: Handle, query: Float32Array, k: number, knob: number, kFactor: number, clauses: Int32Array | null, alive: Uint8Array | null, rowOf: Int32Array, ...cols: Int32Array[]): Int32Array;
+  free(h: Handle): void;
+}
+
+export const ADDON_PATH = fileURLToPath(new URL('./native/build/Release/faiss.node', import.meta.url));
+const BUILD_COMMAND = 'node scripts/build-native.mjs participants/faiss/native';
+
+/** The addon at `path`, or the one-line reason it is unavailable (naming the setup command). */
+export function loadAddon(path: string): Addon | SetupNeeded {
+  if (!existsSync(path)) {
+    return new SetupNeeded(`faiss is unavailable: its addon ${path} is not built (it needs libfaiss-dev; after setup, \`npm ci\` or \`${BUILD_COMMAND}\` builds it)`);
+  }
+  // libgomp reads its wait policy when it is loaded (with the addon). Spinning OpenMP threads
+  // made IVFPQ training 20x slower on this busy 2-core machine (48 s instead of 2 s at 3,000 x
+  // 128); passive waiting costs nothing measurable on an idle one. A value set by the user stays.
+  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
+  try {
+    return createRequire(import.meta.url)(path) as Addon;
+  } catch (e) {
+    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    return new SetupNeeded(`faiss is unavailable: its addon ${path} does not load (${why}; after setup, \`${BUILD_COMMAND}\` builds it again)`);
+  }
+}
+
+let loaded: Addon | SetupNeeded | undefined;
+function addon(): Addon {
+  loaded ??= loadAddon(ADDON_PATH);
+  if (loaded instanceof Error) throw loaded;
+  return loaded;
+}
+
+export function autoNlist(n: number): number {
+  return Math.max(1, Math.min(Math.round(4 * Math.sqrt(n)), Math.floor(n / 39)));
+}
+
+export function autoPqM(d: number): number {
+  for (let m = Math.max(1, Math.floor(d / 4)); m > 1; m--) if (d % m === 0) return m;
+  return 1;
+}
+
+/** A filter as (column, lo, hi) triples, all of which a row must pass (lo <= v < hi). */
+export function filterClauses(f: FilterExpr): Int32Array {
+  const out: number[] = [];
+  const walk = (e: FilterExpr) => {
+    if (e.op === 'and') for (const a of e.args) walk(a);
+    else {
+      const col = ATTRIBUTES.indexOf(e.field);
+      if (col < 0) throw new UserError(`faiss: filter field ${String(e.field)} is not an attribute (${ATTRIBUTES.join(', ')})`);
+      const clamp = (v: number) => Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, v));
+      if (e.op === 'eq') out.push(col, clamp(e.value), clamp(e.value + 1));
+      else out.push(col, clamp(e.gte), clamp(e.lt));
+    }
+  };
+  walk(f);
+  return Int32Array.from(out);
+}
+
+type Columns = Record<AttrName, Int32Array>;
+
+class FaissSession implements EngineSession {
+  private readonly native: Addon;
+  private handle: Handle;
+  private readonly threads: number;
+  /** Row -> attribute values (by row id). */
+  private cols: Columns;
+  /** Label (position) -> row id; -1 never added. */
+  private rowOf: Int32Array;
+  /** Label -> 1 while that position holds its row's current vector. */
+  private alive: Uint8Array;
+  /** Row -> its label, or -1 when the row is not live. */
+  private posOf: Int32Array;
+  /** The next label. */
+  private next = 0;
+  /** Labels that are dead but still in the index (HNSW tombstones): searches must check. */
+  private tombstones = 0;
+  /** Rows waiting for buildIndex (IVF must train first; every type adds in one call). */
+  private pending: { vectors: Float32Array; rows: Int32Array; count: number } | null;
+  private knob = 0;
+  private kFactor = 1;
+  private readonly clauses = new Map<string, Int32Array>();
+  /** The files in workDir lag behind the index in memory. */
+  private dirty = true;
+
+  constructor(
+    private readonly settings: FaissSettings,
+    private readonly d: number,
+    private readonly innerProduct: boolean,
+    private readonly workDir: string,
+    init: { n: number } | { handle: Handle; cols: Columns; rowOf: Int32Array; alive: Uint8Array; next: number },
+  ) {
+    this.native = addon();
+    this.threads = settings.threads === 0 ? availableParallelism() : settings.threads;
+    if ('handle' in init) {
+      this.handle = init.handle;
+      this.cols = init.cols;
+      this.rowOf = init.rowOf;
+      this.alive = init.alive;
+      this.next = init.next;
+      this.posOf = new Int32Array(this.cols.cat10.length).fill(-1);
+      for (let p = 0; p < this.next; p++) {
+        if (this.alive[p]) this.posOf[this.rowOf[p]] = p;
+        else if (settings.type === 'hnsw') this.tombstones++;
+      }
+      this.pending = null;
+      this.dirty = false;
+    } else {
+      const n = Math.max(1, init.n);
+      const s = settings;
+      const nlist = s.nlist || autoNlist(n);
+      this.handle = this.native.create(s.type, d, innerProduct, s.M, s.efConstruction, nlist, s.pq_m || autoPqM(d), s.pq_nbits);
+      this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(n)])) as Columns;
+      this.rowOf = new Int32Array(n).fill(-1);
+      this.alive = new Uint8Array(n);
+      this.posOf = new Int32Array(n).fill(-1);
+      this.pending = { vectors: new Float32Array(n * d), rows: new Int32Array(n), count: 0 };
+    }
+    this.knob = DEFAULT_KNOBS[KNOBS[settings.type][0]];
+  }
+
+  static reopen(settings: FaissSettings, d: number, innerProduct: boolean, workDir: string): FaissSession {
+    const native = addon();
+    const rowsPath = join(workDir, ROWS_FILE);
+    const { meta, columns } = readColumns(rowsPath);
+    if (meta.d !== d || meta.innerProduct !== innerProduct || meta.type !== settings.type) {
+      throw new Error(`faiss: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.type)} index (inner product ${String(meta.innerProduct)}); the dataset is d=${d} and the settings say ${settings.type} (inner product ${String(innerProduct)})`);
+    }
+    const handle = native.read(join(workDir, INDEX_FILE));
+    const info = native.info(handle);
+    if (info.kind !== settings.type || info.d !== d) throw new Error(`faiss: ${join(workDir, INDEX_FILE)} holds a d=${info.d} ${info.kind} index, expected d=${d} ${settings.type}`);
+    const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
+    return new FaissSession(settings, d, innerProduct, workDir, {
+      handle,
+      cols,
+      rowOf: columns.rowOf as Int32Array,
+      alive: columns.alive as Uint8Array,
+      next: Number(meta.next),
+    });
+  }
+
+  private persist(): void {
+    this.native.write(this.handle, join(this.workDir, INDEX_FILE));
+    writeColumns(
+      join(this.workDir, ROWS_FILE),
+      { d: this.d, innerProduct: this.innerProduct, type: this.settings.type, next: this.next },
+      { ...this.cols, rowOf: this.rowOf.subarray(0, this.next), alive: this.alive.subarray(0, this.next) },
+    );
+    this.dirty = false;
+  }
+
+  private grow<T extends Int32Array | Uint8Array>(a: T, size: number, fill: number): T {
+    const b = new (a.constructor as new (n: number) => T)(size);
+    if (fill !== 0) b.fill(fill);
+    b.set(a);
+    return b;
+  }
+
+  /** Room for row `id` in the row-indexed arrays. */
+  private ensureRow(id: number): void {
+    if (id < this.posOf.length) return;
+    const size = Math.max(id + 1, Math.ceil(this.posOf.length * 1.5));
+    for (const a of ATTRIBUTES) this.cols[a] = this.grow(this.cols[a], size, 0);
+    this.posOf = this.grow(this.posOf, size, -1);
+  }
+
+  /** Room for `count` more labels. */
+  private ensureLabels(count: number): void {
+    if (this.next + count <= this.rowOf.length) return;
+    const size = Math.max(this.next + count, Math.ceil(this.rowOf.length * 1.5));
+    this.rowOf = this.grow(this.rowOf, size, -1);
+    this.alive = this.grow(this.alive, size, 0);
+  }
+
+  private check(batch: RowBatch): void {
+    if (batch.vectors.length !== batch.ids.length * this.d) {
+      throw new Error(`faiss: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
+    }
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    await this.upsert(batch);
+  }
+
+  /** Takes the rows of a batch (the last of duplicate ids wins) into the index or the pending buffer. */
+  async upsert(batch: RowBatch): Promise<void> {
+    this.check(batch);
+    const count = batch.ids.length;
+    if (count === 0) return;
+    const last = new Map<number, number>();
+    batch.ids.forEach((id, i) => last.set(id, i));
+    const keep = last.size === count ? null : [...last.values()].sort((a, b) => a - b);
+    const ids = keep ? Int32Array.from(keep, (i) => batch.ids[i]) : batch.ids;
+    let vectors = batch.vectors;
+    if (keep) {
+      vectors = new Float32Array(keep.length * this.d);
+      keep.forEach((i, j) => vectors.set(batch.vectors.subarray(i * this.d, (i + 1) * this.d), j * this.d));
+    }
+    // Replaced rows leave first (removed from an IVF, tombstoned in HNSW).
+    await this.delete(ids);
+    for (let j = 0; j < ids.length; j++) {
+      const id = ids[j];
+      const i = keep ? keep[j] : j;
+      this.ensureRow(id);
+      for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
+    }
+    this.ensureLabels(ids.length);
+    const first = this.next;
+    if (this.pending) {
+      const p = this.pending;
+      if ((p.count + ids.length) * this.d > p.vectors.length) {
+        const cap = Math.max(p.count + ids.length, Math.ceil(p.count * 1.5));
+        const v = new Float32Array(cap * this.d);
+        v.set(p.vectors.subarray(0, p.count * this.d));
+        p.vectors = v;
+      }
+      p.vectors.set(vectors, p.count * this.d);
+      p.count += ids.length;
+    } else {
+      this.native.add(this.handle, vectors, first, this.threads);
+    }
+    for (let j = 0; j < ids.length; j++) {
+      this.rowOf[first + j] = ids[j];
+      this.alive[first + j] = 1;
+      this.posOf[ids[j]] = first + j;
+    }
+    this.next += ids.length;
+    this.dirty = true;
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    await this.upsert(batch);
+  }
+
+  async buildIndex(): Promise<void> {
+    const p = this.pending;
+    if (p) {
+      this.pending = null;
+      const vectors = p.vectors.subarray(0, p.count * this.d);
+      if (this.settings.type !== 'hnsw' && p.count > 0) this.native.train(this.handle, vectors, this.threads);
+      // Positions removed before the build (a row given twice across batches) go in too and
+      // are removed right after, so that labels stay positions.
+      this.native.add(this.handle, vectors, 0, this.threads);
+      const dead: number[] = [];
+      for (let l = 0; l < p.count; l++) if (!this.alive[l]) dead.push(l);
+      if (dead.length > 0) this.removeLabels(Int32Array.from(dead));
+    }
+    this.persist();
+  }
+
+  private removeLabels(labels: Int32Array): void {
+    if (this.pending) return; // not in the index yet: buildIndex removes them after its add
+    const removed = this.native.remove(this.handle, labels);
+    if (removed < 0) this.tombstones += labels.length;
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    const labels: number[] = [];
+    for (const id of ids) {
+      if (id < 0 || id >= this.posOf.length) continue;
+      const l = this.posOf[id];
+      if (l < 0) continue;
+      this.posOf[id] = -1;
+      this.alive[l] = 0;
+      labels.push(l);
+    }
+    if (labels.length === 0) return;
+    this.dirty = true;
+    this.removeLabels(Int32Array.from(labels));
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    const allowed = KNOBS[this.settings.type];
+    for (const [name, value] of Object.entries(knobs)) {
+      if (!allowed.includes(name)) {
+        throw new UserError(`faiss: knob "${name}" does not apply to index type ${this.settings.type}; its knobs are ${allowed.join(', ')}`);
+      }
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+        throw new UserError(`faiss: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+      }
+    }
+    const main = allowed[0];
+    this.knob = (knobs[main] as number | undefined) ?? DEFAULT_KNOBS[main];
+    this.kFactor = (knobs.k_factor as number | undefined) ?? DEFAULT_KNOBS.k_factor;
+  }
+
+  private clausesOf(filter: FilterExpr): Int32Array {
+    const key = filterKey(filter);
+    let c = this.clauses.get(key);
+    if (!c) {
+      if (this.clauses.size >= 4096) this.clauses.clear();
+      c = filterClauses(filter);
+      this.clauses.set(key, c);
+    }
+    return c;
+  }
+
+  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+    if (this.pending || this.next === 0) return [];
+    const v = request.vector;
+    // The binding reads a Float32Array of exactly d floats in place (a view at an offset is fine).
+    const query = v instanceof Float32Array ? v : Float32Array.from(v);
+    const clauses = request.filter === null ? null : this.clausesOf(request.filter);
+    const alive = this.tombstones > 0 ? this.alive : null;
+    const c = this.cols;
+    return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, clauses, alive, this.rowOf, c.cat10, c.cat100, c.cat1000, c.num, c.cluster, c.lang);
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    const f = request.filter === null ? 'no filter' : `IDSelector ${filterKey(request.filter)} (attribute columns checked per candidate label)`;
+    const t = this.settings.type;
+    if (t === 'hnsw') {
+      const dead = this.tombstones ? `; ${this.tombstones} tombstones refused by the IDSelector` : '';
+      return `IndexHNSWFlat search, efSearch=max(${this.knob}, k=${request.k})${dead}; ${f}`;
+    }
+    const nlist = this.native.info(this.handle).nlist;
+    if (t === 'ivfflat') return `IndexIVFFlat search, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists; ${f}`;
+    return `IndexIVFPQ search of k x k_factor=${request.k * this.kFactor} candidates, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists, then exact re-ranking from the IndexRefineFlat store; ${f}`;
+  }
+
+  async diskBytes(): Promise<number> {
+    if (this.dirty && !this.pending) this.persist();
+    return fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
+  }
+
+  async close(): Promise<void> {
+    // What a later reopen finds is what this session held.
+    if (this.dirty && !this.pending && this.next > 0) this.persist();
+    this.native.free(this.handle);
+    this.clauses.clear();
+  }
+}
+
+const participant: Participant<FaissSettings> = {
+  engine: 'faiss',
+  engineVersion: async () => addon().version,
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'during the search: a faiss IDSelector (search parameters sel) checks each candidate label against the attribute columns (HNSW: during the graph walk, only passing labels enter the results; IVF: while scanning the probed lists)',
+  concurrentSearch: false,
+  // reopen reads the two files buildIndex saved into memory; searches never write them.
+  reopenInThreads: true,
+  checkDataset(s, dataset) {
+    if (s.type !== 'ivfpq' || s.pq_m === 0 || dataset.d % s.pq_m === 0) return null;
+    const divisors = Array.from({ length: dataset.d }, (_, i) => i + 1).filter((x) => dataset.d % x === 0 && x > 1);
+    return `settings index.pq_m = ${s.pq_m} does not divide the ${dataset.d} dimensions of dataset ${dataset.name} (IndexIVFPQ splits each vector into pq_m equal sub-vectors); use a divisor of ${dataset.d} (${divisors.slice(-6).join(', ')}) or 0 for the default`;
+  },
+  async open(ctx) {
+    // cosine: vectors are unit length after prepare, so the index ranks by inner product.
+    return new FaissSession(ctx.settings, ctx.dataset.d, ctx.dataset.metric !== 'l2', ctx.workDir, { n: ctx.dataset.n });
+  },
+  async reopen(ctx) {
+    return FaissSession.reopen(ctx.settings, ctx.dataset.d, ctx.dataset.metric !== 'l2', ctx.workDir);
+  },
+};
+
+export default participant;

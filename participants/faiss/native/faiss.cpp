@@ -1,0 +1,471 @@
+/* vecbench's faiss binding: a thin N-API layer over libfaiss (Debian's libfaiss-dev 1.7.3).
+ *
+ * One handle per index: IndexHNSWFlat, IndexIVFFlat, or IndexRefineFlat over an IndexIVFPQ.
+ * Labels are positions (0, 1, 2... in insertion order, never reused) for every type; the
+ * caller keeps the position -> row id table and passes it, with its attribute columns and the
+ * alive flag per position, to each search, so that the filter is evaluated inside faiss's
+ * search through an IDSelector (SearchParametersHNSW / SearchParametersIVF `sel`) and the
+ * result comes back as row ids. Vectors arrive as Float32Array and are read in place.
+ *
+ * IndexRefineFlat::search refuses search parameters in 1.7.3, so for IVFPQ the refine step is
+ * done here: the IVFPQ is searched (nprobe, selector) for k x k_factor candidates, which are
+ * ranked again by exact distance to the vectors the IndexRefineFlat keeps. Adds to that index
+ * go to its flat store and to the IVFPQ with explicit labels, so that removing labels from the
+ * IVFPQ (which IndexRefineFlat does not offer) really removes them from the search.
+ *
+ * Threads: every call that may run OpenMP sets omp_set_num_threads first (per calling
+ * thread): the caller's count for train and add, one for search and remove; OpenBLAS (used by
+ * training and by assignment of large batches) gets the build's count. */
+#include <node_api.h>
+#include <dlfcn.h>
+#include <omp.h>
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/IndexRefine.h>
+#include <faiss/impl/IDSelector.h>
+#include <faiss/index_io.h>
+#include <faiss/utils/distances.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+using idx_t = faiss::Index::idx_t;
+
+namespace {
+
+enum Kind { HNSW = 0, IVFFLAT = 1, IVFPQ = 2 };
+const char* const KIND_NAMES[] = {"hnsw", "ivfflat", "ivfpq"};
+constexpr int NCOLS = 6;
+
+struct Handle {
+  faiss::Index* index = nullptr;
+  Kind kind = HNSW;
+  ~Handle() { delete index; }
+};
+
+struct Failure {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& m) { throw Failure{m}; }
+
+void check(napi_env env, napi_status s) {
+  if (s != napi_ok) {
+    const napi_extended_error_info* info = nullptr;
+    napi_get_last_error_info(env, &info);
+    fail(info && info->error_message ? info->error_message : "N-API call failed");
+  }
+}
+
+/* Runs a binding body; faiss and argument errors become JS exceptions. */
+template <typename F>
+napi_value guarded(napi_env env, F body) {
+  try {
+    return body();
+  } catch (const Failure& f) {
+    napi_throw_error(env, nullptr, ("faiss addon: " + f.message).c_str());
+  } catch (const std::exception& e) {
+    napi_throw_error(env, nullptr, (std::string("faiss: ") + e.what()).c_str());
+  }
+  return nullptr;
+}
+
+std::vector<napi_value> args(napi_env env, napi_callback_info info, size_t want) {
+  std::vector<napi_value> a(want);
+  size_t got = want;
+  check(env, napi_get_cb_info(env, info, &got, a.data(), nullptr, nullptr));
+  if (got < want) fail("expected " + std::to_string(want) + " arguments, got " + std::to_string(got));
+  return a;
+}
+
+Handle* handleOf(napi_env env, napi_value v) {
+  void* p = nullptr;
+  check(env, napi_get_value_external(env, v, &p));
+  auto* h = static_cast<Handle*>(p);
+  if (!h->index) fail("the index was freed");
+  return h;
+}
+
+double number(napi_env env, napi_value v, const char* what) {
+  double x;
+  if (napi_get_value_double(env, v, &x) != napi_ok) fail(std::string(what) + " must be a number");
+  return x;
+}
+
+std::string text(napi_env env, napi_value v, const char* what) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) fail(std::string(what) + " must be a string");
+  std::string s(len, '\0');
+  check(env, napi_get_value_string_utf8(env, v, s.data(), len + 1, &len));
+  return s;
+}
+
+bool isNull(napi_env env, napi_value v) {
+  napi_valuetype t;
+  check(env, napi_typeof(env, v, &t));
+  return t == napi_null || t == napi_undefined;
+}
+
+/* A typed array's elements in place (valid while the call runs); null/undefined gives {nullptr, 0}. */
+template <typename T>
+std::pair<T*, size_t> view(napi_env env, napi_value v, napi_typedarray_type want, const char* what, bool optional = false) {
+  if (optional && isNull(env, v)) return {nullptr, 0};
+  bool is = false;
+  check(env, napi_is_typedarray(env, v, &is));
+  if (!is) fail(std::string(what) + " must be a typed array");
+  napi_typedarray_type type;
+  size_t length;
+  void* data;
+  check(env, napi_get_typedarray_info(env, v, &type, &length, &data, nullptr, nullptr));
+  if (type != want) fail(std::string(what) + " has the wrong element type");
+  return {static_cast<T*>(data), length};
+}
+
+/* OpenMP threads of this calling thread; with `blas`, OpenBLAS's too (a process-wide setting,
+ * so only the build paths change it: searches run in several worker threads at once). */
+void setThreads(int threads, bool blas) {
+  omp_set_num_threads(threads);
+  if (!blas) return;
+  // The OpenBLAS faiss calls (Debian's libblas.so.3 alternative), when it is OpenBLAS.
+  using SetFn = void (*)(int);
+  static SetFn set = [] {
+    void* lib = dlopen("libblas.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    return lib ? reinterpret_cast<SetFn>(dlsym(lib, "openblas_set_num_threads")) : nullptr;
+  }();
+  if (set) set(threads);
+}
+
+faiss::IndexIVF* ivfOf(const Handle* h) {
+  faiss::Index* base = h->kind == IVFPQ ? static_cast<faiss::IndexRefine*>(h->index)->base_index : h->index;
+  return static_cast<faiss::IndexIVF*>(base);
+}
+
+napi_value wrap(napi_env env, Handle* h) {
+  napi_value out;
+  napi_status s = napi_create_external(
+      env, h, [](napi_env, void* p, void*) { delete static_cast<Handle*>(p); }, nullptr, &out);
+  if (s != napi_ok) {
+    delete h;
+    check(env, s);
+  }
+  return out;
+}
+
+/* create(kind, d, innerProduct, M, efConstruction, nlist, pqM, pqNbits) */
+napi_value Create(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 8);
+    std::string kind = text(env, a[0], "kind");
+    int d = (int)number(env, a[1], "d");
+    bool ip = false;
+    check(env, napi_get_value_bool(env, a[2], &ip));
+    int M = (int)number(env, a[3], "M"), efc = (int)number(env, a[4], "efConstruction");
+    size_t nlist = (size_t)number(env, a[5], "nlist");
+    size_t pqM = (size_t)number(env, a[6], "pqM"), nbits = (size_t)number(env, a[7], "pqNbits");
+    if (d < 1) fail("d must be positive");
+    faiss::MetricType metric = ip ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2;
+    auto* h = new Handle();
+    try {
+      if (kind == "hnsw") {
+        auto* idx = new faiss::IndexHNSWFlat(d, M, metric);
+        idx->hnsw.efConstruction = efc;
+        h->index = idx;
+        h->kind = HNSW;
+      } else if (kind == "ivfflat" || kind == "ivfpq") {
+        faiss::IndexFlat* quantizer = new faiss::IndexFlat(d, metric);
+        if (kind == "ivfflat") {
+          auto* idx = new faiss::IndexIVFFlat(quantizer, d, nlist, metric);
+          idx->own_fields = true;
+          h->index = idx;
+          h->kind = IVFFLAT;
+        } else {
+          auto* pq = new faiss::IndexIVFPQ(quantizer, d, nlist, pqM, nbits, metric);
+          pq->own_fields = true;
+          auto* refine = new faiss::IndexRefineFlat(pq);
+          refine->own_fields = true;
+          h->index = refine;
+          h->kind = IVFPQ;
+        }
+      } else {
+        fail("unknown index kind " + kind);
+      }
+    } catch (...) {
+      delete h;
+      throw;
+    }
+    return wrap(env, h);
+  });
+}
+
+/* read(path): the index write() saved. */
+napi_value Read(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 1);
+    std::string path = text(env, a[0], "path");
+    auto* h = new Handle();
+    h->index = faiss::read_index(path.c_str());
+    if (dynamic_cast<faiss::IndexHNSWFlat*>(h->index)) {
+      h->kind = HNSW;
+    } else if (dynamic_cast<faiss::IndexIVFFlat*>(h->index)) {
+      h->kind = IVFFLAT;
+    } else if (auto* r = dynamic_cast<faiss::IndexRefineFlat*>(h->index); r && dynamic_cast<faiss::IndexIVFPQ*>(r->base_index)) {
+      h->kind = IVFPQ;
+    } else {
+      delete h;
+      fail(path + " holds an index type this binding does not make");
+    }
+    return wrap(env, h);
+  });
+}
+
+napi_value Write(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 2);
+    faiss::write_index(handleOf(env, a[0])->index, text(env, a[1], "path").c_str());
+    return (napi_value) nullptr;
+  });
+}
+
+/* info(h): {kind, d, innerProduct, ntotal, trained, nlist} */
+napi_value Info(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 1);
+    Handle* h = handleOf(env, a[0]);
+    napi_value o, v;
+    check(env, napi_create_object(env, &o));
+    check(env, napi_create_string_utf8(env, KIND_NAMES[h->kind], NAPI_AUTO_LENGTH, &v));
+    check(env, napi_set_named_property(env, o, "kind", v));
+    check(env, napi_create_int32(env, h->index->d, &v));
+    check(env, napi_set_named_property(env, o, "d", v));
+    check(env, napi_get_boolean(env, h->index->metric_type == faiss::METRIC_INNER_PRODUCT, &v));
+    check(env, napi_set_named_property(env, o, "innerProduct", v));
+    // For IVFPQ the flat store's count: the next label (removals only leave the IVFPQ).
+    check(env, napi_create_double(env, (double)h->index->ntotal, &v));
+    check(env, napi_set_named_property(env, o, "ntotal", v));
+    check(env, napi_get_boolean(env, h->index->is_trained, &v));
+    check(env, napi_set_named_property(env, o, "trained", v));
+    check(env, napi_create_double(env, h->kind == HNSW ? 0 : (double)ivfOf(h)->nlist, &v));
+    check(env, napi_set_named_property(env, o, "nlist", v));
+    return o;
+  });
+}
+
+/* train(h, vectors, threads): IVF types only (k-means on the vectors; faiss subsamples). */
+napi_value Train(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 3);
+    Handle* h = handleOf(env, a[0]);
+    auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
+    size_t d = h->index->d;
+    if (len % d) fail("vectors length is not a multiple of d");
+    setThreads((int)number(env, a[2], "threads"), true);
+    h->index->train((idx_t)(len / d), x);
+    return (napi_value) nullptr;
+  });
+}
+
+/* add(h, vectors, firstLabel, threads): labels firstLabel, firstLabel + 1, ... */
+napi_value Add(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 4);
+    Handle* h = handleOf(env, a[0]);
+    auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
+    size_t d = h->index->d;
+    if (len % d) fail("vectors length is not a multiple of d");
+    idx_t n = (idx_t)(len / d), first = (idx_t)number(env, a[2], "firstLabel");
+    setThreads((int)number(env, a[3], "threads"), true);
+    if (n == 0) return (napi_value) nullptr;
+    if (!h->index->is_trained) fail("the index is not trained");
+    if (h->kind == IVFFLAT) {
+      std::vector<idx_t> ids(n);
+      for (idx_t i = 0; i < n; i++) ids[i] = first + i;
+      h->index->add_with_ids(n, x, ids.data());
+    } else {
+      if (first != h->index->ntotal) fail("labels must continue at " + std::to_string(h->index->ntotal));
+      if (h->kind == HNSW) {
+        h->index->add(n, x);
+      } else {
+        auto* r = static_cast<faiss::IndexRefine*>(h->index);
+        std::vector<idx_t> ids(n);
+        for (idx_t i = 0; i < n; i++) ids[i] = first + i;
+        r->base_index->add_with_ids(n, x, ids.data());
+        r->refine_index->add(n, x);
+        r->ntotal = r->refine_index->ntotal;
+      }
+    }
+    return (napi_value) nullptr;
+  });
+}
+
+/* remove(h, labels Int32Array): how many were removed, or -1 where the type cannot remove
+ * (HNSW: the caller keeps them as tombstones). */
+napi_value Remove(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 2);
+    Handle* h = handleOf(env, a[0]);
+    auto [labels, n] = view<int32_t>(env, a[1], napi_int32_array, "labels");
+    double removed = -1;
+    if (h->kind != HNSW) {
+      std::vector<idx_t> ids(labels, labels + n);
+      faiss::IDSelectorBatch sel(ids.size(), ids.data());
+      setThreads(1, false);
+      removed = (double)ivfOf(h)->remove_ids(sel);
+      // IndexIVF::remove_ids lowers its own ntotal; the refine wrapper's count stays the flat
+      // store's, which is the next label.
+    }
+    napi_value out;
+    check(env, napi_create_double(env, removed, &out));
+    return out;
+  });
+}
+
+/* Admits a label when it is alive and its row passes every clause lo <= column[row] < hi. */
+struct RowSelector : faiss::IDSelector {
+  const uint8_t* alive = nullptr;
+  const int32_t* rowOf = nullptr;
+  size_t labels = 0;
+  const int32_t* cols[NCOLS] = {};
+  size_t rows = 0;
+  const int32_t* clauses = nullptr;
+  size_t nclauses = 0;
+
+  bool is_member(idx_t label) const override {
+    if (label < 0 || (size_t)label >= labels) return false;
+    if (alive && !alive[label]) return false;
+    int32_t row = rowOf[label];
+    if (row < 0 || (size_t)row >= rows) return false;
+    for (size_t c = 0; c < nclauses; c++) {
+      const int32_t* cl = clauses + 3 * c;
+      int32_t v = cols[cl[0]][row];
+      if (v < cl[1] || v >= cl[2]) return false;
+    }
+    return true;
+  }
+};
+
+/* search(h, query, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): the row ids
+ * found, best first (Int32Array). knob is efSearch (HNSW) or nprobe (IVF). clauses: triples
+ * (column, lo, hi). alive (per label) is consulted only when given. */
+napi_value Search(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 8 + NCOLS);
+    Handle* h = handleOf(env, a[0]);
+    auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
+    size_t d = h->index->d;
+    if (qlen != d) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(d));
+    idx_t k = (idx_t)number(env, a[2], "k");
+    int knob = (int)number(env, a[3], "knob");
+    double kFactor = number(env, a[4], "kFactor");
+    auto [clauses, clen] = view<int32_t>(env, a[5], napi_int32_array, "clauses", true);
+    auto [alive, alen] = view<uint8_t>(env, a[6], napi_uint8_array, "alive", true);
+    auto [rowOf, rlen] = view<int32_t>(env, a[7], napi_int32_array, "rowOf");
+    RowSelector sel;
+    sel.rowOf = rowOf;
+    sel.labels = rlen;
+    sel.alive = alive;
+    if (alive && alen < rlen) fail("alive is shorter than rowOf");
+    sel.rows = SIZE_MAX;
+    for (int c = 0; c < NCOLS; c++) {
+      auto [col, n] = view<int32_t>(env, a[8 + c], napi_int32_array, "column");
+      sel.cols[c] = col;
+      sel.rows = std::min(sel.rows, n);
+    }
+    if (clen % 3) fail("clauses must be triples");
+    sel.clauses = clauses;
+    sel.nclauses = clen / 3;
+    for (size_t c = 0; c < sel.nclauses; c++)
+      if (clauses[3 * c] < 0 || clauses[3 * c] >= NCOLS) fail("clause column out of range");
+    bool select = clauses != nullptr || alive != nullptr;
+
+    setThreads(1, false);
+    idx_t want = k;
+    if (h->kind == IVFPQ) want = std::max<idx_t>(k, (idx_t)(k * std::max(1.0, kFactor)));
+    std::vector<float> D(want);
+    std::vector<idx_t> I(want, -1);
+    if (h->kind == HNSW) {
+      faiss::SearchParametersHNSW p;
+      p.efSearch = std::max<int>(knob, (int)std::min<idx_t>(k, 1 << 30));
+      // 1.7.3 reads efSearch partly from the parameters and partly from the index (the walk's
+      // stop test): given only in the parameters, values above the index's own (16) change
+      // nothing. A handle serves one search at a time (each search thread has its own).
+      static_cast<faiss::IndexHNSW*>(h->index)->hnsw.efSearch = p.efSearch;
+      p.sel = select ? &sel : nullptr;
+      h->index->search(1, q, want, D.data(), I.data(), &p);
+    } else {
+      faiss::IndexIVF* ivf = ivfOf(h);
+      faiss::SearchParametersIVF p;
+      p.nprobe = std::min<size_t>((size_t)std::max(1, knob), ivf->nlist);
+      p.sel = select ? &sel : nullptr;
+      ivf->search(1, q, want, D.data(), I.data(), &p);
+    }
+    size_t found = 0;
+    while (found < (size_t)want && I[found] >= 0) found++;
+    if (h->kind == IVFPQ) {
+      // The refine step: exact distances to the kept vectors, the k best of the candidates.
+      auto* flat = static_cast<const faiss::IndexFlat*>(static_cast<faiss::IndexRefine*>(h->index)->refine_index);
+      const float* xb = flat->get_xb();
+      bool ip = h->index->metric_type == faiss::METRIC_INNER_PRODUCT;
+      std::vector<std::pair<float, idx_t>> c(found);
+      for (size_t i = 0; i < found; i++) {
+        const float* v = xb + (size_t)I[i] * d;
+        c[i] = {ip ? -faiss::fvec_inner_product(q, v, d) : faiss::fvec_L2sqr(q, v, d), I[i]};
+      }
+      size_t keep = std::min<size_t>(found, (size_t)k);
+      std::partial_sort(c.begin(), c.begin() + keep, c.end());
+      for (size_t i = 0; i < keep; i++) I[i] = c[i].second;
+      found = keep;
+    }
+    napi_value buf, out;
+    void* data;
+    check(env, napi_create_arraybuffer(env, found * sizeof(int32_t), &data, &buf));
+    auto* ids = static_cast<int32_t*>(data);
+    for (size_t i = 0; i < found; i++) ids[i] = (size_t)I[i] < rlen ? rowOf[I[i]] : -1;
+    check(env, napi_create_typedarray(env, napi_int32_array, found, buf, 0, &out));
+    return out;
+  });
+}
+
+napi_value Free(napi_env env, napi_callback_info info) {
+  return guarded(env, [&] {
+    auto a = args(env, info, 1);
+    void* p = nullptr;
+    check(env, napi_get_value_external(env, a[0], &p));
+    auto* h = static_cast<Handle*>(p);
+    delete h->index;
+    h->index = nullptr;
+    return (napi_value) nullptr;
+  });
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  const napi_property_descriptor fns[] = {
+      {"create", nullptr, Create, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"read", nullptr, Read, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"write", nullptr, Write, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"train", nullptr, Train, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"add", nullptr, Add, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"remove", nullptr, Remove, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"search", nullptr, Search, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof(fns) / sizeof(fns[0]), fns);
+  napi_value v;
+  std::string version = std::to_string(FAISS_VERSION_MAJOR) + "." + std::to_string(FAISS_VERSION_MINOR) + "." +
+                        std::to_string(FAISS_VERSION_PATCH);
+  napi_create_string_utf8(env, version.c_str(), NAPI_AUTO_LENGTH, &v);
+  napi_set_named_property(env, exports, "version", v);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)
