@@ -69,7 +69,14 @@ async function pgFidelity(): Promise<void> {
   const settings = pgvector.settingsSchema.parse({ shared_buffers_mb: 256, maintenance_work_mem_mb: 256 });
   const started = await startServer(
     pgvector.server!.start,
-    { dataset: { name: 'fidelity', n: ROWS, d: D, metric: 'l2', hasText: false }, settings, dataDir: join(dir, 'pg'), existing: false, logFile: join(dir, 'server.log'), log: (m) => say(`postgres: ${m}`) },
+    {
+      dataset: { name: 'fidelity', n: ROWS, d: D, metric: 'l2', hasText: false },
+      settings,
+      dataDir: join(dir, 'pg'),
+      existing: false,
+      logFile: join(dir, 'server.log'),
+      log: (m) => say(`postgres: ${m}`),
+    },
     120,
   );
   const server = started.handle;
@@ -83,13 +90,15 @@ async function pgFidelity(): Promise<void> {
     await c.query(`CREATE TABLE queries (id int4 PRIMARY KEY, v vector(${D}) NOT NULL)`);
     // Random vectors made in SQL (the correlated WHERE makes the subquery run once per row).
     const rows = (table: string, col: string, n: number) =>
-      c.query(`INSERT INTO ${table} (id, ${col}) SELECT i, (SELECT array_agg(random() - 0.5)::vector FROM generate_series(1, ${D}) WHERE i > 0) FROM generate_series(1, ${n}) AS i`);
+      c.query(
+        `INSERT INTO ${table} (id, ${col}) SELECT i, (SELECT array_agg(random() - 0.5)::vector FROM generate_series(1, ${D}) WHERE i > 0) FROM generate_series(1, ${n}) AS i`,
+      );
     let t = nowMs();
     await rows('items', 'embedding', ROWS);
     await rows('queries', 'v', NQ);
     say(`postgres: ${ROWS} rows and ${NQ} queries inserted in ${((nowMs() - t) / 1000).toFixed(1)} s`);
     t = nowMs();
-    await c.query('SET maintenance_work_mem = \'256MB\'');
+    await c.query("SET maintenance_work_mem = '256MB'");
     await c.query('CREATE INDEX ON items USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64)');
     await c.query('ANALYZE items; ANALYZE queries');
     say(`postgres: HNSW index built in ${((nowMs() - t) / 1000).toFixed(1)} s`);
@@ -101,9 +110,14 @@ async function pgFidelity(): Promise<void> {
     writeFileSync(script, `\\set q random(1, ${NQ})\n${STATEMENT.replace('$1', ':q')};\n`);
     const ids = new Float32Array(NQ);
     for (let i = 0; i < NQ; i++) ids[i] = i + 1;
-    const spec = { module: fileURLToPath(new URL('./fidelity-pg-client.ts', import.meta.url)), options: { host, port, user: 'postgres', database: 'postgres', text: STATEMENT } };
+    const spec = {
+      module: fileURLToPath(new URL('./fidelity-pg-client.ts', import.meta.url)),
+      options: { host, port, user: 'postgres', database: 'postgres', text: STATEMENT },
+    };
 
-    say(`fidelity pgvector: ${ROWS} x ${D} HNSW, ${SECONDS} s per run, best of ${ROUNDS} interleaved rounds, vecbench workers = pgbench -j = ${WORKERS}; load average ${la()}`);
+    say(
+      `fidelity pgvector: ${ROWS} x ${D} HNSW, ${SECONDS} s per run, best of ${ROUNDS} interleaved rounds, vecbench workers = pgbench -j = ${WORKERS}; load average ${la()}`,
+    );
     for (const conc of LEVELS) {
       const pool = await WorkerPool.start(spec, WORKERS, conc, ids, 1);
       let vb = { qps: 0, clientCores: 0, serverCores: 0 as number | null };
@@ -129,7 +143,27 @@ async function pgFidelity(): Promise<void> {
 
           const pm = new CpuMeter({ pid: server.pid, tree: true });
           const tp = nowMs();
-          const b = timedCommand([pgbench, '-n', '-M', 'prepared', '-f', script, '-c', String(conc), '-j', String(Math.min(WORKERS, conc)), '-T', String(SECONDS), '-h', host, '-p', String(port), '-U', 'postgres', 'postgres']);
+          const b = timedCommand([
+            pgbench,
+            '-n',
+            '-M',
+            'prepared',
+            '-f',
+            script,
+            '-c',
+            String(conc),
+            '-j',
+            String(Math.min(WORKERS, conc)),
+            '-T',
+            String(SECONDS),
+            '-h',
+            host,
+            '-p',
+            String(port),
+            '-U',
+            'postgres',
+            'postgres',
+          ]);
           const bwall = (nowMs() - tp) / 1000;
           const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(b.out)?.[1];
           if (!tps) throw new Error(`pgbench gave no tps:\n${b.out}`);
@@ -142,7 +176,9 @@ async function pgFidelity(): Promise<void> {
       say(`fidelity pgvector c=${conc} vecbench_qps=${vb.qps.toFixed(0)} pgbench_qps=${pb.qps.toFixed(0)} ratio=${(vb.qps / pb.qps).toFixed(3)}`);
       // Client CPU per query: less sensitive to other work on the machine than the rates.
       const us = (cores: number, qps: number) => (qps > 0 ? ((cores / qps) * 1e6).toFixed(0) : 'n/a');
-      say(`  detail c=${conc}: client cores vecbench ${f(vb.clientCores)} pgbench ${f(pb.clientCores)} (CPU per query ${us(vb.clientCores, vb.qps)} vs ${us(pb.clientCores, pb.qps)} us); server cores during vecbench ${f(vb.serverCores)} pgbench ${f(pb.serverCores)}; load average ${loads.join(', ')}`);
+      say(
+        `  detail c=${conc}: client cores vecbench ${f(vb.clientCores)} pgbench ${f(pb.clientCores)} (CPU per query ${us(vb.clientCores, vb.qps)} vs ${us(pb.clientCores, pb.qps)} us); server cores during vecbench ${f(vb.serverCores)} pgbench ${f(pb.serverCores)}; load average ${loads.join(', ')}`,
+      );
     }
   } finally {
     await server.stop();
@@ -163,7 +199,13 @@ async function httpFidelity(): Promise<void> {
     const lua = join(dir, 'post.lua');
     writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = '${body}'\n`);
     const queries = randomQueries(NQ, D);
-    const pool = await WorkerPool.start({ module: HTTP_CLIENT_MODULE, options: { origin: `http://127.0.0.1:${server.port}`, path: '/search' } }, WORKERS, conc, queries, D);
+    const pool = await WorkerPool.start(
+      { module: HTTP_CLIENT_MODULE, options: { origin: `http://127.0.0.1:${server.port}`, path: '/search' } },
+      WORKERS,
+      conc,
+      queries,
+      D,
+    );
     let vb = { rps: 0, cores: 0 };
     let wk = { rps: 0, cores: 0 };
     const loads: string[] = [];
@@ -193,8 +235,12 @@ async function httpFidelity(): Promise<void> {
       await pool.close();
     }
     const perCore = vb.rps / vb.cores / (wk.rps / wk.cores);
-    say(`fidelity http vecbench_rps=${vb.rps.toFixed(0)} wrk_rps=${wk.rps.toFixed(0)} ratio=${(vb.rps / wk.rps).toFixed(3)} per_core_ratio=${perCore.toFixed(3)}`);
-    say(`  detail http: ${conc} connections, ${WORKERS} client thread(s); client cores vecbench ${vb.cores.toFixed(2)} wrk ${wk.cores.toFixed(2)}; load average ${loads.join(', ')}`);
+    say(
+      `fidelity http vecbench_rps=${vb.rps.toFixed(0)} wrk_rps=${wk.rps.toFixed(0)} ratio=${(vb.rps / wk.rps).toFixed(3)} per_core_ratio=${perCore.toFixed(3)}`,
+    );
+    say(
+      `  detail http: ${conc} connections, ${WORKERS} client thread(s); client cores vecbench ${vb.cores.toFixed(2)} wrk ${wk.cores.toFixed(2)}; load average ${loads.join(', ')}`,
+    );
   } finally {
     server.stop();
     rmSync(dir, { recursive: true, force: true });

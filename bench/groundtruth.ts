@@ -31,16 +31,22 @@ const k = intFlag(values.k, 100, 'k');
 function generate(rows: number, seed: number): Float32Array {
   let x = seed >>> 0;
   const u = (): number => {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     return x / 4294967296;
   };
   const g = (): number => u() + u() + u() + u() - 2; // approximately normal, sd 0.58
   const centres = new Float32Array(64 * d);
   let c = 0x9e3779b9;
   for (let i = 0; i < centres.length; i++) {
-    c ^= c << 13; c >>>= 0; c ^= c >>> 17; c ^= c << 5; c >>>= 0;
+    c ^= c << 13;
+    c >>>= 0;
+    c ^= c >>> 17;
+    c ^= c << 5;
+    c >>>= 0;
     centres[i] = (c / 4294967296 - 0.5) * 2;
   }
   const v = new Float32Array(rows * d);

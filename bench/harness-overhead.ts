@@ -59,8 +59,12 @@ const median = (xs: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const spread = (xs: number[], digits: number): string => (xs.length === 0 ? 'n/a' : `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}]`);
-const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const spread = (xs: number[], digits: number): string =>
+  xs.length === 0 ? 'n/a' : `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}]`;
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const bytes = (a: Float32Array | Int32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 /** Seconds the process's main thread has run on a CPU (Linux), or NaN. */
 const runS = (pid: number | undefined): number => {
@@ -104,7 +108,9 @@ try {
   const p = await loadParticipant('hnswlib');
   const idx = p.index as { M: number; efConstruction: number; seed: number };
   const space = ds.metric === 'l2' ? 'l2' : 'ip';
-  console.log(`${ds.name}: ${ds.n} x ${ds.d} (${ds.metric}), ${nq} queries, k=${k}; hnswlib M=${idx.M} ef_construction=${idx.efConstruction} seed=${idx.seed} space=${space}`);
+  console.log(
+    `${ds.name}: ${ds.n} x ${ds.d} (${ds.metric}), ${nq} queries, k=${k}; hnswlib M=${idx.M} ef_construction=${idx.efConstruction} seed=${idx.seed} space=${space}`,
+  );
 
   const recallOf = (r: PointReply): number => {
     let hits = 0;
@@ -143,10 +149,15 @@ try {
         try {
           let sent = 0;
           const cpu0 = runS(host.pid);
-          const o = await measureHarnessOverhead((r) => {
-            sent++;
-            return host.request<'null-pass'>(r, TIMEOUT_S);
-          }, k, queries, 1);
+          const o = await measureHarnessOverhead(
+            (r) => {
+              sent++;
+              return host.request<'null-pass'>(r, TIMEOUT_S);
+            },
+            k,
+            queries,
+            1,
+          );
           return { wallMs: o.perQueryMs, cpuMs: ((runS(host.pid) - cpu0) * 1000) / (sent * nq) };
         } catch (e) {
           // A host without the 'null-pass' request (an older tree) still gets part (b).
@@ -160,7 +171,11 @@ try {
   /** A plain loop in a process of its own (bench/native): the same files, one stdin line per
    * measurement, one JSON line back. */
   const loopSide = async (name: string, command: string, args: string[]): Promise<Side> => {
-    const child = spawn(command, [...args, tmp, String(ds.n), String(ds.d), String(nq), String(k), String(idx.M), String(idx.efConstruction), String(idx.seed), space], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(
+      command,
+      [...args, tmp, String(ds.n), String(ds.d), String(nq), String(k), String(idx.M), String(idx.efConstruction), String(idx.seed), space],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const nextLine = async (): Promise<Record<string, unknown>> => {
       const r = await lines.next();
@@ -197,7 +212,9 @@ try {
 
   const nulls = new Map(hosts.map((s) => [s.name, [] as number[]]));
   const nullCpus = new Map(hosts.map((s) => [s.name, [] as number[]]));
-  const per = new Map(efs.map((ef) => [ef, new Map(sides.map((s) => [s.name, { qps: [] as number[], cpuQps: [] as number[], meanMs: [] as number[], recall: 0 }]))]));
+  const per = new Map(
+    efs.map((ef) => [ef, new Map(sides.map((s) => [s.name, { qps: [] as number[], cpuQps: [] as number[], meanMs: [] as number[], recall: 0 }]))]),
+  );
   for (let r = 0; r < rounds; r++) {
     const before = load();
     for (const s of hosts) {
@@ -227,25 +244,52 @@ try {
     return x.get(a)![of].map((q, i) => q / x.get(b)![of][i]);
   };
   console.log('');
-  console.log(`(a) null engine through the host, 1 in flight, us per query (per round: median of 5 passes of ${nq} queries; median [min-max] over ${rounds} rounds):`);
+  console.log(
+    `(a) null engine through the host, 1 in flight, us per query (per round: median of 5 passes of ${nq} queries; median [min-max] over ${rounds} rounds):`,
+  );
   for (const s of hosts) {
     const xs = nulls.get(s.name)!;
     const cs = nullCpus.get(s.name)!;
-    console.log(`    ${s.name}: ${xs.length ? `${spread(xs.map((x) => x * 1000), 3)}, a ceiling of ${Math.round(1000 / median(xs)).toLocaleString('en-US')} QPS; host thread CPU per query over the whole request (IPC, digests, packing too): ${spread(cs.map((x) => x * 1000), 3)}` : 'n/a'}`);
+    console.log(
+      `    ${s.name}: ${
+        xs.length
+          ? `${spread(
+              xs.map((x) => x * 1000),
+              3,
+            )}, a ceiling of ${Math.round(1000 / median(xs)).toLocaleString('en-US')} QPS; host thread CPU per query over the whole request (IPC, digests, packing too): ${spread(
+              cs.map((x) => x * 1000),
+              3,
+            )}`
+          : 'n/a'
+      }`,
+    );
   }
   console.log(`(b) hnswlib, k=${k}, unfiltered, 1 thread; per round: median of ${passes} passes of ${nq} queries; median [min-max] over ${rounds} rounds`);
   const names = sides.map((s) => s.name);
   // vecbench/node-loop: vecbench's own cost; node-loop/native: the binding's.
   const pairs: [string, string][] = [...hosts.map((s): [string, string] => [s.name, 'native']), ['vecbench', 'node-loop'], ['node-loop', 'native']];
   if (values.baseline) pairs.push(['vecbench', 'baseline']);
-  console.log(`| ef | ${names.map((n) => `${n} QPS`).join(' | ')} | ${pairs.map(([a, b]) => `${a}/${b}`).join(' | ')} | ${names.map((n) => `${n} mean us`).join(' | ')} | ${names.map((n) => `recall ${n}`).join(' | ')} | null overhead / vecbench latency |`);
+  console.log(
+    `| ef | ${names.map((n) => `${n} QPS`).join(' | ')} | ${pairs.map(([a, b]) => `${a}/${b}`).join(' | ')} | ${names.map((n) => `${n} mean us`).join(' | ')} | ${names.map((n) => `recall ${n}`).join(' | ')} | null overhead / vecbench latency |`,
+  );
   console.log(`|---:|${'---:|'.repeat(names.length * 3 + pairs.length + 1)}`);
   for (const ef of efs) {
     const x = per.get(ef)!;
     const vb = x.get('vecbench')!;
     const own = nulls.get('vecbench')!;
-    const share = own.length ? `${((median(own) / median(vb.meanMs)) * 100).toFixed(2)} %${harnessFlag(median(own), median(vb.meanMs)).length ? ' (flagged)' : ''}` : 'n/a';
-    console.log(`| ${ef} | ${names.map((n) => spread(x.get(n)!.qps, 0)).join(' | ')} | ${pairs.map(([a, b]) => spread(ratio(ef, a, b), 3)).join(' | ')} | ${names.map((n) => spread(x.get(n)!.meanMs.map((m) => m * 1000), 1)).join(' | ')} | ${names.map((n) => x.get(n)!.recall.toFixed(4)).join(' | ')} | ${share} |`);
+    const share = own.length
+      ? `${((median(own) / median(vb.meanMs)) * 100).toFixed(2)} %${harnessFlag(median(own), median(vb.meanMs)).length ? ' (flagged)' : ''}`
+      : 'n/a';
+    console.log(
+      `| ${ef} | ${names.map((n) => spread(x.get(n)!.qps, 0)).join(' | ')} | ${pairs.map(([a, b]) => spread(ratio(ef, a, b), 3)).join(' | ')} | ${names
+        .map((n) =>
+          spread(
+            x.get(n)!.meanMs.map((m) => m * 1000),
+            1,
+          ),
+        )
+        .join(' | ')} | ${names.map((n) => x.get(n)!.recall.toFixed(4)).join(' | ')} | ${share} |`,
+    );
   }
   // A host's CPU covers the whole request; the part outside the timed loop (IPC, digests,
   // packing: the null request's CPU less its loop) is taken off, round by round.
@@ -262,12 +306,16 @@ try {
       for (let r = 0; r < rounds; r++) q[r] = 1 / (1 / q[r] - Math.max(0, c[r] - w[r]) / 1000);
     }
   }
-  console.log(`(b') the same by CPU time of the searching thread (hosts: ${netted ? 'the request less its part outside the timed loop, from the null request' : 'the whole request, IPC and packing included'})`);
+  console.log(
+    `(b') the same by CPU time of the searching thread (hosts: ${netted ? 'the request less its part outside the timed loop, from the null request' : 'the whole request, IPC and packing included'})`,
+  );
   console.log(`| ef | ${names.map((n) => `${n} CPU QPS`).join(' | ')} | ${pairs.map(([a, b]) => `${a}/${b}`).join(' | ')} |`);
   console.log(`|---:|${'---:|'.repeat(names.length + pairs.length)}`);
   for (const ef of efs) {
     const x = per.get(ef)!;
-    console.log(`| ${ef} | ${names.map((n) => spread(x.get(n)!.cpuQps, 0)).join(' | ')} | ${pairs.map(([a, b]) => spread(ratio(ef, a, b, 'cpuQps'), 3)).join(' | ')} |`);
+    console.log(
+      `| ${ef} | ${names.map((n) => spread(x.get(n)!.cpuQps, 0)).join(' | ')} | ${pairs.map(([a, b]) => spread(ratio(ef, a, b, 'cpuQps'), 3)).join(' | ')} |`,
+    );
   }
   console.log(`load average at end: ${load()}`);
 } finally {

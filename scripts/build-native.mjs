@@ -29,7 +29,9 @@ function headerCandidates() {
   if (gcc.status === 0 && gcc.stdout.trim()) triplets.add(gcc.stdout.trim());
   try {
     for (const e of readdirSync('/usr/include')) if (/-linux-gnu/.test(e)) triplets.add(e);
-  } catch { /* no /usr/include */ }
+  } catch {
+    /* no /usr/include */
+  }
   const dirs = [];
   for (const t of triplets) {
     for (const v of ['openblas-pthread', 'openblas-openmp', 'openblas-serial', 'openblas64-pthread']) {
@@ -121,7 +123,10 @@ function build(rel, nodeGyp, nodedir, include) {
       return notBuilt(`built but does not load: ${why.trim().slice(0, 200)}`);
     }
   }
-  const what = rel === 'native' ? `native ground truth built (${addons.map((a) => path.relative(root, a)).join(', ')}, OpenBLAS headers ${include})` : `${addons.map((a) => path.relative(root, a)).join(', ')} built`;
+  const what =
+    rel === 'native'
+      ? `native ground truth built (${addons.map((a) => path.relative(root, a)).join(', ')}, OpenBLAS headers ${include})`
+      : `${addons.map((a) => path.relative(root, a)).join(', ')} built`;
   return `vecbench: ${what}`;
 }
 
@@ -143,7 +148,8 @@ const nodeGyp = findNodeGyp();
 // Use the headers installed next to this node binary when present, so no download is needed.
 const prefix = path.resolve(path.dirname(process.execPath), '..');
 const nodedir =
-  !process.env.npm_config_nodedir && existsSync(path.join(prefix, 'include', 'node', 'node_api.h')) &&
+  !process.env.npm_config_nodedir &&
+  existsSync(path.join(prefix, 'include', 'node', 'node_api.h')) &&
   existsSync(path.join(prefix, 'include', 'node', 'common.gypi'))
     ? [`--nodedir=${prefix}`]
     : [];

@@ -115,13 +115,39 @@ function setFloat(path: string, index: number, value: number): void {
   writeFileSync(path, buf);
 }
 
-const runTiny = (data: string, out = join(root, 'out-unused'), more: string[] = []) => ['run', '--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/10', '--data', data, '--out', out, ...more];
+const runTiny = (data: string, out = join(root, 'out-unused'), more: string[] = []) => [
+  'run',
+  '--dataset',
+  'tiny',
+  '--participants',
+  'exact',
+  '--groups',
+  'none/10',
+  '--data',
+  data,
+  '--out',
+  out,
+  ...more,
+];
 
 before(() => {
   mkdirSync(inputs, { recursive: true });
   writeFvecs(join(inputs, 'base.fvecs'), randomVectors(ROWS, D, 1), D);
   writeFvecs(join(inputs, 'queries.fvecs'), randomVectors(QUERIES, D, 2), D);
-  let r = vecbench(['prepare', 'custom', '--name', 'tiny', '--base', join(inputs, 'base.fvecs'), '--queries', join(inputs, 'queries.fvecs'), '--metric', 'l2', '--data', cleanData]);
+  let r = vecbench([
+    'prepare',
+    'custom',
+    '--name',
+    'tiny',
+    '--base',
+    join(inputs, 'base.fvecs'),
+    '--queries',
+    join(inputs, 'queries.fvecs'),
+    '--metric',
+    'l2',
+    '--data',
+    cleanData,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   // A finished result, which every failure below must leave as it is; it also caches the
   // ground truth of `none`, so failing runs have nothing left to compute.
@@ -134,20 +160,35 @@ describe('dataset files: missing, truncated, corrupt, sha256, dimension, NaN / I
   test('a missing file of a prepared set', () => {
     const { data, set } = dataCopy('missing');
     rmSync(join(set, 'queries.f32'));
-    expectBadInput('missing dataset file', runTiny(data), /^vecbench: dataset tiny: .*\/queries\.f32 is missing; re-prepare it \(vecbench prepare tiny --force\)$/, [data, cleanOut]);
+    expectBadInput(
+      'missing dataset file',
+      runTiny(data),
+      /^vecbench: dataset tiny: .*\/queries\.f32 is missing; re-prepare it \(vecbench prepare tiny --force\)$/,
+      [data, cleanOut],
+    );
   });
 
   test('a truncated file (its sha256 no longer matches)', () => {
     const { data, set } = dataCopy('trunc');
     truncateSync(join(set, 'base.f32'), 1000);
-    expectBadInput('truncated dataset file', runTiny(data), /dataset tiny: base\.f32 does not match the sha256 in its manifest \(corrupt or changed\); re-prepare it/, [data, cleanOut]);
+    expectBadInput(
+      'truncated dataset file',
+      runTiny(data),
+      /dataset tiny: base\.f32 does not match the sha256 in its manifest \(corrupt or changed\); re-prepare it/,
+      [data, cleanOut],
+    );
   });
 
   test('a truncated file whose manifest agrees with it', () => {
     const { data, set } = dataCopy('trunc2');
     truncateSync(join(set, 'base.f32'), 1000);
     manifestAgrees(set, 'base.f32');
-    expectBadInput('truncated file, manifest agreeing', runTiny(data), new RegExp(`dataset tiny: base\\.f32 has 1000 bytes, expected ${ROWS * D * 4} \\(truncated or corrupt\\); re-prepare it`), [data, cleanOut]);
+    expectBadInput(
+      'truncated file, manifest agreeing',
+      runTiny(data),
+      new RegExp(`dataset tiny: base\\.f32 has 1000 bytes, expected ${ROWS * D * 4} \\(truncated or corrupt\\); re-prepare it`),
+      [data, cleanOut],
+    );
   });
 
   test('a corrupt file (one flipped byte)', () => {
@@ -180,14 +221,22 @@ describe('dataset files: missing, truncated, corrupt, sha256, dimension, NaN / I
   test('dimension mismatch: the manifest says 4, the files hold 8', () => {
     const { data, set } = dataCopy('dims');
     writeManifest(set, { ...readManifest(set), d: 4 });
-    expectBadInput('dimension mismatch manifest / files', runTiny(data), new RegExp(`base\\.f32 has ${ROWS * D * 4} bytes, expected ${ROWS * 4 * 4} \\(truncated or corrupt\\)`), [data, cleanOut]);
+    expectBadInput(
+      'dimension mismatch manifest / files',
+      runTiny(data),
+      new RegExp(`base\\.f32 has ${ROWS * D * 4} bytes, expected ${ROWS * 4 * 4} \\(truncated or corrupt\\)`),
+      [data, cleanOut],
+    );
   });
 
   test('NaN in the base and Inf in the queries of a prepared set', () => {
     const nan = dataCopy('nan');
     setFloat(join(nan.set, 'base.f32'), 3 * D + 2, NaN);
     manifestAgrees(nan.set, 'base.f32');
-    expectBadInput('NaN in prepared base', runTiny(nan.data), /dataset tiny: base row 3 has NaN at dimension 2; fix the input file and prepare again/, [nan.data, cleanOut]);
+    expectBadInput('NaN in prepared base', runTiny(nan.data), /dataset tiny: base row 3 has NaN at dimension 2; fix the input file and prepare again/, [
+      nan.data,
+      cleanOut,
+    ]);
     const inf = dataCopy('inf');
     setFloat(join(inf.set, 'queries.f32'), 5 * D, -Infinity);
     manifestAgrees(inf.set, 'queries.f32');
@@ -199,12 +248,29 @@ describe('dataset files: missing, truncated, corrupt, sha256, dimension, NaN / I
     for (let j = 0; j < D; j++) setFloat(join(set, 'base.f32'), 7 * D + j, 0);
     manifestAgrees(set, 'base.f32');
     writeManifest(set, { ...readManifest(set), metric: 'cosine' });
-    expectBadInput('zero vector under cosine (prepared)', runTiny(data), /dataset tiny: base row 7 is a zero vector, which has no cosine; drop it from the input or use --metric l2/, [data, cleanOut]);
+    expectBadInput(
+      'zero vector under cosine (prepared)',
+      runTiny(data),
+      /dataset tiny: base row 7 is a zero vector, which has no cosine; drop it from the input or use --metric l2/,
+      [data, cleanOut],
+    );
   });
 });
 
 describe('input files of prepare custom: missing, truncated, corrupt, dimensions, NaN / Inf, zero vectors', () => {
-  const prep = (name: string, base: string, queries: string, more: string[] = []) => ['prepare', 'custom', '--name', name, '--base', base, '--queries', queries, '--data', cleanData, ...more];
+  const prep = (name: string, base: string, queries: string, more: string[] = []) => [
+    'prepare',
+    'custom',
+    '--name',
+    name,
+    '--base',
+    base,
+    '--queries',
+    queries,
+    '--data',
+    cleanData,
+    ...more,
+  ];
   const base = () => join(inputs, 'base.fvecs');
   const queries = () => join(inputs, 'queries.fvecs');
   const damaged = (name: string, edit: (v: Float32Array) => void, d = D, rows = ROWS) => {
@@ -227,7 +293,12 @@ describe('input files of prepare custom: missing, truncated, corrupt, dimensions
     const buf = readFileSync(base());
     buf.writeInt32LE(9, 36);
     writeFileSync(bad, buf);
-    expectBadInput('corrupt input row header', prep('p3', bad, queries()), /header\.fvecs: row 1 says dimension 9, the file starts with 8; the file is truncated or corrupt/, [cleanData]);
+    expectBadInput(
+      'corrupt input row header',
+      prep('p3', bad, queries()),
+      /header\.fvecs: row 1 says dimension 9, the file starts with 8; the file is truncated or corrupt/,
+      [cleanData],
+    );
   });
 
   test('queries of another dimension than the base', () => {
@@ -244,7 +315,12 @@ describe('input files of prepare custom: missing, truncated, corrupt, dimensions
 
   test('a zero vector under cosine', () => {
     const zero = damaged('zero.fvecs', (v) => v.fill(0, 7 * D, 8 * D));
-    expectBadInput('zero vector under cosine (input)', prep('p7', zero, queries(), ['--metric', 'cosine']), /zero\.fvecs: row 7 is a zero vector, which has no cosine; drop it from the input or use --metric l2/, [cleanData]);
+    expectBadInput(
+      'zero vector under cosine (input)',
+      prep('p7', zero, queries(), ['--metric', 'cosine']),
+      /zero\.fvecs: row 7 is a zero vector, which has no cosine; drop it from the input or use --metric l2/,
+      [cleanData],
+    );
   });
 });
 
@@ -254,39 +330,82 @@ describe('settings: a dimension they cannot take, fields that do not validate, l
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
     return path;
   };
-  const withSettings = (participant: string, file: string) => ['run', '--dataset', 'tiny', '--participants', participant, '--groups', 'none/10', '--data', cleanData, '--out', cleanOut, '--settings', `${participant}=${file}`];
+  const withSettings = (participant: string, file: string) => [
+    'run',
+    '--dataset',
+    'tiny',
+    '--participants',
+    participant,
+    '--groups',
+    'none/10',
+    '--data',
+    cleanData,
+    '--out',
+    cleanOut,
+    '--settings',
+    `${participant}=${file}`,
+  ];
   const ladder = { knobs: { nprobes: [1, 2] } };
 
   test('settings that fix a dimension the dataset does not have (PQ sub-vectors vs d = 8)', () => {
     const f = settingsFile('pq3', { index: { index_type: 'IVF_PQ', num_partitions: 2, num_sub_vectors: 3 }, ladders: [ladder] });
-    expectBadInput('dimension mismatch settings / dataset', withSettings('lancedb', f), /^vecbench: participant lancedb: settings index\.num_sub_vectors = 3 does not divide the 8 dimensions of dataset tiny \(IVF_PQ splits each vector into equal sub-vectors\); use a divisor of 8 \(2, 4, 8\) or leave num_sub_vectors out$/, [cleanData, cleanOut]);
+    expectBadInput(
+      'dimension mismatch settings / dataset',
+      withSettings('lancedb', f),
+      /^vecbench: participant lancedb: settings index\.num_sub_vectors = 3 does not divide the 8 dimensions of dataset tiny \(IVF_PQ splits each vector into equal sub-vectors\); use a divisor of 8 \(2, 4, 8\) or leave num_sub_vectors out$/,
+      [cleanData, cleanOut],
+    );
   });
 
-  test('an engine that cannot rank by the dataset\'s metric (Redis vector sets: cosine only; tiny is l2) stops the run before any work', () => {
+  test("an engine that cannot rank by the dataset's metric (Redis vector sets: cosine only; tiny is l2) stops the run before any work", () => {
     for (const name of ['redis', 'redis-q8']) {
       const args = ['run', '--dataset', 'tiny', '--participants', `exact,${name}`, '--groups', 'none/10', '--data', cleanData, '--out', cleanOut];
-      expectBadInput(`metric the engine lacks (${name})`, args, new RegExp(`^vecbench: participant ${name}: Redis vector sets rank by cosine similarity only and tiny is an l2 dataset: leave this participant out of --participants for it$`), [cleanData, cleanOut]);
+      expectBadInput(
+        `metric the engine lacks (${name})`,
+        args,
+        new RegExp(
+          `^vecbench: participant ${name}: Redis vector sets rank by cosine similarity only and tiny is an l2 dataset: leave this participant out of --participants for it$`,
+        ),
+        [cleanData, cleanOut],
+      );
     }
   });
 
   test('fields that do not validate are named by their path', () => {
     let f = settingsFile('m', { index: { M: -1 }, ladders: [{ knobs: { ef: [10, 20] } }] });
-    expectBadInput('settings field invalid (index)', withSettings('hnswlib', f), /participant hnswlib: .*m\.json does not validate: index\.M: /, [cleanData, cleanOut]);
+    expectBadInput('settings field invalid (index)', withSettings('hnswlib', f), /participant hnswlib: .*m\.json does not validate: index\.M: /, [
+      cleanData,
+      cleanOut,
+    ]);
     f = settingsFile('batch', { index: {}, ladders: [{ knobs: { ef: [10] } }], batch_size: 0 });
     expectBadInput('settings field invalid (top level)', withSettings('hnswlib', f), /batch\.json does not validate: batch_size: /, [cleanData, cleanOut]);
     f = settingsFile('deep', { index: {}, ladders: [{ k: [10], knobs: { ef: ['a', 2, { x: 1 }] } }] });
-    expectBadInput('settings field invalid (nested ladder value)', withSettings('hnswlib', f), /deep\.json does not validate: ladders\.0\.knobs\.ef\.2: /, [cleanData, cleanOut]);
+    expectBadInput('settings field invalid (nested ladder value)', withSettings('hnswlib', f), /deep\.json does not validate: ladders\.0\.knobs\.ef\.2: /, [
+      cleanData,
+      cleanOut,
+    ]);
     f = settingsFile('unknownkey', { index: { efConstruction: 100, efConstrution: 5 }, ladders: [{ knobs: { ef: [10] } }] });
-    expectBadInput('settings unknown key', withSettings('hnswlib', f), /unknownkey\.json does not validate: index\.efConstrution: unknown key \(remove it, or check the spelling\)$/, [cleanData, cleanOut]);
+    expectBadInput(
+      'settings unknown key',
+      withSettings('hnswlib', f),
+      /unknownkey\.json does not validate: index\.efConstrution: unknown key \(remove it, or check the spelling\)$/,
+      [cleanData, cleanOut],
+    );
     f = settingsFile('notjson', '{"index": {');
-    expectBadInput('settings not JSON', withSettings('hnswlib', f), /participant hnswlib: cannot read .*notjson\.json \(.*\); fix the JSON$/, [cleanData, cleanOut]);
+    expectBadInput('settings not JSON', withSettings('hnswlib', f), /participant hnswlib: cannot read .*notjson\.json \(.*\); fix the JSON$/, [
+      cleanData,
+      cleanOut,
+    ]);
   });
 
   test('a ladder that is empty, not sorted, or missing', () => {
     let f = settingsFile('empty', { index: {}, ladders: [{ knobs: { ef: [] } }] });
     expectBadInput('empty ladder', withSettings('hnswlib', f), /ladders\.0\.knobs\.ef: a ladder knob needs at least one value/, [cleanData, cleanOut]);
     f = settingsFile('unsorted', { index: {}, ladders: [{ knobs: { ef: [10, 40, 20] } }] });
-    expectBadInput('unsorted ladder', withSettings('hnswlib', f), /ladders\.0\.knobs\.ef is not sorted ascending \(40 then 20\); sort the ladder/, [cleanData, cleanOut]);
+    expectBadInput('unsorted ladder', withSettings('hnswlib', f), /ladders\.0\.knobs\.ef is not sorted ascending \(40 then 20\); sort the ladder/, [
+      cleanData,
+      cleanOut,
+    ]);
     f = settingsFile('none', { index: {}, ladders: [] });
     expectBadInput('no ladder rule', withSettings('hnswlib', f), /does not validate: ladders: at least one ladder rule is needed/, [cleanData, cleanOut]);
   });
@@ -297,23 +416,49 @@ describe('unknown dataset, participant, filter or group', () => {
 
   test('unknown dataset and participant', () => {
     expectBadInput('unknown dataset', run('--dataset', 'nope'), /^vecbench: unknown dataset "nope"; known datasets: /, [cleanData, cleanOut]);
-    expectBadInput('unknown participant', run('--dataset', 'tiny', '--participants', 'exact,nosuch'), /^vecbench: unknown participant "nosuch"; known participants: .*exact/, [cleanData, cleanOut]);
+    expectBadInput(
+      'unknown participant',
+      run('--dataset', 'tiny', '--participants', 'exact,nosuch'),
+      /^vecbench: unknown participant "nosuch"; known participants: .*exact/,
+      [cleanData, cleanOut],
+    );
   });
 
   test('unknown filter, in --groups and in a settings ladder', () => {
-    expectBadInput('unknown filter (--groups)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/10,bogus/10'), /unknown filter "bogus"; known filters: none, cat10/, [cleanData, cleanOut]);
+    expectBadInput(
+      'unknown filter (--groups)',
+      run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/10,bogus/10'),
+      /unknown filter "bogus"; known filters: none, cat10/,
+      [cleanData, cleanOut],
+    );
     const f = join(root, 'badfilter.json');
     writeFileSync(f, JSON.stringify({ index: {}, ladders: [{ filters: ['bogus'], knobs: { ef: [10] } }] }));
-    expectBadInput('unknown filter (settings ladder)', run('--dataset', 'tiny', '--participants', 'hnswlib', '--settings', `hnswlib=${f}`), /participant hnswlib: settings\.json ladders\.0\.filters: unknown filter "bogus"/, [cleanData, cleanOut]);
+    expectBadInput(
+      'unknown filter (settings ladder)',
+      run('--dataset', 'tiny', '--participants', 'hnswlib', '--settings', `hnswlib=${f}`),
+      /participant hnswlib: settings\.json ladders\.0\.filters: unknown filter "bogus"/,
+      [cleanData, cleanOut],
+    );
   });
 
   test('groups that are not FILTER/K with a known k', () => {
-    expectBadInput('unknown group (k)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/7'), /k must be one of 10, 100, 1000/, [cleanData, cleanOut]);
-    expectBadInput('unknown group (form)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none'), /write groups as FILTER\/K/, [cleanData, cleanOut]);
+    expectBadInput('unknown group (k)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/7'), /k must be one of 10, 100, 1000/, [
+      cleanData,
+      cleanOut,
+    ]);
+    expectBadInput('unknown group (form)', run('--dataset', 'tiny', '--participants', 'exact', '--groups', 'none'), /write groups as FILTER\/K/, [
+      cleanData,
+      cleanOut,
+    ]);
   });
 
   test('a --host-slow that is neither 0 nor at least 1', () => {
-    expectBadInput('bad --host-slow', run('--dataset', 'tiny', '--participants', 'exact', '--host-slow', '0.5'), /--host-slow must be 0 \(off\) or a number >= 1/, [cleanData, cleanOut]);
+    expectBadInput(
+      'bad --host-slow',
+      run('--dataset', 'tiny', '--participants', 'exact', '--host-slow', '0.5'),
+      /--host-slow must be 0 \(off\) or a number >= 1/,
+      [cleanData, cleanOut],
+    );
   });
 });
 
@@ -322,10 +467,18 @@ describe('a results directory from an incompatible version', () => {
     const out = join(root, 'old-out');
     mkdirSync(join(out, 'tiny'), { recursive: true });
     writeFileSync(join(out, 'tiny', 'exact.json'), JSON.stringify({ format: 'vecbench-result/0', participant: 'exact' }));
-    expectBadInput('results of another version (run)', runTiny(cleanData, out), /result file .*exact\.json has format "vecbench-result\/0", this vecbench reads vecbench-result\/1; use a fresh --out directory or the vecbench version that wrote it/, [cleanData, out]);
+    expectBadInput(
+      'results of another version (run)',
+      runTiny(cleanData, out),
+      /result file .*exact\.json has format "vecbench-result\/0", this vecbench reads vecbench-result\/1; use a fresh --out directory or the vecbench version that wrote it/,
+      [cleanData, out],
+    );
     expectBadInput('results of another version (report)', ['report', '--out', out], /has format "vecbench-result\/0"/, [out]);
     writeFileSync(join(out, 'tiny', 'exact.json'), '{"format": "vecbench-result/1", ');
-    expectBadInput('result file not JSON', runTiny(cleanData, out), /result file .*exact\.json is not valid JSON .*; delete it and run again/, [cleanData, out]);
+    expectBadInput('result file not JSON', runTiny(cleanData, out), /result file .*exact\.json is not valid JSON .*; delete it and run again/, [
+      cleanData,
+      out,
+    ]);
   });
 });
 
@@ -344,8 +497,24 @@ describe('a port already taken', () => {
     for (const participant of ['pgvector', 'redis']) {
       expectBadInput(
         `port taken (${participant} --server-port)`,
-        ['run', '--dataset', 'tiny', '--participants', participant, '--groups', 'none/10', '--data', cleanData, '--out', join(root, 'port-out'), '--server-port', `${participant}=${taken}`],
-        new RegExp(`^vecbench: port ${taken} on 127\\.0\\.0\\.1 is already in use \\(another process listens there\\), so the ${participant} server cannot start on it; choose another with --server-port ${participant}=PORT, or leave --server-port out and vecbench picks a free port$`),
+        [
+          'run',
+          '--dataset',
+          'tiny',
+          '--participants',
+          participant,
+          '--groups',
+          'none/10',
+          '--data',
+          cleanData,
+          '--out',
+          join(root, 'port-out'),
+          '--server-port',
+          `${participant}=${taken}`,
+        ],
+        new RegExp(
+          `^vecbench: port ${taken} on 127\\.0\\.0\\.1 is already in use \\(another process listens there\\), so the ${participant} server cannot start on it; choose another with --server-port ${participant}=PORT, or leave --server-port out and vecbench picks a free port$`,
+        ),
         [cleanData, join(root, 'port-out')],
       );
     }
@@ -356,7 +525,19 @@ describe('a port already taken', () => {
     const p = await loadParticipant('pgvector');
     const dir = join(root, 'srv');
     await assert.rejects(
-      startServer(p.adapter.server!.start, { dataset: { name: 'tiny', n: ROWS, d: D, metric: 'l2', hasText: false }, settings: p.index, dataDir: dir, existing: false, logFile: join(root, 'srv.log'), log: () => {} }, 30, { port: taken, participant: 'pgvector' }),
+      startServer(
+        p.adapter.server!.start,
+        {
+          dataset: { name: 'tiny', n: ROWS, d: D, metric: 'l2', hasText: false },
+          settings: p.index,
+          dataDir: dir,
+          existing: false,
+          logFile: join(root, 'srv.log'),
+          log: () => {},
+        },
+        30,
+        { port: taken, participant: 'pgvector' },
+      ),
       (e: Error) => e instanceof UserError && e.message.startsWith(`port ${taken} on 127.0.0.1 is already in use`),
     );
     assert.equal(existsSync(dir), false, 'nothing was started');
@@ -366,13 +547,44 @@ describe('a port already taken', () => {
     const closed = await freePort();
     expectBadInput(
       'connect to a port where nothing listens',
-      ['run', '--dataset', 'tiny', '--participants', 'pgvector', '--groups', 'none/10', '--data', cleanData, '--out', cleanOut, '--connect', `pgvector=postgres://vb@127.0.0.1:${closed}/db`],
-      new RegExp(`^vecbench: cannot reach the pgvector server at 127\\.0\\.0\\.1:${closed} given by postgres://vb@127\\.0\\.0\\.1:${closed}/db \\(connection refused: nothing listens there\\); start the server there or correct the URL given with --connect pgvector=URL \\(or VECBENCH_CONNECT_PGVECTOR\\)$`),
+      [
+        'run',
+        '--dataset',
+        'tiny',
+        '--participants',
+        'pgvector',
+        '--groups',
+        'none/10',
+        '--data',
+        cleanData,
+        '--out',
+        cleanOut,
+        '--connect',
+        `pgvector=postgres://vb@127.0.0.1:${closed}/db`,
+      ],
+      new RegExp(
+        `^vecbench: cannot reach the pgvector server at 127\\.0\\.0\\.1:${closed} given by postgres://vb@127\\.0\\.0\\.1:${closed}/db \\(connection refused: nothing listens there\\); start the server there or correct the URL given with --connect pgvector=URL \\(or VECBENCH_CONNECT_PGVECTOR\\)$`,
+      ),
       [cleanData, cleanOut],
     );
-    expectBadInput('--server-port for an in-process participant', ['run', '--dataset', 'tiny', '--participants', 'exact', '--data', cleanData, '--out', cleanOut, '--server-port', 'exact=5999'], /participant exact runs inside vecbench, not as a server; drop --server-port exact=5999/, [cleanData, cleanOut]);
-    expectBadInput('--server-port out of range', ['run', '--dataset', 'tiny', '--participants', 'pgvector', '--data', cleanData, '--out', cleanOut, '--server-port', 'pgvector=70000'], /write --server-port as PARTICIPANT=PORT with a port 1\.\.65535/, [cleanData, cleanOut]);
-    expectBadInput('--connect with a URL of another kind', ['run', '--dataset', 'tiny', '--participants', 'redis', '--data', cleanData, '--out', cleanOut, '--connect', `redis=http://127.0.0.1:${closed}`], /redis takes redis:\/\//, [cleanData, cleanOut]);
+    expectBadInput(
+      '--server-port for an in-process participant',
+      ['run', '--dataset', 'tiny', '--participants', 'exact', '--data', cleanData, '--out', cleanOut, '--server-port', 'exact=5999'],
+      /participant exact runs inside vecbench, not as a server; drop --server-port exact=5999/,
+      [cleanData, cleanOut],
+    );
+    expectBadInput(
+      '--server-port out of range',
+      ['run', '--dataset', 'tiny', '--participants', 'pgvector', '--data', cleanData, '--out', cleanOut, '--server-port', 'pgvector=70000'],
+      /write --server-port as PARTICIPANT=PORT with a port 1\.\.65535/,
+      [cleanData, cleanOut],
+    );
+    expectBadInput(
+      '--connect with a URL of another kind',
+      ['run', '--dataset', 'tiny', '--participants', 'redis', '--data', cleanData, '--out', cleanOut, '--connect', `redis=http://127.0.0.1:${closed}`],
+      /redis takes redis:\/\//,
+      [cleanData, cleanOut],
+    );
   });
 });
 
@@ -406,12 +618,19 @@ describe('no disk space', () => {
     cpSync(cleanData, data, { recursive: true });
     cpSync(cleanOut, out, { recursive: true });
     const finished = readFileSync(join(out, 'tiny', 'exact.json'));
-    const noSpace = /no space left on the device while writing (.*); free space there \(or point --out \/ --data at a disk with room\) and run again: finished results are kept$/;
+    const noSpace =
+      /no space left on the device while writing (.*); free space there \(or point --out \/ --data at a disk with room\) and run again: finished results are kept$/;
     const env: Record<string, string> = mounted ? {} : { VECBENCH_FAULT_ENOSPC: mnt };
     const filler = mounted ? await fill() : null;
 
     // A run whose engine (and result) has no room: nothing of it is left, the finished result stays.
-    const runLine = expectBadInput('no disk space (run)', ['run', '--dataset', 'tiny', '--participants', 'hnswlib', '--groups', 'none/10', '--data', data, '--out', out], noSpace, [out, data], env);
+    const runLine = expectBadInput(
+      'no disk space (run)',
+      ['run', '--dataset', 'tiny', '--participants', 'hnswlib', '--groups', 'none/10', '--data', data, '--out', out],
+      noSpace,
+      [out, data],
+      env,
+    );
     assert.match(noSpace.exec(runLine)![1], new RegExp(`^(the engine's data in )?${out}/`), 'names where it wrote');
     assert.deepEqual(readFileSync(join(out, 'tiny', 'exact.json')), finished);
 
@@ -420,7 +639,13 @@ describe('no disk space', () => {
     assert.equal(noSpace.exec(page)![1], join(out, 'page', 'index.html'));
 
     // A prepare: the file is named, its temporary directory is removed, the prepared set stays.
-    const prep = expectBadInput('no disk space (prepare)', ['prepare', 'custom', '--name', 'tiny2', '--base', join(inputs, 'base.fvecs'), '--queries', join(inputs, 'queries.fvecs'), '--data', data], noSpace, [data], env);
+    const prep = expectBadInput(
+      'no disk space (prepare)',
+      ['prepare', 'custom', '--name', 'tiny2', '--base', join(inputs, 'base.fvecs'), '--queries', join(inputs, 'queries.fvecs'), '--data', data],
+      noSpace,
+      [data],
+      env,
+    );
     assert.match(noSpace.exec(prep)![1], new RegExp(`^${data}/tiny2\\.tmp-\\d+/`));
     assert.deepEqual(readdirSync(data).sort(), ['tiny']);
 

@@ -16,7 +16,11 @@ after(() => rmSync(root, { recursive: true, force: true }));
 // A tiny BEIR corpus about animals and machines; 8-d vectors made by hand: a topic direction
 // plus a small per-document offset, so "dense" search has a right answer.
 const TOPICS = ['cat', 'dog', 'bird', 'fish', 'car', 'train', 'plane', 'ship'];
-const docs = Array.from({ length: 40 }, (_, i) => ({ _id: `d${i}`, title: `${TOPICS[i % 8]} note ${i}`, text: `all about the ${TOPICS[i % 8]} number ${i} and its habits` }));
+const docs = Array.from({ length: 40 }, (_, i) => ({
+  _id: `d${i}`,
+  title: `${TOPICS[i % 8]} note ${i}`,
+  text: `all about the ${TOPICS[i % 8]} number ${i} and its habits`,
+}));
 const queries = [
   { _id: 'q0', text: 'cat habits' },
   { _id: 'q1', text: 'dog number 9' },
@@ -25,7 +29,18 @@ const queries = [
   // Seven more, each the exact twin of one document (a run needs at least 10 queries).
   ...Array.from({ length: 7 }, (_, t) => ({ _id: `q${4 + t}`, text: `${TOPICS[t]} number ${t}` })),
 ];
-const QRELS = ['query-id\tcorpus-id\tscore', 'q0\td0\t2', 'q0\td8\t1', 'q0\td16\t0', 'q1\td9\t2', 'q1\td1\t1', 'q2\td7\t1', 'q2\tgone\t2', ...Array.from({ length: 7 }, (_, t) => `q${4 + t}\td${t}\t1`), ''].join('\n');
+const QRELS = [
+  'query-id\tcorpus-id\tscore',
+  'q0\td0\t2',
+  'q0\td8\t1',
+  'q0\td16\t0',
+  'q1\td9\t2',
+  'q1\td1\t1',
+  'q2\td7\t1',
+  'q2\tgone\t2',
+  ...Array.from({ length: 7 }, (_, t) => `q${4 + t}\td${t}\t1`),
+  '',
+].join('\n');
 
 function vec(topic: number, jitter: number): number[] {
   const v = new Array(8).fill(0.01 * jitter);
@@ -45,7 +60,12 @@ function writeVectors(dir: string): void {
   writeFileSync(join(dir, 'corpus.jsonl'), `${docs.map((d, i) => JSON.stringify({ _id: d._id, vector: vec(i % 8, i) })).join('\n')}\n`);
   const qv: Record<string, number[]> = { q0: vec(0, 0), q1: vec(1, 9), q2: vec(7, 0), q3: vec(3, 0) };
   for (let t = 0; t < 7; t++) qv[`q${4 + t}`] = vec(t, t);
-  writeFileSync(join(dir, 'queries.jsonl'), `${Object.entries(qv).map(([id, v]) => JSON.stringify({ _id: id, embedding: v })).join('\n')}\n`);
+  writeFileSync(
+    join(dir, 'queries.jsonl'),
+    `${Object.entries(qv)
+      .map(([id, v]) => JSON.stringify({ _id: id, embedding: v }))
+      .join('\n')}\n`,
+  );
 }
 
 const beirDir = join(root, 'tiny');
@@ -58,7 +78,14 @@ test('readBeir: documents, judged queries and graded qrels', async () => {
   assert.equal(c.docs.length, 40);
   assert.deepEqual(c.docs[3], { id: 'd3', title: 'fish note 3', text: 'all about the fish number 3 and its habits' });
   assert.equal(c.queries.length, 11);
-  assert.deepEqual([...c.qrels.get('q0')!], [['d0', 2], ['d8', 1], ['d16', 0]]);
+  assert.deepEqual(
+    [...c.qrels.get('q0')!],
+    [
+      ['d0', 2],
+      ['d8', 1],
+      ['d16', 0],
+    ],
+  );
   assert.equal(c.qrels.has('q3'), false);
 });
 
@@ -76,8 +103,21 @@ test('prepare beir with precomputed vectors: layout, labels and vectors round-tr
   assert.deepEqual(back.labels!.queryText.slice(0, 4), ['cat habits', 'dog number 9', 'ship facts', 'cat number 0']);
   assert.equal(back.labels!.docIds[17], 'd17');
   // A judged document the corpus lacks stays in the qrels (it counts in the ideal nDCG).
-  assert.deepEqual([...back.labels!.qrels.get(2)!], [['d7', 1], ['gone', 2]]);
-  assert.deepEqual([...back.labels!.qrels.get(0)!], [['d0', 2], ['d8', 1], ['d16', 0]]);
+  assert.deepEqual(
+    [...back.labels!.qrels.get(2)!],
+    [
+      ['d7', 1],
+      ['gone', 2],
+    ],
+  );
+  assert.deepEqual(
+    [...back.labels!.qrels.get(0)!],
+    [
+      ['d0', 2],
+      ['d8', 1],
+      ['d16', 0],
+    ],
+  );
   assert.equal(back.text![5], 'train note 5\nall about the train number 5 and its habits');
   // Vectors are the given ones scaled to unit length.
   const raw = vec(5 % 8, 5);
@@ -117,14 +157,24 @@ test('precomputed vectors in a matrix format with an ids file, matched by id not
   const dir = join(root, 'matrix');
   mkdirSync(dir, { recursive: true });
   // Rows deliberately in another order than the ids are asked in.
-  writeFileSync(join(dir, 'corpus.fvecs'), fvecs([[0, 3, 4], [1, 0, 0], [0, 0, 2]]));
+  writeFileSync(
+    join(dir, 'corpus.fvecs'),
+    fvecs([
+      [0, 3, 4],
+      [1, 0, 0],
+      [0, 0, 2],
+    ]),
+  );
   writeFileSync(join(dir, 'corpus.ids.txt'), 'b\na\nc\n');
   writeFileSync(join(dir, 'queries.fvecs'), fvecs([[0, 0, 5]]));
   writeFileSync(join(dir, 'queries.ids.txt'), 'q\n');
   const e = parseEmbedSpec(`precomputed:${dir}`);
   const got = await e.embed({ ids: ['a', 'b', 'c'], texts: ['', '', ''] }, 'corpus');
   assert.equal(got.d, 3);
-  assert.deepEqual(Array.from(got.vectors).map((x) => Math.round(x * 1000) / 1000), [1, 0, 0, 0, 0.6, 0.8, 0, 0, 1]);
+  assert.deepEqual(
+    Array.from(got.vectors).map((x) => Math.round(x * 1000) / 1000),
+    [1, 0, 0, 0, 0.6, 0.8, 0, 0, 1],
+  );
   assert.deepEqual(Array.from((await e.embed({ ids: ['q'], texts: [''] }, 'queries')).vectors), [0, 0, 1]);
   assert.match(String(e.describe.corpus_sha256), /^[0-9a-f]{64}$/);
   writeFileSync(join(dir, 'corpus.ids.txt'), 'b\na\n');
@@ -150,7 +200,10 @@ test('embedding providers: precomputed needs every id; unknown providers are ref
 
 test('model:DIR names what to put where and never downloads', async () => {
   const model = join(root, 'model');
-  assert.throws(() => checkModelDir(model), (e: Error) => e instanceof UserError && /no model directory/.test(e.message) && /never downloads/.test(e.message));
+  assert.throws(
+    () => checkModelDir(model),
+    (e: Error) => e instanceof UserError && /no model directory/.test(e.message) && /never downloads/.test(e.message),
+  );
   mkdirSync(join(model, 'onnx'), { recursive: true });
   writeFileSync(join(model, 'config.json'), '{}');
   assert.throws(() => checkModelDir(model), /lacks tokenizer\.json, tokenizer_config\.json, onnx\/model\.onnx/);
@@ -162,29 +215,49 @@ test('model:DIR names what to put where and never downloads', async () => {
   // or the runtime refusing the weights), it is a UserError naming the directory, not a
   // download attempt.
   const embedder = parseEmbedSpec(`model:${model}`);
-  await assert.rejects(embedder.embed({ ids: ['a'], texts: ['hello'] }, 'queries'), (e: Error) => e instanceof UserError && /model:/.test(e.message) && (/transformers\.js runtime/.test(e.message) || /does not load/.test(e.message)));
+  await assert.rejects(
+    embedder.embed({ ids: ['a'], texts: ['hello'] }, 'queries'),
+    (e: Error) => e instanceof UserError && /model:/.test(e.message) && (/transformers\.js runtime/.test(e.message) || /does not load/.test(e.message)),
+  );
 });
 
 test('vecbench prepare beir + run: dense, keyword and hybrid quality in the result and the report', () => {
   const data = join(root, 'cli-data');
   const out = join(root, 'cli-out');
   const env = { ...process.env, VECBENCH_QUIET: '1' };
-  const prep = execFileSync('node', ['bin/vecbench.js', 'prepare', 'beir', '--name', 'tiny', '--dir', beirDir, '--embed', `precomputed:${vecDir}`, '--data', data], { encoding: 'utf8', env });
+  const prep = execFileSync(
+    'node',
+    ['bin/vecbench.js', 'prepare', 'beir', '--name', 'tiny', '--dir', beirDir, '--embed', `precomputed:${vecDir}`, '--data', data],
+    { encoding: 'utf8', env },
+  );
   assert.match(prep, /beir-tiny: 40 x 8 cosine, 10 labelled queries/);
   const missing = spawnSync('node', ['bin/vecbench.js', 'prepare', 'beir', '--name', 'tiny'], { encoding: 'utf8', env });
   assert.equal(missing.status, 2);
   assert.match(missing.stderr, /prepare beir needs --name NAME and --dir DIR/);
   // Without the quality run first: no quality rows. A second run adds the missing section to
   // the complete result (its groups are kept) and measures hnswlib afresh.
-  execFileSync('node', ['bin/vecbench.js', 'run', '--dataset', 'beir-tiny', '--participants', 'exact', '--groups', 'none/10', '--no-quality', '--data', data, '--out', out], { encoding: 'utf8', env });
+  execFileSync(
+    'node',
+    ['bin/vecbench.js', 'run', '--dataset', 'beir-tiny', '--participants', 'exact', '--groups', 'none/10', '--no-quality', '--data', data, '--out', out],
+    { encoding: 'utf8', env },
+  );
   const before = JSON.parse(execFileSync('node', ['bin/vecbench.js', 'report', '--json', '--out', out], { encoding: 'utf8', env })) as { quality: unknown[] };
   assert.deepEqual(before.quality, []);
   const started = (JSON.parse(readFileSync(join(out, 'beir-tiny', 'exact.json'), 'utf8')) as { run: { started: string } }).run.started;
-  execFileSync('node', ['bin/vecbench.js', 'run', '--dataset', 'beir-tiny', '--participants', 'exact,hnswlib', '--groups', 'none/10', '--data', data, '--out', out], { encoding: 'utf8', env });
-  const exactFile = JSON.parse(readFileSync(join(out, 'beir-tiny', 'exact.json'), 'utf8')) as { run: { started: string; resumed: number }; extra: { quality?: { status: string } } };
+  execFileSync(
+    'node',
+    ['bin/vecbench.js', 'run', '--dataset', 'beir-tiny', '--participants', 'exact,hnswlib', '--groups', 'none/10', '--data', data, '--out', out],
+    { encoding: 'utf8', env },
+  );
+  const exactFile = JSON.parse(readFileSync(join(out, 'beir-tiny', 'exact.json'), 'utf8')) as {
+    run: { started: string; resumed: number };
+    extra: { quality?: { status: string } };
+  };
   assert.equal(exactFile.run.started, started, 'the complete result was resumed, not measured afresh');
   assert.equal(exactFile.extra.quality?.status, 'measured');
-  const report = JSON.parse(execFileSync('node', ['bin/vecbench.js', 'report', '--json', '--out', out], { encoding: 'utf8', env })) as { quality: Record<string, unknown>[] };
+  const report = JSON.parse(execFileSync('node', ['bin/vecbench.js', 'report', '--json', '--out', out], { encoding: 'utf8', env })) as {
+    quality: Record<string, unknown>[];
+  };
   const arms = report.quality.filter((r) => r.dataset === 'beir-tiny' && r.participant === 'exact');
   assert.deepEqual(arms.map((r) => r.arm).sort(), ['dense', 'hybrid', 'keyword']);
   for (const r of arms) {
@@ -209,5 +282,5 @@ test('vecbench prepare beir + run: dense, keyword and hybrid quality in the resu
   const hnsw = report.quality.filter((r) => r.dataset === 'beir-tiny' && r.participant === 'hnswlib');
   assert.ok(hnsw.filter((r) => r.arm === 'dense').length >= 2);
   assert.equal(hnsw.filter((r) => r.arm === 'dense').length, hnsw.filter((r) => r.arm === 'hybrid').length);
-  for (const r of hnsw.filter((x) => x.arm === 'dense')) assert.ok(Math.abs(r.ndcg10 as number - expected) < 1e-9, 'on 40 rows HNSW is exact');
+  for (const r of hnsw.filter((x) => x.arm === 'dense')) assert.ok(Math.abs((r.ndcg10 as number) - expected) < 1e-9, 'on 40 rows HNSW is exact');
 });

@@ -29,7 +29,15 @@ import { MANY_NAMES, STABLE_DATASET, manyParticipantsFixture, stableFixtureResul
 /** Debian's chromium (npm run setup installs it); VECBENCH_CHROMIUM points elsewhere. */
 const CHROMIUM = process.env.VECBENCH_CHROMIUM ?? '/usr/bin/chromium';
 /** As root and on a closed network: no sandbox, and no background connections to refuse. */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
 const DS = 'synthetic-3000';
@@ -41,7 +49,11 @@ const files = join(dir, 'files');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function vecbench(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 900_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data },
+    timeout: 900_000,
+  });
   assert.equal(r.status, 0, `vecbench ${args.join(' ')} failed:\n${r.stderr}`);
   return r.stdout;
 }
@@ -122,7 +134,10 @@ async function openRunPage(): Promise<void> {
   const json = JSON.parse(vecbench('report', '--out', out, '--json')) as { cells: DerivedCell[]; churn: ChurnRow[] };
   // The page's tables print the throughput view; --json also has the latency view's cells.
   cells = json.cells.filter((c) => c.view === 'throughput');
-  assert.ok(json.cells.some((c) => c.view === 'latency'), 'report --json has latency-view cells');
+  assert.ok(
+    json.cells.some((c) => c.view === 'latency'),
+    'report --json has latency-view cells',
+  );
   churnRows = json.churn;
 
   page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
@@ -147,7 +162,10 @@ describe('the results page in chromium', () => {
   test('loads with no console error, no dialog and no request leaving the page; curves drawn', async () => {
     assert.deepEqual(consoleErrors, []);
     assert.deepEqual(dialogs, []);
-    assert.deepEqual(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:')), []);
+    assert.deepEqual(
+      requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:')),
+      [],
+    );
     const drawn = await page.$$eval('#charts figure.chart-card svg', (els) => els.length);
     assert.ok(drawn >= 3, `${drawn} charts`);
     // Every participant has dots on the none/10 chart; imported ones are hollow.
@@ -164,7 +182,7 @@ describe('the results page in chromium', () => {
     assert.equal(version, `1.12.0 ${HOSTILE}`);
   });
 
-  test("every table number equals vecbench report --json", async () => {
+  test('every table number equals vecbench report --json', async () => {
     const shown: PageCell[] = await page.$$eval('td.cell', (els) =>
       els.map((e) => ({
         dataset: e.closest('table')?.getAttribute('data-dataset') ?? '',
@@ -183,7 +201,9 @@ describe('the results page in chromium', () => {
     const real = shown.filter((c) => c.status !== 'missing');
     assert.equal(real.length, cells.length, 'one table cell per derived cell');
     for (const c of cells) {
-      const s = real.find((x) => x.dataset === c.dataset && x.participant === c.participant && x.search === c.search && x.group === c.group && x.target === c.target);
+      const s = real.find(
+        (x) => x.dataset === c.dataset && x.participant === c.participant && x.search === c.search && x.group === c.group && x.target === c.target,
+      );
       assert.ok(s, `no table cell for ${c.participant} ${c.group} ${c.target}`);
       assert.equal(s.status, c.status, `${c.participant} ${c.group} ${c.target}`);
       assert.equal(s.value === '' ? null : Number(s.value), c.value, `${c.participant} ${c.group} ${c.target} value`);
@@ -208,7 +228,8 @@ describe('the results page in chromium', () => {
     const tip = page.locator('#charts [aria-label="tip"]').first();
     await tip.waitFor({ timeout: 5000 });
     const text = (await tip.textContent()) ?? '';
-    for (const label of ['knobs', 'recall (tie-aware)', 'recall strict', 'QPS', 'latency p50/p95/p99 ms', 'flags']) assert.ok(text.includes(label), `tip lacks ${label}: ${text}`);
+    for (const label of ['knobs', 'recall (tie-aware)', 'recall strict', 'QPS', 'latency p50/p95/p99 ms', 'flags'])
+      assert.ok(text.includes(label), `tip lacks ${label}: ${text}`);
     await page.mouse.move(5, 5);
   });
 
@@ -221,7 +242,9 @@ describe('the results page in chromium', () => {
     await page.selectOption('#sel-k', '100');
     const k100 = await captions();
     assert.deepEqual(k100, ['none · k=100']);
-    const rowsK = await page.$$eval('table.cells tbody tr', (rows) => [...new Set(rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.getAttribute('data-k')))]);
+    const rowsK = await page.$$eval('table.cells tbody tr', (rows) => [
+      ...new Set(rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.getAttribute('data-k'))),
+    ]);
     assert.deepEqual(rowsK, ['100']);
 
     await page.selectOption('#sel-k', '10');
@@ -243,7 +266,12 @@ describe('the results page in chromium', () => {
     const shown = await page.$$eval('#churn table.churn tr[data-churn-participant]', (trs) =>
       trs.map((tr) => ({
         participant: tr.getAttribute('data-churn-participant') ?? '',
-        fields: Object.fromEntries(Array.from(tr.querySelectorAll('td[data-churn-field]')).map((td) => [td.getAttribute('data-churn-field'), { value: td.getAttribute('data-value') ?? '', text: (td.textContent ?? '').trim() }])) as Record<string, { value: string; text: string }>,
+        fields: Object.fromEntries(
+          Array.from(tr.querySelectorAll('td[data-churn-field]')).map((td) => [
+            td.getAttribute('data-churn-field'),
+            { value: td.getAttribute('data-value') ?? '', text: (td.textContent ?? '').trim() },
+          ]),
+        ) as Record<string, { value: string; text: string }>,
       })),
     );
     assert.deepEqual(shown.map((r) => r.participant).sort(), ['exact', 'hnswlib']);
@@ -268,9 +296,17 @@ describe('the results page in chromium', () => {
     // Three curves over the mixed step (recall, read p95, write rate), a line per participant,
     // one dot per 1 s window.
     const charts = await page.$$eval('#churn [data-churn-chart]', (els) =>
-      els.map((e) => ({ metric: e.getAttribute('data-metric'), drawn: e.getAttribute('data-drawn'), lines: e.querySelectorAll('g[aria-label="line"] path').length, dots: e.querySelectorAll('g[aria-label="dot"] circle').length })),
+      els.map((e) => ({
+        metric: e.getAttribute('data-metric'),
+        drawn: e.getAttribute('data-drawn'),
+        lines: e.querySelectorAll('g[aria-label="line"] path').length,
+        dots: e.querySelectorAll('g[aria-label="dot"] circle').length,
+      })),
     );
-    assert.deepEqual(charts.map((c) => c.metric), ['recall', 'latency_p95_ms', 'write_rate']);
+    assert.deepEqual(
+      charts.map((c) => c.metric),
+      ['recall', 'latency_p95_ms', 'write_rate'],
+    );
     for (const c of charts) {
       assert.equal(c.drawn, '2', c.metric!);
       assert.equal(c.lines, 2, c.metric!);
@@ -327,8 +363,13 @@ describe('stable points in chromium: intervals, calibrated and flagged points, t
     assert.equal(await none10().locator('g.vb-calibrated path').count(), throughput.filter((p) => p.calibrated_for !== undefined).length);
     assert.equal(await none10().locator('g.vb-excluded circle').count(), 2);
     // A bar spans the stored interval: its length on the log axis matches the point's ±3 % or ±2 %.
-    const bars = await none10().locator('g.vb-ci-y line').evaluateAll((ls) => ls.map((l) => Math.abs(Number(l.getAttribute('y2')) - Number(l.getAttribute('y1')))));
-    assert.ok(bars.every((h) => h > 0.5), String(bars));
+    const bars = await none10()
+      .locator('g.vb-ci-y line')
+      .evaluateAll((ls) => ls.map((l) => Math.abs(Number(l.getAttribute('y2')) - Number(l.getAttribute('y1')))));
+    assert.ok(
+      bars.every((h) => h > 0.5),
+      String(bars),
+    );
     // The p99 curve draws the latency intervals instead.
     await sp.selectOption('#sel-curve', 'p99');
     assert.equal(await none10().locator('g.vb-ci-y line').count(), 21);
@@ -338,12 +379,17 @@ describe('stable points in chromium: intervals, calibrated and flagged points, t
   });
 
   test('flagged points are not on the drawn frontier; one frontier per participant and build', async () => {
-    const lines = await none10().locator('g[aria-label="line"] path').evaluateAll((ps) => ps.map((p) => p.getAttribute('d') ?? ''));
+    const lines = await none10()
+      .locator('g[aria-label="line"] path')
+      .evaluateAll((ps) => ps.map((p) => p.getAttribute('d') ?? ''));
     assert.equal(lines.length, 3, 'gamma builds 0 and 1, delta');
     const vertices = lines.flatMap((d) => [...d.matchAll(/(-?[\d.]+),(-?[\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]));
-    const rings = await none10().locator('g.vb-excluded circle').evaluateAll((cs) => cs.map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]));
+    const rings = await none10()
+      .locator('g.vb-excluded circle')
+      .evaluateAll((cs) => cs.map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]));
     assert.equal(rings.length, 2);
-    for (const [cx, cy] of rings) assert.ok(!vertices.some(([x, y]) => Math.hypot(x - cx, y - cy) < 0.5), `a frontier passes through the flagged point at ${cx},${cy}`);
+    for (const [cx, cy] of rings)
+      assert.ok(!vertices.some(([x, y]) => Math.hypot(x - cx, y - cy) < 0.5), `a frontier passes through the flagged point at ${cx},${cy}`);
     // Every other point of build 0 that beats its neighbours is a vertex: the frontier is drawn at all.
     assert.ok(vertices.length >= 3 * 2);
   });
@@ -427,9 +473,21 @@ describe('many participants in chromium: every table fits its section at 1,400 p
 
   test('the memory and cold-start tables: a row per participant, human labels and units, no field names', async () => {
     const memoryRows = await mp.$$eval('#general table.resources.memory tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-participant')));
-    assert.deepEqual(memoryRows, [...MANY_NAMES].sort((a, b) => (a.includes('@') === b.includes('@') ? a.localeCompare(b) : a.includes('@') ? 1 : -1)));
+    assert.deepEqual(
+      memoryRows,
+      [...MANY_NAMES].sort((a, b) => (a.includes('@') === b.includes('@') ? a.localeCompare(b) : a.includes('@') ? 1 : -1)),
+    );
     const general = (await mp.locator('#general').textContent()) ?? '';
-    for (const raw of ['mem_baseline_anon_bytes', 'mem_serving', 'cold_eviction', 'probe.knobs', 'cold_accept_s', 'disk_stopped_bytes', 'resident_before_bytes']) assert.ok(!general.includes(raw), `raw field name ${raw} on the page`);
+    for (const raw of [
+      'mem_baseline_anon_bytes',
+      'mem_serving',
+      'cold_eviction',
+      'probe.knobs',
+      'cold_accept_s',
+      'disk_stopped_bytes',
+      'resident_before_bytes',
+    ])
+      assert.ok(!general.includes(raw), `raw field name ${raw} on the page`);
     const headers = await mp.$$eval('#general table.resources.memory thead th', (ths) => ths.map((th) => th.textContent ?? ''));
     assert.deepEqual(headers.slice(0, 5), ['participant', 'Before any row', 'Ingest and index build, highest', 'While serving, median', 'Samples']);
     // A figure with its unit; a missing one with the numbered reason below its table.
@@ -437,7 +495,7 @@ describe('many participants in chromium: every table fits its section at 1,400 p
     assert.equal(chroma[2], '210 ms');
     const usearch = mp.locator('#general table.resources.cold tr[data-participant="usearch"] td').nth(2);
     assert.match((await usearch.textContent()) ?? '', /^not measured\d$/);
-    assert.match(await mp.locator("#general div.scroll:has(table.resources.cold) + ol.notes").textContent() ?? '', /vmtouch is not installed/);
+    assert.match((await mp.locator('#general div.scroll:has(table.resources.cold) + ol.notes').textContent()) ?? '', /vmtouch is not installed/);
     assert.deepEqual(errors, []);
   });
 });

@@ -10,10 +10,13 @@ import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
 /** A probe over a recall curve of the knob `ef`, counting the probes asked. */
 function engine(curve: (ef: number) => number) {
   const asked: Knobs[] = [];
-  return { asked, probe: async (k: Knobs) => {
+  return {
+    asked,
+    probe: async (k: Knobs) => {
       asked.push(k);
       return curve(k.ef as number);
-    } };
+    },
+  };
 }
 
 const smooth = (ef: number) => 1 - Math.exp(-ef / 25);
@@ -29,7 +32,10 @@ test('a smooth curve: each target is found within the tolerance, between coarse 
     // Bisection: a handful of probes beyond the four ladder values, each value asked once.
     assert.ok(e.asked.length <= 4 + 10, `${e.asked.length} probes`);
     assert.equal(new Set(e.asked.map((k) => k.ef)).size, e.asked.length);
-    assert.deepEqual(r.probes.map((p) => p.knobs.ef), e.asked.map((k) => k.ef));
+    assert.deepEqual(
+      r.probes.map((p) => p.knobs.ef),
+      e.asked.map((k) => k.ef),
+    );
   }
 });
 
@@ -56,7 +62,10 @@ test('adjacent integers straddling the target: "adjacent", with both values', as
   const step = (ef: number) => (ef <= 17 ? 0.93 : 0.97);
   const r = await calibrateFamily({ knob: 'ef', base: {}, values: [10, 20, 40] }, 0.95, spec, engine(step).probe);
   assert.equal(r.status, 'adjacent');
-  assert.deepEqual(r.knobs.map((k) => k.ef), [17, 18]);
+  assert.deepEqual(
+    r.knobs.map((k) => k.ef),
+    [17, 18],
+  );
 });
 
 test('below the range, beyond it, and searches that leave the ladder for the declared range', async () => {
@@ -94,10 +103,13 @@ test('families: one per combination of the other knobs; string values are not se
     { scan: 'on', ef_search: 40 },
   ];
   const fams = familiesOf(ladder, { knob: ['ef', 'ef_search'] });
-  assert.deepEqual(fams.map((f) => [f.knob, f.base, f.values]), [
-    ['ef_search', { scan: 'off' }, [10, 40]],
-    ['ef_search', { scan: 'on' }, [10, 40]],
-  ]);
+  assert.deepEqual(
+    fams.map((f) => [f.knob, f.base, f.values]),
+    [
+      ['ef_search', { scan: 'off' }, [10, 40]],
+      ['ef_search', { scan: 'on' }, [10, 40]],
+    ],
+  );
   const none = await calibrate([{ nprobes: 3 }], 0.9, { knob: ['ef'] }, async () => 1);
   assert.equal(none[0].status, 'no_knob');
 });

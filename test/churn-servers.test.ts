@@ -44,7 +44,11 @@ describe('servers through a short runbook', () => {
   const out = join(dir, 'results');
   const runbookFile = join(dir, 'short.json');
   const vecbench = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 1_500_000 });
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data },
+      timeout: 1_500_000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
@@ -57,7 +61,8 @@ describe('servers through a short runbook', () => {
 
     // Every runbook got a server of its own, started and stopped by the runner.
     assert.deepEqual(serversUnder(out), []);
-    for (const name of NAMES) assert.match(runbook(name).engine_version, name === 'pgvector' ? /PostgreSQL .*pgvector/ : name === 'chroma' ? /^Chroma / : /^Redis 8/, name);
+    for (const name of NAMES)
+      assert.match(runbook(name).engine_version, name === 'pgvector' ? /PostgreSQL .*pgvector/ : name === 'chroma' ? /^Chroma / : /^Redis 8/, name);
 
     // Chroma counts no bytes itself: the harness measures its server's data directory (SQLite
     // log and metadata, HNSW segments), which grows with the writes.
@@ -74,7 +79,10 @@ describe('servers through a short runbook', () => {
     assert.equal(pg.steps[10].status, 'done');
     assert.ok(pg.steps[10].wait.duration_s > 0);
     assert.equal(pg.steps[11].search.short_results, 0, 'no short result after VACUUM');
-    assert.ok(pg.steps[2].disk.bytes > 0 && pg.steps[2].disk.dir_bytes > pg.steps[2].disk.bytes, 'the server directory holds more than the table and its indexes');
+    assert.ok(
+      pg.steps[2].disk.bytes > 0 && pg.steps[2].disk.dir_bytes > pg.steps[2].disk.bytes,
+      'the server directory holds more than the table and its indexes',
+    );
 
     // Redis: VREM unlinks at once; no compaction.
     for (const name of ['redis', 'redis-q8']) assert.equal(runbook(name).steps[10].status, 'unsupported', name);
@@ -86,7 +94,16 @@ describe('servers through a short runbook', () => {
 
   test('a server that cannot start fails its runbook with the reason, and the command exits 1', () => {
     const tiny = join(dir, 'tiny.json');
-    writeFileSync(tiny, JSON.stringify({ name: 'tiny', steps: [{ op: 'load', rows: [0, 100] }, { op: 'freshness', writes: 2 }] }));
+    writeFileSync(
+      tiny,
+      JSON.stringify({
+        name: 'tiny',
+        steps: [
+          { op: 'load', rows: [0, 100] },
+          { op: 'freshness', writes: 2 },
+        ],
+      }),
+    );
     const failedOut = join(dir, 'failed');
     const r = spawnSync(process.execPath, [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'redis', '--runbook', tiny, '--out', failedOut], {
       encoding: 'utf8',

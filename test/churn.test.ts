@@ -46,7 +46,10 @@ type Naive = Map<number, NaiveRow>;
 
 function naivePut(m: Naive, rows: RowBatch, d: number): void {
   rows.ids.forEach((id, i) => {
-    m.set(id, { v: rows.vectors.slice(i * d, (i + 1) * d), attrs: Object.fromEntries(ATTRIBUTES.map((a) => [a, rows.attrs[a][i]])) as Record<AttrName, number> });
+    m.set(id, {
+      v: rows.vectors.slice(i * d, (i + 1) * d),
+      attrs: Object.fromEntries(ATTRIBUTES.map((a) => [a, rows.attrs[a][i]])) as Record<AttrName, number>,
+    });
   });
 }
 
@@ -102,18 +105,30 @@ describe('ground truth over a live set', () => {
     naivePut(naive, back, d);
 
     assert.equal(store.liveCount, naive.size);
-    assert.deepEqual([...store.liveIds()].sort((a, b) => a - b), [...naive.keys()].sort((a, b) => a - b));
+    assert.deepEqual(
+      [...store.liveIds()].sort((a, b) => a - b),
+      [...naive.keys()].sort((a, b) => a - b),
+    );
 
     const filters: (FilterExpr | null)[] = [
       null,
       { op: 'eq', field: 'cat10', value: 3 },
       { op: 'range', field: 'num', gte: 100_000, lt: 300_000 },
-      { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 7 }, { op: 'range', field: 'num', gte: 0, lt: 500_000 }] },
+      {
+        op: 'and',
+        args: [
+          { op: 'eq', field: 'cat10', value: 7 },
+          { op: 'range', field: 'num', gte: 0, lt: 500_000 },
+        ],
+      },
     ];
     const nq = 24;
     const qf = Array.from({ length: nq }, (_, q) => filters[q % filters.length]);
     const k = 10;
-    for (const [snapshot, model] of [[store.version, naive], [afterDelete, naiveAfterDelete]] as const) {
+    for (const [snapshot, model] of [
+      [store.version, naive],
+      [afterDelete, naiveAfterDelete],
+    ] as const) {
       const truth = liveTruth(store, snapshot, ds.queries.subarray(0, nq * d), qf, k);
       for (let q = 0; q < nq; q++) {
         const want = naiveTopK(model, ds.queries.subarray(q * d, (q + 1) * d), qf[q], k);
@@ -153,7 +168,11 @@ describe('ground truth over a live set', () => {
         const exact = liveTruth(store, s, queries, qf, k);
         for (let q = 0; q < nq; q++) {
           const got = truth.at(q, s);
-          assert.deepEqual(Array.from(got.ids), Array.from(exact.ids.subarray(q * k, (q + 1) * k)), `query ${q} at snapshot ${s}${heavy ? ' (heavy deletes)' : ''}`);
+          assert.deepEqual(
+            Array.from(got.ids),
+            Array.from(exact.ids.subarray(q * k, (q + 1) * k)),
+            `query ${q} at snapshot ${s}${heavy ? ' (heavy deletes)' : ''}`,
+          );
           assert.equal(got.matches[0], exact.matches[q], `matches of query ${q} at snapshot ${s}`);
         }
       }
@@ -189,7 +208,13 @@ before(async () => {
 
 async function openExact(ds: Dataset): Promise<EngineSession> {
   const workDir = mkdtempSync(join(dir, 'exact-'));
-  return exact.adapter.open({ dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: false }, settings: exact.index, workDir, maxConcurrency: 1, log: () => {} });
+  return exact.adapter.open({
+    dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: false },
+    settings: exact.index,
+    workDir,
+    maxConcurrency: 1,
+    log: () => {},
+  });
 }
 
 /** Forwards every method of a real session; `over` replaces some. */
@@ -209,7 +234,16 @@ function wrap(inner: EngineSession, over: Partial<EngineSession>): EngineSession
 
 async function execute(rb: Runbook, ds: Dataset, session: EngineSession, dataDirs: string[] = []): Promise<RunbookResult> {
   const rr = newRunbookResult(rb, 'test');
-  const exec = new RunbookExecutor(rb, ds, { name: 'exact', settings: exact.settings, filters: exact.adapter.filters, concurrentSearch: false }, new LocalTarget(session, ds, false, dataDirs), capsOf(session), rr, () => {}, { loadTimeoutS: 600, stepTimeoutS: 600 });
+  const exec = new RunbookExecutor(
+    rb,
+    ds,
+    { name: 'exact', settings: exact.settings, filters: exact.adapter.filters, concurrentSearch: false },
+    new LocalTarget(session, ds, false, dataDirs),
+    capsOf(session),
+    rr,
+    () => {},
+    { loadTimeoutS: 600, stepTimeoutS: 600 },
+  );
   await exec.run();
   return rr;
 }
@@ -344,7 +378,10 @@ describe('freshness timing', () => {
     const ds2 = smallDataset();
     const inner2 = await openExact(ds2);
     const blackHole = wrap(inner2, { insert: async () => {} });
-    const rb2 = parseRunbook({ name: 'never', steps: [{ op: 'load' }, { op: 'freshness', writes: 10, timeout_ms: 30, give_up_after: 3, point: 'first' }] }, 'never');
+    const rb2 = parseRunbook(
+      { name: 'never', steps: [{ op: 'load' }, { op: 'freshness', writes: 10, timeout_ms: 30, give_up_after: 3, point: 'first' }] },
+      'never',
+    );
     const rr2 = await execute(rb2, ds2, blackHole);
     const f2 = rr2.steps[1].freshness!;
     assert.equal(f2.issued, 3, 'stops after 3 writes never visible in a row');
@@ -374,7 +411,13 @@ describe('reads under writes', () => {
         await inner.delete!(ids);
       },
     });
-    const rb = parseRunbook({ name: 'slow-writer', steps: [{ op: 'load' }, { op: 'mixed', duration_s: 1, write_rate: 150, window_s: 0.5, queries: 20, recall_samples: 10, point: 'first' }] }, 'slow-writer');
+    const rb = parseRunbook(
+      {
+        name: 'slow-writer',
+        steps: [{ op: 'load' }, { op: 'mixed', duration_s: 1, write_rate: 150, window_s: 0.5, queries: 20, recall_samples: 10, point: 'first' }],
+      },
+      'slow-writer',
+    );
     const rr = await execute(rb, ds, slow);
     const m = rr.steps[1].mixed!;
     assert.ok(m.achieved_write_rate < 150, `the writer fell behind (${m.achieved_write_rate}/s)`);
@@ -433,7 +476,13 @@ describe('capabilities', () => {
     assert.match(none.reason!, /no diskBytes\(\) and the harness knows no data directory/);
     await fresh.close();
 
-    const readOnly: EngineSession = { ingest: (b) => session.ingest(b), buildIndex: async () => {}, setKnobs: async () => {}, search: (r) => session.search(r), close: async () => {} };
+    const readOnly: EngineSession = {
+      ingest: (b) => session.ingest(b),
+      buildIndex: async () => {},
+      setKnobs: async () => {},
+      search: (r) => session.search(r),
+      close: async () => {},
+    };
     const caps = capsOf(readOnly);
     assert.deepEqual(caps, { insert: false, upsert: false, delete: false, compact: false, disk: false });
     assert.match(unsupportedReason(caps, 'some engine') ?? '', /implements no write method/);
@@ -468,7 +517,10 @@ describe('runbooks', () => {
 
   test('a load step is added when missing; built-ins keep the defaults of docs/method.md §7', () => {
     const rb = parseRunbook({ name: 'x', steps: [{ op: 'search' }] }, 'x');
-    assert.deepEqual(rb.steps.map((s) => s.op), ['load', 'search']);
+    assert.deepEqual(
+      rb.steps.map((s) => s.op),
+      ['load', 'search'],
+    );
     const mixed = BUILT_IN.mixed.steps.find((s) => s.op === 'mixed');
     assert.ok(mixed && mixed.op === 'mixed');
     assert.equal(mixed.duration_s, 60);
@@ -501,7 +553,11 @@ describe('real engines through a short runbook', () => {
   const out = join(dir, 'results');
   const runbookFile = join(dir, 'short.json');
   const vecbench = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 1_200_000 });
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data },
+      timeout: 1_200_000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
@@ -536,13 +592,21 @@ describe('real engines through a short runbook', () => {
 
     // A finished runbook is not run again for the same runbook, settings and data; another
     // settings file (--settings) runs it again.
-    const again = spawnSync(process.execPath, [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'exact', '--runbook', runbookFile, '--out', out], { encoding: 'utf8', env: { ...process.env, VECBENCH_DATA: data } });
+    const again = spawnSync(
+      process.execPath,
+      [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'exact', '--runbook', runbookFile, '--out', out],
+      { encoding: 'utf8', env: { ...process.env, VECBENCH_DATA: data } },
+    );
     assert.equal(again.status, 0, again.stderr);
     assert.match(again.stderr, /exact: runbook short already measured on synthetic-3000; pass --fresh/);
     const settings = JSON.parse(readFileSync(exact.settingsPath, 'utf8'));
     const other = join(dir, 'exact-settings.json');
     writeFileSync(other, JSON.stringify({ ...settings, batch_size: 700 }));
-    const changed = spawnSync(process.execPath, [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'exact', '--settings', `exact=${other}`, '--runbook', runbookFile, '--out', out], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data } });
+    const changed = spawnSync(
+      process.execPath,
+      [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'exact', '--settings', `exact=${other}`, '--runbook', runbookFile, '--out', out],
+      { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data } },
+    );
     assert.equal(changed.status, 0, changed.stderr);
     assert.doesNotMatch(changed.stderr, /already measured/);
     const rr = JSON.parse(readFileSync(join(out, 'synthetic-3000', 'exact.json'), 'utf8')).extra.churn.runbooks.short;

@@ -15,7 +15,11 @@ const out = join(dir, 'results');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function vecbench(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 600_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data },
+    timeout: 600_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -54,14 +58,20 @@ describe('vecbench run end to end', () => {
     const rep = vecbench('report', '--out', out, '--json');
     assert.equal(rep.code, 0, rep.stderr);
     const { cells } = JSON.parse(rep.stdout);
-    const cell = cells.find((c: { participant: string; group: string; target: number }) => c.participant === 'exact' && c.group === 'none/10' && c.target === 0.99);
+    const cell = cells.find(
+      (c: { participant: string; group: string; target: number }) => c.participant === 'exact' && c.group === 'none/10' && c.target === 0.99,
+    );
     assert.ok(['above', 'point'].includes(cell.status));
     assert.equal(cell.max_recall, 1);
     for (const c of cells) {
-      for (const key of ['dataset', 'participant', 'group', 'filter', 'k', 'target', 'status', 'value', 'lead', 'max_recall']) assert.ok(key in c, `cell lacks ${key}`);
+      for (const key of ['dataset', 'participant', 'group', 'filter', 'k', 'target', 'status', 'value', 'lead', 'max_recall'])
+        assert.ok(key in c, `cell lacks ${key}`);
     }
     const best = cells.filter((c: { group: string; target: number; lead: number | null }) => c.group === 'none/10' && c.target === 0.9 && c.lead !== null);
-    assert.ok(best.some((c: { lead: number }) => c.lead === 1), 'the best in a row has lead 1');
+    assert.ok(
+      best.some((c: { lead: number }) => c.lead === 1),
+      'the best in a row has lead 1',
+    );
   });
 });
 
@@ -90,7 +100,8 @@ describe('resume', () => {
     assert.equal(resumed.run.complete, true);
     assert.equal(resumed.run.resumed, 1);
     assert.equal(resumed.load.reloads.length, 1, 'the reload of the engine is recorded');
-    const key = (p: { ladder_index: number; view: string; query_slice: number[]; queries: number }) => `${p.ladder_index}/${p.view}/${p.query_slice}/${p.queries}`;
+    const key = (p: { ladder_index: number; view: string; query_slice: number[]; queries: number }) =>
+      `${p.ladder_index}/${p.view}/${p.query_slice}/${p.queries}`;
     const rg = resumed.groups.find((x: { key: string }) => x.key === 'cat10/10');
     const fullCat10 = full.groups.find((x: { key: string }) => x.key === 'cat10/10');
     assert.deepEqual(rg.points.map(key), fullCat10.points.map(key), 'same points, same queries, none twice');
@@ -98,9 +109,16 @@ describe('resume', () => {
     // Finished groups are not measured again.
     for (const done of cut.groups.filter((x: { key: string; complete: boolean }) => x.complete)) {
       const now = resumed.groups.find((x: { key: string }) => x.key === done.key);
-      assert.deepEqual(now.points.map((p: { qps: number }) => p.qps), done.points.map((p: { qps: number }) => p.qps), `${done.key} kept`);
+      assert.deepEqual(
+        now.points.map((p: { qps: number }) => p.qps),
+        done.points.map((p: { qps: number }) => p.qps),
+        `${done.key} kept`,
+      );
     }
-    assert.deepEqual(resumed.groups.map((x: { key: string }) => x.key), full.groups.map((x: { key: string }) => x.key));
+    assert.deepEqual(
+      resumed.groups.map((x: { key: string }) => x.key),
+      full.groups.map((x: { key: string }) => x.key),
+    );
   });
 });
 

@@ -54,7 +54,11 @@ for (const name of IN_PROCESS) {
         assert.deepEqual(await answers(opened, session, 'none'), before.none, `${name}: unfiltered answers after reopen`);
         assert.deepEqual(await answers(opened, session, 'cat10'), before.cat10, `${name}: cat10 answers after reopen`);
         const recallAfter = await checkLadder({ ...opened, session }, 'none', 10);
-        assert.deepEqual(recallAfter.map((p) => p.recall), recallBefore, `${name}: recall along the ladder after reopen`);
+        assert.deepEqual(
+          recallAfter.map((p) => p.recall),
+          recallBefore,
+          `${name}: recall along the ladder after reopen`,
+        );
         const top = recallAfter[recallAfter.length - 1];
         assert.ok(top.recall >= 0.9, `${name}: top recall after reopen ${top.recall}`);
         assert.equal(top.unknownOrDuplicate, 0);
@@ -74,19 +78,16 @@ test('reopen of an empty work directory fails with a message, never an empty eng
     const participant = await loadParticipant(name);
     const workDir = mkdtempSync(join(tmpdir(), `vecbench-empty-${name}-`));
     try {
-      await assert.rejects(
-        async () => {
-          const s = await participant.adapter.reopen!({
-            dataset: { name: 'synthetic-test', n: 300, d: 16, metric: 'ip', hasText: false },
-            settings: participant.index,
-            workDir,
-            maxConcurrency: 1,
-            log: () => {},
-          });
-          await s.close();
-        },
-        `${name}: reopen of an empty directory must throw`,
-      );
+      await assert.rejects(async () => {
+        const s = await participant.adapter.reopen!({
+          dataset: { name: 'synthetic-test', n: 300, d: 16, metric: 'ip', hasText: false },
+          settings: participant.index,
+          workDir,
+          maxConcurrency: 1,
+          log: () => {},
+        });
+        await s.close();
+      }, `${name}: reopen of an empty directory must throw`);
     } finally {
       rmSync(workDir, { recursive: true, force: true });
     }

@@ -39,7 +39,8 @@ function cell(over: Partial<DerivedCell> = {}): DerivedCell {
   };
 }
 
-const noValue = (status: DerivedCell['status'], over: Partial<DerivedCell> = {}) => cell({ status, value: null, ci_low: null, ci_high: null, lead: null, read_recall: [], ...over });
+const noValue = (status: DerivedCell['status'], over: Partial<DerivedCell> = {}) =>
+  cell({ status, value: null, ci_low: null, ci_high: null, lead: null, read_recall: [], ...over });
 
 function only(a: DerivedCell[], b: DerivedCell[]): CellPair {
   const { pairs } = compareCells(a, b);
@@ -162,7 +163,12 @@ describe('compareCells', () => {
   });
 
   test('pairs come in the table order: dataset, group by k then filter, target, participant', () => {
-    const a = [cell({ group: 'none/100', k: 100 }), cell({ participant: 'beta', target: 0.95 }), cell({ target: 0.95 }), cell({ group: 'cat10/10', filter: 'cat10' })];
+    const a = [
+      cell({ group: 'none/100', k: 100 }),
+      cell({ participant: 'beta', target: 0.95 }),
+      cell({ target: 0.95 }),
+      cell({ group: 'cat10/10', filter: 'cat10' }),
+    ];
     const { pairs } = compareCells(a, a);
     assert.deepEqual(
       pairs.map((p) => `${p.group} ${p.target} ${p.participant}`),
@@ -173,7 +179,12 @@ describe('compareCells', () => {
 
 describe('renderCompare', () => {
   test('rows for cells read or changed, a participant in one directory folded, the summary', () => {
-    const a = [cell(), cell({ target: 0.95, value: 500, ci_low: 490, ci_high: 510 }), noValue('not_asked', { group: 'cat1000/10', filter: 'cat1000' }), noValue('not_reached', { target: 0.99 })];
+    const a = [
+      cell(),
+      cell({ target: 0.95, value: 500, ci_low: 490, ci_high: 510 }),
+      noValue('not_asked', { group: 'cat1000/10', filter: 'cat1000' }),
+      noValue('not_reached', { target: 0.99 }),
+    ];
     const b = [
       cell({ value: 1010, ci_low: 1000, ci_high: 1030 }),
       cell({ target: 0.95, value: 250, ci_low: 245, ci_high: 255 }),
@@ -249,7 +260,15 @@ type Curve = [target: number, recall: number, qps: number][];
 function writeRun(out: string, version: string, curves: Record<string, Curve>, hash = 'c'.repeat(64)): void {
   const groups = Object.entries(curves).map(([key, curve]) => {
     const [filter, k] = key.split('/');
-    return { key, filter, k: Number(k), status: 'measured' as const, median_matches: 3000, points: curve.map(([t, r, q], i) => throughputPoint(i, t, r, q, 0.02)), skipped: [] };
+    return {
+      key,
+      filter,
+      k: Number(k),
+      status: 'measured' as const,
+      median_matches: 3000,
+      points: curve.map(([t, r, q], i) => throughputPoint(i, t, r, q, 0.02)),
+      skipped: [],
+    };
   });
   const input: ResultInput = {
     format: 'vecbench-result/1',
@@ -275,9 +294,40 @@ const WORSE = join(dir, 'worse');
 const EMPTY = join(dir, 'empty');
 const OTHER_DATA = join(dir, 'other-data');
 // cat10/10 does not reach 0.99 in A: not_reached on both sides of SAME (not a row), gained in WORSE.
-writeRun(A, '1.0.0', { 'none/10': [[0.9, 0.9, 5000], [0.95, 0.95, 3000], [0.99, 0.99, 1000]], 'cat10/10': [[0.9, 0.9, 2000], [0.95, 0.95, 1200]] });
-writeRun(SAME, '1.0.0', { 'none/10': [[0.9, 0.9, 5050], [0.95, 0.95, 2980], [0.99, 0.99, 1010]], 'cat10/10': [[0.9, 0.9, 1990], [0.95, 0.95, 1210]] });
-writeRun(WORSE, '1.1.0', { 'none/10': [[0.9, 0.9, 5050], [0.95, 0.95, 2980], [0.99, 0.99, 700]], 'cat10/10': [[0.9, 0.9, 1990], [0.95, 0.95, 1210], [0.99, 0.99, 400]] });
+writeRun(A, '1.0.0', {
+  'none/10': [
+    [0.9, 0.9, 5000],
+    [0.95, 0.95, 3000],
+    [0.99, 0.99, 1000],
+  ],
+  'cat10/10': [
+    [0.9, 0.9, 2000],
+    [0.95, 0.95, 1200],
+  ],
+});
+writeRun(SAME, '1.0.0', {
+  'none/10': [
+    [0.9, 0.9, 5050],
+    [0.95, 0.95, 2980],
+    [0.99, 0.99, 1010],
+  ],
+  'cat10/10': [
+    [0.9, 0.9, 1990],
+    [0.95, 0.95, 1210],
+  ],
+});
+writeRun(WORSE, '1.1.0', {
+  'none/10': [
+    [0.9, 0.9, 5050],
+    [0.95, 0.95, 2980],
+    [0.99, 0.99, 700],
+  ],
+  'cat10/10': [
+    [0.9, 0.9, 1990],
+    [0.95, 0.95, 1210],
+    [0.99, 0.99, 400],
+  ],
+});
 writeRun(OTHER_DATA, '1.0.0', { 'none/10': [[0.9, 0.9, 5000]] }, 'd'.repeat(64));
 mkdirSync(EMPTY);
 

@@ -110,7 +110,10 @@ describe('bad dataset input gets one clear line', () => {
   const fresh = async (name: string) => writePrepared(dir, name, generateSynthetic(500, 50));
 
   test('unknown dataset', () => {
-    assert.throws(() => sourceFor('nope-1'), (e: Error) => e instanceof UserError && /unknown dataset "nope-1"; known datasets/.test(e.message));
+    assert.throws(
+      () => sourceFor('nope-1'),
+      (e: Error) => e instanceof UserError && /unknown dataset "nope-1"; known datasets/.test(e.message),
+    );
   });
 
   test('not prepared', async () => {
@@ -120,7 +123,10 @@ describe('bad dataset input gets one clear line', () => {
   test('truncated file', async () => {
     const ds = await fresh('trunc');
     truncateSync(join(ds.dir, 'base.f32'), 1000);
-    await assert.rejects(loadDataset(dir, 'trunc', { verify: false }), (e: Error) => e instanceof UserError && /base\.f32 has 1000 bytes, expected .*truncated or corrupt.*vecbench prepare trunc --force/.test(e.message));
+    await assert.rejects(
+      loadDataset(dir, 'trunc', { verify: false }),
+      (e: Error) => e instanceof UserError && /base\.f32 has 1000 bytes, expected .*truncated or corrupt.*vecbench prepare trunc --force/.test(e.message),
+    );
   });
 
   test('sha256 mismatch', async () => {

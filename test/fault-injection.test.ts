@@ -19,9 +19,25 @@ const data = join(dir, 'data');
 const settings = join(dir, 'hnswlib.json');
 writeFileSync(
   settings,
-  JSON.stringify({ index: { M: 12, efConstruction: 100 }, ladders: [{ k: [10], knobs: { ef: [10, 20, 40, 80] } }, { knobs: { ef: [100, 200] } }], batch_size: 500 }),
+  JSON.stringify({
+    index: { M: 12, efConstruction: 100 },
+    ladders: [{ k: [10], knobs: { ef: [10, 20, 40, 80] } }, { knobs: { ef: [100, 200] } }],
+    batch_size: 500,
+  }),
 );
-const args = (out: string) => ['run', '--dataset', 'synthetic-3000', '--participants', 'exact,hnswlib', '--settings', `hnswlib=${settings}`, '--out', out, '--clients', '4'];
+const args = (out: string) => [
+  'run',
+  '--dataset',
+  'synthetic-3000',
+  '--participants',
+  'exact,hnswlib',
+  '--settings',
+  `hnswlib=${settings}`,
+  '--out',
+  out,
+  '--clients',
+  '4',
+];
 const env = (extra: Record<string, string> = {}) => ({ ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data, ...extra });
 
 function runToEnd(out: string): void {
@@ -50,7 +66,10 @@ type Kill = { kind: 'runner'; afterMs: number } | { kind: 'write'; nth: number }
 /** Starts a run and applies one kill; resolves when the run process has ended. */
 function runWithKill(out: string, kill: Kill): Promise<{ code: number | null; signal: string | null; killed: boolean; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args(out)], { env: env(kill.kind === 'write' ? { VECBENCH_FAULT_WRITE: String(kill.nth) } : {}), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args(out)], {
+      env: env(kill.kind === 'write' ? { VECBENCH_FAULT_WRITE: String(kill.nth) } : {}),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     let killed = kill.kind === 'write';
@@ -87,7 +106,16 @@ const identity = (r: ReturnType<typeof resultSchema.parse>) =>
     key: g.key,
     status: g.status,
     skipped: g.skipped.length,
-    points: g.points.map((p) => ({ li: p.ladder_index, view: p.view, slice: p.query_slice, queries: p.queries, clients: p.clients, recall: p.recall, strict: p.recall_strict, short: p.short_results })),
+    points: g.points.map((p) => ({
+      li: p.ladder_index,
+      view: p.view,
+      slice: p.query_slice,
+      queries: p.queries,
+      clients: p.clients,
+      recall: p.recall,
+      strict: p.recall_strict,
+      short: p.short_results,
+    })),
   }));
 
 let cleanRun: Record<string, ReturnType<typeof identity>> | null = null;
@@ -96,7 +124,9 @@ function expectedResults(): Record<string, ReturnType<typeof identity>> {
   if (cleanRun) return cleanRun;
   const clean = join(dir, 'clean');
   runToEnd(clean);
-  cleanRun = Object.fromEntries(['exact', 'hnswlib'].map((p) => [p, identity(resultSchema.parse(JSON.parse(readFileSync(join(clean, 'synthetic-3000', `${p}.json`), 'utf8'))))]));
+  cleanRun = Object.fromEntries(
+    ['exact', 'hnswlib'].map((p) => [p, identity(resultSchema.parse(JSON.parse(readFileSync(join(clean, 'synthetic-3000', `${p}.json`), 'utf8'))))]),
+  );
   return cleanRun;
 }
 
@@ -160,7 +190,12 @@ function checkStoppedFiles(out: string, expected: Record<string, ReturnType<type
     for (const g of r.groups) {
       assert.deepEqual(g.skipped, [], `${what}: ${p} ${g.key} has no skipped point`);
       assert.notEqual(g.status, 'failed', `${what}: ${p} ${g.key} did not fail (${g.reason})`);
-      if (g.complete) assert.deepEqual(identity({ ...r, groups: [g] })[0], expected[p].find((x) => x.key === g.key), `${what}: ${p} ${g.key} is complete only when whole`);
+      if (g.complete)
+        assert.deepEqual(
+          identity({ ...r, groups: [g] })[0],
+          expected[p].find((x) => x.key === g.key),
+          `${what}: ${p} ${g.key} is complete only when whole`,
+        );
     }
     if (r.run.complete) assert.deepEqual(identity(r), expected[p], `${what}: ${p} is complete only when whole`);
   }
@@ -193,7 +228,9 @@ function runAndSignal(out: string, signal: (pid: number) => void, delayMs: numbe
 }
 
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  test(`${sig} to the whole process group stops the run: no group marked complete that is not, no point skipped; a resume measures the rest`, { timeout: 600_000 }, async () => {
+  test(`${sig} to the whole process group stops the run: no group marked complete that is not, no point skipped; a resume measures the rest`, {
+    timeout: 600_000,
+  }, async () => {
     const expected = expectedResults();
     const rng = mulberry32(sig === 'SIGTERM' ? 15 : 16);
     let stopped = 0;
@@ -220,9 +257,13 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
 test('SIGTERM to the engine process alone stops the run (not a crash to retry or a skip); a resume measures the rest', { timeout: 600_000 }, async () => {
   const expected = expectedResults();
   const out = join(dir, 'host-sigterm');
-  const r = await runAndSignal(out, (pid) => {
-    for (const host of childPids(pid)) process.kill(host, 'SIGTERM');
-  }, 0);
+  const r = await runAndSignal(
+    out,
+    (pid) => {
+      for (const host of childPids(pid)) process.kill(host, 'SIGTERM');
+    },
+    0,
+  );
   assert.ok(r.signalled);
   assert.equal(r.code, 143, r.stderr);
   assert.match(r.stderr, /stopped by SIGTERM/);

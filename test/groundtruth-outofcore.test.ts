@@ -64,7 +64,10 @@ describe('out-of-core ground truth', () => {
     assert.equal(gtMemoryBytes('1.5GiB'), 1.5 * 2 ** 30);
     assert.equal(gtMemoryBytes('2097152'), 2 * 2 ** 20);
     assert.equal(gtMemoryBytes(undefined), 2 * 2 ** 30);
-    assert.throws(() => gtMemoryBytes('lots'), (e: Error) => e instanceof UserError && /VECBENCH_GT_MEMORY="lots" is not a size; write it like 512m/.test(e.message));
+    assert.throws(
+      () => gtMemoryBytes('lots'),
+      (e: Error) => e instanceof UserError && /VECBENCH_GT_MEMORY="lots" is not a size; write it like 512m/.test(e.message),
+    );
     assert.throws(() => gtMemoryBytes('10k'), /below 1 MB/);
   });
 
@@ -72,7 +75,13 @@ describe('out-of-core ground truth', () => {
     const plan = planShards(ds, 'none', DEPTH, { memoryBytes: SMALL_MEMORY, backend: 'js', threads: 2 });
     assert.equal(plan.specs.length, 2);
     assert.ok(plan.blockRows * ds.d * 4 * plan.specs.length <= SMALL_MEMORY);
-    assert.deepEqual(plan.specs.map((s) => s.range), [[0, 1500], [1500, 3000]]);
+    assert.deepEqual(
+      plan.specs.map((s) => s.range),
+      [
+        [0, 1500],
+        [1500, 3000],
+      ],
+    );
     const native = planShards(ds, 'none', DEPTH, { memoryBytes: SMALL_MEMORY, backend: 'native', threads: 2 });
     assert.equal(native.specs.length, 1);
     assert.equal(native.specs[0].threads, 2);
@@ -158,7 +167,10 @@ describe('out-of-core ground truth', () => {
     const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
     assert.equal(out.depth, 1000);
     assert.equal(out.same, out.total);
-    assert.match(r.stderr, /ground truth ooc cluster: estimated at most \S+ for 60 queries x 3,000 rows \(native, \d+ threads; calibrated on \d+ rows x 60 queries/);
+    assert.match(
+      r.stderr,
+      /ground truth ooc cluster: estimated at most \S+ for 60 queries x 3,000 rows \(native, \d+ threads; calibrated on \d+ rows x 60 queries/,
+    );
     assert.match(r.stderr, /ground truth ooc cluster \(out of core, 1 shard\): 100% \(3000\/3000\) rows/);
     assert.ok(!existsSync(partialDir(ds, 'cluster')), 'checkpoints are removed once the result is cached');
     assert.ok(readdirSync(join(ds.dir, 'groundtruth')).includes('cluster.ids.i32'));

@@ -9,9 +9,11 @@ const BACKENDS: Backend[] = ['native', 'js'];
 function rng(seed: number): () => number {
   let x = seed >>> 0 || 1;
   return () => {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     return x / 4294967296;
   };
 }
@@ -52,12 +54,14 @@ function integerRows(seed: number, n: number, d: number): Float32Array {
 function naive(a: ExactArgs): { ids: number[][]; dists: number[][] } {
   const { base, d, queries, nq, metric, k } = a;
   const cand = a.rows ? Array.from(a.rows) : Array.from({ length: a.n }, (_, i) => i);
-  const ids: number[][] = [], dists: number[][] = [];
+  const ids: number[][] = [],
+    dists: number[][] = [];
   for (let q = 0; q < nq; q++) {
     const scored = cand.map((id) => {
       let s = 0;
       for (let i = 0; i < d; i++) {
-        const x = queries[q * d + i], y = base[id * d + i];
+        const x = queries[q * d + i],
+          y = base[id * d + i];
         s += metric === 'l2' ? (x - y) * (x - y) : x * y;
       }
       const dist = metric === 'l2' ? Math.sqrt(s) : metric === 'ip' ? -s : 1 - s;
@@ -85,7 +89,8 @@ function checkAgainstNaive(args: ExactArgs, res: ExactResult): void {
     assert.equal(res.counts[q], m, `counts[${q}]`);
     assert.deepEqual(Array.from(res.ids.subarray(q * k, q * k + m)), want.ids[q], `ids of query ${q}`);
     for (let e = 0; e < m; e++) {
-      const got = res.dists[q * k + e], exp = want.dists[q][e];
+      const got = res.dists[q * k + e],
+        exp = want.dists[q][e];
       assert.ok(Math.abs(got - exp) <= 1e-6 * Math.max(1, Math.abs(exp)), `dist q=${q} e=${e}: ${got} vs ${exp}`);
       // Every reported distance is exactly exactDistance of the reported id, rounded to float32.
       assert.equal(got, Math.fround(exactDistance(args.metric, args.queries, q * args.d, args.base, res.ids[q * k + e] * args.d, args.d)));
@@ -99,7 +104,10 @@ function checkAgainstNaive(args: ExactArgs, res: ExactResult): void {
 
 function requireNative(backend: Backend): void {
   if (backend === 'native') {
-    assert.ok(nativeAvailable(), 'native addon native/build/Release/topk.node is missing or does not load: run `node scripts/build-native.mjs` (needs libopenblas-dev)');
+    assert.ok(
+      nativeAvailable(),
+      'native addon native/build/Release/topk.node is missing or does not load: run `node scripts/build-native.mjs` (needs libopenblas-dev)',
+    );
   }
 }
 
@@ -108,7 +116,9 @@ describe('exactTopK against a naive computation', () => {
     for (const metric of METRICS) {
       it(`${backend} ${metric}: all rows, subset rows, k > candidates`, () => {
         requireNative(backend);
-        const n = 1500, d = 37, nq = 11;
+        const n = 1500,
+          d = 37,
+          nq = 11;
         const base = clustered(1, n, d, metric);
         // Deliberate exact ties: rows 100..104 copy row 7, and query 0 is row 7 itself.
         for (const j of [100, 101, 102, 103, 104]) base.copyWithin(j * d, 7 * d, 8 * d);
@@ -131,7 +141,9 @@ describe('exactTopK against a naive computation', () => {
 
       it(`${backend} ${metric}: exact ties are broken by the smaller row id`, () => {
         requireNative(backend);
-        const n = 3000, d = 6, nq = 9;
+        const n = 3000,
+          d = 6,
+          nq = 9;
         const base = integerRows(4, n, d);
         const queries = integerRows(5, nq, d);
         // Duplicated rows spread across native row blocks.
@@ -148,14 +160,16 @@ describe('exactTopK against a naive computation', () => {
   }
 
   it('exactDistance', () => {
-    const a = Float32Array.from([1, 2, 3, 0]), b = Float32Array.from([9, 4, -1, 2, 5]);
+    const a = Float32Array.from([1, 2, 3, 0]),
+      b = Float32Array.from([9, 4, -1, 2, 5]);
     assert.equal(exactDistance('ip', a, 0, b, 1, 3), -(4 - 2 + 6));
     assert.equal(exactDistance('cosine', a, 0, b, 1, 3), 1 - 8);
     assert.equal(exactDistance('l2', a, 1, b, 2, 2), Math.sqrt(9 + 1));
   });
 
   it('VECBENCH_GT_BACKEND=js makes auto pick js', () => {
-    const base = clustered(6, 50, 4, 'ip'), queries = clustered(7, 2, 4, 'ip');
+    const base = clustered(6, 50, 4, 'ip'),
+      queries = clustered(7, 2, 4, 'ip');
     const prev = process.env.VECBENCH_GT_BACKEND;
     process.env.VECBENCH_GT_BACKEND = 'js';
     try {
@@ -173,7 +187,10 @@ describe('native and js agree on clustered data', () => {
     for (const subset of [false, true]) {
       it(`${metric}${subset ? ' with rows' : ''}`, () => {
         requireNative('native');
-        const n = 5000, d = 96, nq = 40, k = 50;
+        const n = 5000,
+          d = 96,
+          nq = 40,
+          k = 50;
         const base = clustered(10, n, d, metric, 12);
         const queries = clustered(11, nq, d, metric, 12);
         const r = rng(12);
@@ -189,7 +206,8 @@ describe('native and js agree on clustered data', () => {
           const kth = Math.max(a.dists[q * k + m - 1], b.dists[q * k + m - 1]);
           const setB = new Set(b.ids.subarray(q * k, q * k + m));
           for (let e = 0; e < m; e++) {
-            const da = a.dists[q * k + e], db = b.dists[q * k + e];
+            const da = a.dists[q * k + e],
+              db = b.dists[q * k + e];
             assert.ok(Math.abs(da - db) <= 1e-5 * Math.max(1, Math.abs(da)), `q=${q} e=${e}: ${da} vs ${db}`);
             // Ties aside: an id clearly inside the top-k must be found by both backends.
             if (kth - da > 1e-6 * Math.max(1, Math.abs(da))) assert.ok(setB.has(a.ids[q * k + e]), `q=${q}: id ${a.ids[q * k + e]} missing from js`);
@@ -208,12 +226,21 @@ describe('native selection at large k', () => {
   for (const metric of METRICS) {
     it(`${metric}: many cuts, several query groups, split rows, equal to js and naive`, () => {
       requireNative('native');
-      const n = 4000, d = 8, k = 300;
+      const n = 4000,
+        d = 8,
+        k = 300;
       const base = integerRows(20, n, d);
       const queries = integerRows(21, 300, d);
       const r = rng(22);
-      const rows = Int32Array.from({ length: n }, (_, i) => i).filter(() => r() < 0.6).reverse();
-      for (const [nq, threads] of [[300, 2], [5, 2], [5, 3], [300, 1]] as const) {
+      const rows = Int32Array.from({ length: n }, (_, i) => i)
+        .filter(() => r() < 0.6)
+        .reverse();
+      for (const [nq, threads] of [
+        [300, 2],
+        [5, 2],
+        [5, 3],
+        [300, 1],
+      ] as const) {
         for (const sub of [undefined, rows]) {
           const args: ExactArgs = { base, n, d, queries: queries.subarray(0, nq * d), nq, metric, k, rows: sub, threads };
           const a = exactTopK({ ...args, backend: 'native' });
@@ -231,7 +258,10 @@ describe('native selection at large k', () => {
     requireNative('native');
     // Row j points along the query direction with a length growing with j (ip), so a sweep in
     // row order would admit every row; plus copies of the best row near both ends (ties).
-    const n = 5000, d = 4, nq = 3, k = 700;
+    const n = 5000,
+      d = 4,
+      nq = 3,
+      k = 700;
     const base = new Float32Array(n * d);
     for (let j = 0; j < n; j++) base.set([1 + j / 64, (j % 7) / 8, 0, 0], j * d);
     for (const j of [1, 2, 4990]) base.copyWithin(j * d, (n - 1) * d, n * d);
@@ -244,9 +274,18 @@ describe('native selection at large k', () => {
 });
 
 describe('exactTopK input validation', () => {
-  const n = 20, d = 4, nq = 3;
+  const n = 20,
+    d = 4,
+    nq = 3;
   const good = (): ExactArgs => ({
-    base: new Float32Array(n * d).fill(1), n, d, queries: new Float32Array(nq * d).fill(1), nq, metric: 'ip', k: 5, backend: 'js',
+    base: new Float32Array(n * d).fill(1),
+    n,
+    d,
+    queries: new Float32Array(nq * d).fill(1),
+    nq,
+    metric: 'ip',
+    k: 5,
+    backend: 'js',
   });
   const cases: [string, Partial<ExactArgs> | Record<string, unknown>, RegExp][] = [
     ['base length', { base: new Float32Array(n * d - 1) }, /\bbase\b/],
@@ -269,7 +308,10 @@ describe('exactTopK input validation', () => {
   for (const [name, patch, re] of cases) {
     it(name, () => {
       for (const backend of ['js', 'auto'] as const) {
-        assert.throws(() => exactTopK({ ...good(), backend, ...patch } as ExactArgs), (err: unknown) => err instanceof Error && re.test(err.message));
+        assert.throws(
+          () => exactTopK({ ...good(), backend, ...patch } as ExactArgs),
+          (err: unknown) => err instanceof Error && re.test(err.message),
+        );
       }
     });
   }

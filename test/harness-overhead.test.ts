@@ -37,7 +37,10 @@ test('the null pass goes through the point path and gives a per-query overhead',
       const { reply } = await host.request<'null-pass'>({ type: 'null-pass', k: 10, queries, clients }, LIMIT_S);
       assert.equal(reply.ids.length, queries.length * 10);
       assert.deepEqual(Array.from(reply.offsets), queries.map((_, i) => i * 10).concat(queries.length * 10));
-      assert.deepEqual(Array.from(reply.ids.subarray(0, 10)), Array.from({ length: 10 }, (_, i) => i));
+      assert.deepEqual(
+        Array.from(reply.ids.subarray(0, 10)),
+        Array.from({ length: 10 }, (_, i) => i),
+      );
       assert.ok(reply.errors.every((e) => e === null));
       assert.equal(new Set(reply.digests).size, 1, 'every answer is the same k ids');
       assert.equal(reply.latenciesMs.length, queries.length);
@@ -82,7 +85,13 @@ test('hnswlib search answers exactly as the binding, a wrong-length vector is re
     }
     await assert.rejects(session.search({ vector: new Float32Array(data.d + 1), k: 10, filter: null }), /array length/);
     const p = await loadParticipant('hnswlib');
-    const empty = await p.adapter.open({ dataset: { name: 'empty', n: 10, d: data.d, metric: 'ip', hasText: false }, settings: p.index, workDir: mkdtempSync(join(root, 'empty-')), maxConcurrency: 1, log: () => {} });
+    const empty = await p.adapter.open({
+      dataset: { name: 'empty', n: 10, d: data.d, metric: 'ip', hasText: false },
+      settings: p.index,
+      workDir: mkdtempSync(join(root, 'empty-')),
+      maxConcurrency: 1,
+      log: () => {},
+    });
     assert.deepEqual(Array.from(await empty.search({ vector: data.queries.slice(0, data.d), k: 5, filter: null })), []);
     await empty.close();
   } finally {

@@ -53,20 +53,43 @@ Description: a package without a long description
 test('debian corpus: records, multi-arch ids, known-item graded labels, ambiguous synopses dropped', () => {
   const recs = parseStatus(STATUS);
   assert.equal(recs.length, 5, 'the record without a long description is left out');
-  assert.deepEqual(recs[0], { name: 'libfoo1', arch: 'amd64', source: 'foo', synopsis: 'library for frobnicating widgets', long: 'The foo library frobnicates widgets quickly.\n\nThis package holds the shared library.' });
+  assert.deepEqual(recs[0], {
+    name: 'libfoo1',
+    arch: 'amd64',
+    source: 'foo',
+    synopsis: 'library for frobnicating widgets',
+    long: 'The foo library frobnicates widgets quickly.\n\nThis package holds the shared library.',
+  });
   const c = debianCorpus(STATUS, 'fixture');
-  assert.deepEqual(c.docs.map((d) => d.id), ['libfoo1:amd64', 'libfoo1:i386', 'foo-tools', 'bar', 'baz']);
+  assert.deepEqual(
+    c.docs.map((d) => d.id),
+    ['libfoo1:amd64', 'libfoo1:i386', 'foo-tools', 'bar', 'baz'],
+  );
   // "transitional package" belongs to two sources: ambiguous, no query.
-  assert.deepEqual(c.queries.map((q) => q.text), ['library for frobnicating widgets', 'command line tools for widgets']);
-  assert.deepEqual([...c.qrels.get('q:libfoo1:amd64')!].sort(), [['foo-tools', 1], ['libfoo1:amd64', 2], ['libfoo1:i386', 2]]);
-  assert.deepEqual([...c.qrels.get('q:foo-tools')!].sort(), [['foo-tools', 2], ['libfoo1:amd64', 1], ['libfoo1:i386', 1]]);
+  assert.deepEqual(
+    c.queries.map((q) => q.text),
+    ['library for frobnicating widgets', 'command line tools for widgets'],
+  );
+  assert.deepEqual([...c.qrels.get('q:libfoo1:amd64')!].sort(), [
+    ['foo-tools', 1],
+    ['libfoo1:amd64', 2],
+    ['libfoo1:i386', 2],
+  ]);
+  assert.deepEqual([...c.qrels.get('q:foo-tools')!].sort(), [
+    ['foo-tools', 2],
+    ['libfoo1:amd64', 1],
+    ['libfoo1:i386', 1],
+  ]);
 });
 
 test('client-side BM25: ranks by term rarity and respects a row filter', () => {
   const bm = new Bm25Index(['the quick brown fox', 'a lazy dog sleeps', 'quick quick dogs run', 'brown bread and butter']);
   // "dog" stems match rows 1 and 2; "lazy" only row 1.
   assert.deepEqual(bm.search('lazy dogs', 10), [1, 2]);
-  assert.deepEqual(bm.search('lazy dogs', 10, (row) => row !== 1), [2]);
+  assert.deepEqual(
+    bm.search('lazy dogs', 10, (row) => row !== 1),
+    [2],
+  );
   assert.deepEqual(bm.search('zebra', 10), []);
   assert.deepEqual(bm.search('brown', 1).length, 1);
 });
@@ -85,7 +108,16 @@ before(async () => {
   assert.ok(existsSync(DEBIAN_STATUS), `${DEBIAN_STATUS} is on every Debian machine`);
   process.env.VECBENCH_QUIET = '1';
   ds = await prepareDataset(dataDir, DEBIAN_DATASET);
-  await run({ dataset: DEBIAN_DATASET, participants: ['exact', 'hnswlib'], outDir, dataDir, clients: 4, groups: [{ filter: 'none', k: 10 }], pointTimeoutS: 600, loadTimeoutS: 600 });
+  await run({
+    dataset: DEBIAN_DATASET,
+    participants: ['exact', 'hnswlib'],
+    outDir,
+    dataDir,
+    clients: 4,
+    groups: [{ filter: 'none', k: 10 }],
+    pointTimeoutS: 600,
+    loadTimeoutS: 600,
+  });
   for (const p of ['exact', 'hnswlib']) sections[p] = readQualitySection(readResult(resultPath(outDir, DEBIAN_DATASET, p)).extra, p)!;
 });
 
@@ -103,8 +135,14 @@ test('every arm is measured: keyword once, dense and hybrid at every ladder poin
   assert.equal(q.status, 'measured');
   assert.equal(q.queries, ds.nq);
   assert.equal(q.points.filter((p) => p.arm === 'keyword').length, 1);
-  assert.deepEqual(q.points.filter((p) => p.arm === 'dense').map((p) => p.knobs), ladder);
-  assert.deepEqual(q.points.filter((p) => p.arm === 'hybrid').map((p) => p.knobs), ladder);
+  assert.deepEqual(
+    q.points.filter((p) => p.arm === 'dense').map((p) => p.knobs),
+    ladder,
+  );
+  assert.deepEqual(
+    q.points.filter((p) => p.arm === 'hybrid').map((p) => p.knobs),
+    ladder,
+  );
   assert.equal(q.keyword?.where, 'client-side');
   assert.match(q.keyword!.scoring, /BM25/);
   for (const p of q.points) {
@@ -121,7 +159,16 @@ test('the keyword arm scores what BM25 returns, the same for every participant',
   const bm = new Bm25Index(ds.text!);
   const labels = ds.labels!;
   const queries = [...labels.qrels.keys()].sort((a, b) => a - b);
-  const mean = queries.reduce((a, q) => a + scoreRanking(bm.search(labels.queryText[q], 100).map((r) => labels.docIds[r]), labels.qrels.get(q)!).ndcg10, 0) / queries.length;
+  const mean =
+    queries.reduce(
+      (a, q) =>
+        a +
+        scoreRanking(
+          bm.search(labels.queryText[q], 100).map((r) => labels.docIds[r]),
+          labels.qrels.get(q)!,
+        ).ndcg10,
+      0,
+    ) / queries.length;
   for (const p of ['exact', 'hnswlib']) {
     const kw = sections[p].points.find((x) => x.arm === 'keyword')!;
     assert.ok(Math.abs(kw.metrics.ndcg10 - mean) < 1e-12, `${p}: ${kw.metrics.ndcg10} vs ${mean}`);
@@ -158,45 +205,67 @@ test('oracle and Delta bridge: exact search is the oracle; hybrid lifts are pair
 test('report: quality rows per participant and arm, and a terminal section', () => {
   const results = ['exact', 'hnswlib'].map((p) => readResult(resultPath(outDir, DEBIAN_DATASET, p)));
   const rows = deriveQuality(results);
-  assert.deepEqual([...new Set(rows.map((r) => `${r.participant}/${r.arm}`))].sort(), ['exact/dense', 'exact/hybrid', 'exact/keyword', 'hnswlib/dense', 'hnswlib/hybrid', 'hnswlib/keyword']);
+  assert.deepEqual([...new Set(rows.map((r) => `${r.participant}/${r.arm}`))].sort(), [
+    'exact/dense',
+    'exact/hybrid',
+    'exact/keyword',
+    'hnswlib/dense',
+    'hnswlib/hybrid',
+    'hnswlib/keyword',
+  ]);
   const text = renderQuality(rows);
   assert.match(text, /answer quality on debian-packages/);
   assert.match(text, /nDCG@10 \[95% CI\]/);
   // Print the figures the issue asks for (visible in the test log).
   const best = (arm: string) => rows.filter((r) => r.participant === 'exact' && r.arm === arm)[0];
   const h = best('hybrid');
-  process.stderr.write(`built-in corpus (${ds.n} docs, ${ds.nq} queries), exact: nDCG@10 dense ${best('dense').ndcg10.toFixed(3)}, keyword ${best('keyword').ndcg10.toFixed(3)}, hybrid ${h.ndcg10.toFixed(3)}; lift vs dense ${h.lift_over_dense!.toFixed(3)} [${h.lift_over_dense_ci_low!.toFixed(3)}, ${h.lift_over_dense_ci_high!.toFixed(3)}], vs keyword ${h.lift_over_keyword!.toFixed(3)} [${h.lift_over_keyword_ci_low!.toFixed(3)}, ${h.lift_over_keyword_ci_high!.toFixed(3)}]\n`);
+  process.stderr.write(
+    `built-in corpus (${ds.n} docs, ${ds.nq} queries), exact: nDCG@10 dense ${best('dense').ndcg10.toFixed(3)}, keyword ${best('keyword').ndcg10.toFixed(3)}, hybrid ${h.ndcg10.toFixed(3)}; lift vs dense ${h.lift_over_dense!.toFixed(3)} [${h.lift_over_dense_ci_low!.toFixed(3)}, ${h.lift_over_dense_ci_high!.toFixed(3)}], vs keyword ${h.lift_over_keyword!.toFixed(3)} [${h.lift_over_keyword_ci_low!.toFixed(3)}, ${h.lift_over_keyword_ci_high!.toFixed(3)}]\n`,
+  );
 });
 
-for (const [name, scoring] of [['lancedb', /BM25/], ['pgvector-pglite', /ts_rank: not BM25, no IDF/]] as const) test(`${name}: its native keyword arm answers the labelled queries and honours filters`, async () => {
-  const p = await loadParticipant(name);
-  const workDir = mkdtempSync(join(tmpdir(), `vecbench-${name}-fts-`));
-  const session = await p.adapter.open({ dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: true }, settings: p.index, workDir, maxConcurrency: 2, log: () => {} });
-  try {
-    assert.ok(session.keywordSearch, 'a text dataset gets the native keyword arm');
-    assert.match(p.adapter.keywordScoring ?? '', scoring);
-    const ids = Int32Array.from({ length: ds.n }, (_, i) => i);
-    await session.ingest({ ids, vectors: ds.base, attrs: ds.attrs, text: ds.text });
-    await session.buildIndex();
-    const labels = ds.labels!;
-    const queries = [...labels.qrels.keys()].sort((a, b) => a - b);
-    let ndcg = 0;
-    for (const q of queries) {
-      const got = Array.from(await session.keywordSearch!(labels.queryText[q], 10, null));
-      assert.ok(got.length <= 10 && got.every((id) => id >= 0 && id < ds.n));
-      ndcg += scoreRanking(got.map((r) => labels.docIds[r]), labels.qrels.get(q)!).ndcg10;
+for (const [name, scoring] of [
+  ['lancedb', /BM25/],
+  ['pgvector-pglite', /ts_rank: not BM25, no IDF/],
+] as const)
+  test(`${name}: its native keyword arm answers the labelled queries and honours filters`, async () => {
+    const p = await loadParticipant(name);
+    const workDir = mkdtempSync(join(tmpdir(), `vecbench-${name}-fts-`));
+    const session = await p.adapter.open({
+      dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: true },
+      settings: p.index,
+      workDir,
+      maxConcurrency: 2,
+      log: () => {},
+    });
+    try {
+      assert.ok(session.keywordSearch, 'a text dataset gets the native keyword arm');
+      assert.match(p.adapter.keywordScoring ?? '', scoring);
+      const ids = Int32Array.from({ length: ds.n }, (_, i) => i);
+      await session.ingest({ ids, vectors: ds.base, attrs: ds.attrs, text: ds.text });
+      await session.buildIndex();
+      const labels = ds.labels!;
+      const queries = [...labels.qrels.keys()].sort((a, b) => a - b);
+      let ndcg = 0;
+      for (const q of queries) {
+        const got = Array.from(await session.keywordSearch!(labels.queryText[q], 10, null));
+        assert.ok(got.length <= 10 && got.every((id) => id >= 0 && id < ds.n));
+        ndcg += scoreRanking(
+          got.map((r) => labels.docIds[r]),
+          labels.qrels.get(q)!,
+        ).ndcg10;
+      }
+      ndcg /= queries.length;
+      assert.ok(ndcg > 0.3, `native keyword nDCG@10 ${ndcg}`);
+      const filter = { op: 'eq' as const, field: 'cat10' as const, value: 3 };
+      const filtered = Array.from(await session.keywordSearch!(labels.queryText[queries[0]], 50, filter));
+      assert.ok(filtered.length > 0 && filtered.every((id) => ds.attrs.cat10[id] === 3), 'rows come back, and every one passes the filter');
+      // A deleted row is never returned again.
+      const victim = filtered[0];
+      await session.delete!(Int32Array.of(victim));
+      assert.ok(!Array.from(await session.keywordSearch!(labels.queryText[queries[0]], 50, filter)).includes(victim));
+    } finally {
+      await session.close();
+      rmSync(workDir, { recursive: true, force: true });
     }
-    ndcg /= queries.length;
-    assert.ok(ndcg > 0.3, `native keyword nDCG@10 ${ndcg}`);
-    const filter = { op: 'eq' as const, field: 'cat10' as const, value: 3 };
-    const filtered = Array.from(await session.keywordSearch!(labels.queryText[queries[0]], 50, filter));
-    assert.ok(filtered.length > 0 && filtered.every((id) => ds.attrs.cat10[id] === 3), 'rows come back, and every one passes the filter');
-    // A deleted row is never returned again.
-    const victim = filtered[0];
-    await session.delete!(Int32Array.of(victim));
-    assert.ok(!Array.from(await session.keywordSearch!(labels.queryText[queries[0]], 50, filter)).includes(victim));
-  } finally {
-    await session.close();
-    rmSync(workDir, { recursive: true, force: true });
-  }
-});
+  });

@@ -45,7 +45,10 @@ test('no import circles in src/ and participants/', async () => {
   // The graph is real: the tool resolved the .ts imports (an empty graph has no circles either).
   const run = result.modules.find((m) => m.source === 'src/runner/run.ts');
   assert.ok(run, 'src/runner/run.ts was not cruised');
-  assert.ok(run.dependencies.some((d) => d.resolved === 'src/runner/measure-group.ts'), 'run.ts -> measure-group.ts not seen');
+  assert.ok(
+    run.dependencies.some((d) => d.resolved === 'src/runner/measure-group.ts'),
+    'run.ts -> measure-group.ts not seen',
+  );
   const circles = circlesOf(result);
   assert.deepEqual(circles, [], `import circles:\n${circles.join('\n')}`);
 });

@@ -44,7 +44,9 @@ export function vectorBenchFixture(dataset: string) {
         clients: 8,
         status: 'measured',
         startup: { first_query_ms: 3.1 },
-        points: [tp(0, 16, 0.88, 5200), tp(1, 32, 0.945, 3900), tp(2, 64, 0.962, 2700), tp(3, 128, 0.993, 1500)].map((p, i) => (i === 3 ? { ...p, knobs: { hnsw_ef: 128, mode: HOSTILE } } : p)),
+        points: [tp(0, 16, 0.88, 5200), tp(1, 32, 0.945, 3900), tp(2, 64, 0.962, 2700), tp(3, 128, 0.993, 1500)].map((p, i) =>
+          i === 3 ? { ...p, knobs: { hnsw_ef: 128, mode: HOSTILE } } : p,
+        ),
       },
       {
         key: 'none/10',
@@ -76,7 +78,17 @@ export function vectorBenchFixture(dataset: string) {
         status: 'measured',
         points: [tp(0, 16, 0.91, 3000), tp(1, 32, 0.95, 2000)],
       },
-      { key: 'lang/10', filter: 'lang', k: 10, exact: false, view: 'throughput', clients: 8, status: 'unsupported', reason: 'no lang payload index', points: [] },
+      {
+        key: 'lang/10',
+        filter: 'lang',
+        k: 10,
+        exact: false,
+        view: 'throughput',
+        clients: 8,
+        status: 'unsupported',
+        reason: 'no lang payload index',
+        points: [],
+      },
     ],
   };
 }

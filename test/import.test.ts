@@ -29,7 +29,11 @@ mkdirSync(files, { recursive: true });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function vecbench(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 300_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data },
+    timeout: 300_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -58,7 +62,15 @@ describe('helpers', () => {
   test('the ladder is renumbered in knob order, views sharing an index', () => {
     const p = (ef: number, view: 'latency' | 'throughput') => ({ knobs: { ef }, view, ladder_index: 9 }) as unknown as ResultPoint;
     const r = renumberLadder([p(40, 'throughput'), p(10, 'throughput'), p(10, 'latency'), p(20, 'throughput')]);
-    assert.deepEqual(r.map((x) => [x.knobs.ef, x.view, x.ladder_index]), [[10, 'latency', 0], [10, 'throughput', 0], [20, 'throughput', 1], [40, 'throughput', 2]]);
+    assert.deepEqual(
+      r.map((x) => [x.knobs.ef, x.view, x.ladder_index]),
+      [
+        [10, 'latency', 0],
+        [10, 'throughput', 0],
+        [20, 'throughput', 1],
+        [40, 'throughput', 2],
+      ],
+    );
   });
   test('formats are told by content', () => {
     const j = writeJson(join(files, 'not-vb.json'), { hello: 1 });
@@ -129,8 +141,19 @@ describe('ann-benchmarks HDF5 result files', () => {
     assert.equal(stored.participant, 'fakeann@ann-benchmarks');
     assert.equal(stored.origin, 'imported');
     const pts = stored.groups[0].points;
-    assert.deepEqual(pts.map((p) => p.knobs), [{ M: 16, ef: 10 }, { M: 16, ef: 20 }, { M: 16, ef: 40 }, { M: 16, ef: 80 }]);
-    assert.deepEqual(pts.map((p) => p.ladder_index), [0, 1, 2, 3]);
+    assert.deepEqual(
+      pts.map((p) => p.knobs),
+      [
+        { M: 16, ef: 10 },
+        { M: 16, ef: 20 },
+        { M: 16, ef: 40 },
+        { M: 16, ef: 80 },
+      ],
+    );
+    assert.deepEqual(
+      pts.map((p) => p.ladder_index),
+      [0, 1, 2, 3],
+    );
     pts.forEach((p, i) => {
       assert.ok(Math.abs(p.recall - AB_EXPECTED[i].recall) < 1e-12, `run ${i}: recall ${p.recall}, expected ${AB_EXPECTED[i].recall}`);
       assert.ok(Math.abs(p.recall_strict - AB_EXPECTED[i].recall) < 1e-12);
@@ -146,19 +169,27 @@ describe('ann-benchmarks HDF5 result files', () => {
     assert.equal(Object.values(runs)[0].build_time, 1.25);
   });
 
-  test("an algo name that climbs out of --out is refused (issue 15, item 2)", async () => {
+  test('an algo name that climbs out of --out is refused (issue 15, item 2)', async () => {
     const hostileDir = join(dir, 'hostile-ab');
     mkdirSync(hostileDir, { recursive: true });
     const [hostile] = await writeAnnBenchmarksFixtures(hostileDir, ds, naiveTopK(ds, 10), 10, AB_RUNS.slice(0, 1), '../../escaped-algo');
     const hostileOut = join(dir, 'hostile-ab-out');
-    await assert.rejects(importResults(hostile, { outDir: hostileOut, dataDir: data, dataset: DS }), (e: Error) => e.message === `${hostile}: algo "../../escaped-algo" cannot be a name under --out: use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters; correct it in the file`);
+    await assert.rejects(
+      importResults(hostile, { outDir: hostileOut, dataDir: data, dataset: DS }),
+      (e: Error) =>
+        e.message ===
+        `${hostile}: algo "../../escaped-algo" cannot be a name under --out: use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters; correct it in the file`,
+    );
     assert.equal(existsSync(hostileOut), false);
     assert.equal(existsSync(join(dir, 'escaped-algo@ann-benchmarks.json')), false);
   });
 
   test('a file for another dataset shape is refused with the fix', async () => {
     await writePrepared(data, 'tiny-100', generateSynthetic(1000, 100, { clusters: 5 }));
-    await assert.rejects(importResults(paths[0], { outDir: out, dataDir: data, dataset: 'tiny-100' }), /300 queries, but dataset tiny-100 has 100; pass --dataset/);
+    await assert.rejects(
+      importResults(paths[0], { outDir: out, dataDir: data, dataset: 'tiny-100' }),
+      /300 queries, but dataset tiny-100 has 100; pass --dataset/,
+    );
   });
 });
 
@@ -180,7 +211,9 @@ describe('through the command line: tables read imported points with the cell ru
     for (const participant of ['fakeann@ann-benchmarks', 'qdrant-default@vectorbench']) {
       const stored = readAllResults(out).find((x) => x.participant === participant)!;
       for (const g of stored.groups.filter((x) => x.status === 'measured')) {
-        const pts: CurvePoint[] = g.points.filter((p) => p.view === 'throughput' && !p.flags.includes('exact-search')).map((p) => ({ recall: p.recall, value: p.qps, knobs: p.knobs, ladderIndex: p.ladder_index }));
+        const pts: CurvePoint[] = g.points
+          .filter((p) => p.view === 'throughput' && !p.flags.includes('exact-search'))
+          .map((p) => ({ recall: p.recall, value: p.qps, knobs: p.knobs, ladderIndex: p.ladder_index }));
         for (const e of expectedCells(pts)) {
           const c = cells.find((x) => x.participant === participant && x.group === g.key && x.target === e.target);
           assert.ok(c, `${participant} ${g.key} ${e.target}: no cell`);
@@ -225,21 +258,66 @@ function allPaths(root: string): string[] {
   });
 }
 
-describe('names from an imported file go through the runner\'s rule (issue 15, item 2)', () => {
+describe("names from an imported file go through the runner's rule (issue 15, item 2)", () => {
   // Outside the test's directory: where '../../../../tmp/...' from <dir>/hostile-out lands.
   const climbDir = `${basename(dir)}-escaped`;
   after(() => rmSync(join(tmpdir(), climbDir), { recursive: true, force: true }));
   const fixture = () => vectorBenchFixture(DS);
   const cases: { what: string; file: () => unknown; field: string; shown: string }[] = [
-    { what: 'a dataset name that climbs out of --out', file: () => ({ ...fixture(), dataset: `../../../../tmp/${climbDir}/PWNED` }), field: 'dataset', shown: JSON.stringify(`../../../../tmp/${climbDir}/PWNED`) },
-    { what: 'a dataset name (object form) climbing into the test directory', file: () => ({ ...fixture(), dataset: { name: '../escaped-ds', n: 3000 } }), field: 'dataset.name', shown: '"../escaped-ds"' },
-    { what: 'an absolute dataset name', file: () => ({ ...fixture(), dataset: join(tmpdir(), climbDir, 'abs') }), field: 'dataset', shown: JSON.stringify(join(tmpdir(), climbDir, 'abs')) },
-    { what: 'a participant name that climbs out', file: () => ({ ...fixture(), participant: '../../escaped-p' }), field: 'participant', shown: '"../../escaped-p"' },
-    { what: 'a name (no participant) that is absolute', file: () => ({ ...fixture(), participant: undefined, name: `/tmp/${climbDir}/n` }), field: 'name', shown: JSON.stringify(`/tmp/${climbDir}/n`) },
-    { what: 'a participant name with a NUL byte', file: () => ({ ...fixture(), participant: 'qdrant\u0000.json' }), field: 'participant', shown: '"qdrant\\u0000.json"' },
-    { what: 'an overlong dataset name', file: () => ({ ...fixture(), dataset: 'd'.repeat(300) }), field: 'dataset', shown: `"${'d'.repeat(60)}"... (300 characters)` },
-    { what: "a group's filter that climbs out", file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], filter: '../../escaped-g' }] }), field: 'groups.0.filter', shown: '"../../escaped-g"' },
-    { what: "a group key's filter that climbs out", file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], key: '../../escaped-k/10', filter: undefined }] }), field: 'groups.0.key', shown: '"../../escaped-k/10"' },
+    {
+      what: 'a dataset name that climbs out of --out',
+      file: () => ({ ...fixture(), dataset: `../../../../tmp/${climbDir}/PWNED` }),
+      field: 'dataset',
+      shown: JSON.stringify(`../../../../tmp/${climbDir}/PWNED`),
+    },
+    {
+      what: 'a dataset name (object form) climbing into the test directory',
+      file: () => ({ ...fixture(), dataset: { name: '../escaped-ds', n: 3000 } }),
+      field: 'dataset.name',
+      shown: '"../escaped-ds"',
+    },
+    {
+      what: 'an absolute dataset name',
+      file: () => ({ ...fixture(), dataset: join(tmpdir(), climbDir, 'abs') }),
+      field: 'dataset',
+      shown: JSON.stringify(join(tmpdir(), climbDir, 'abs')),
+    },
+    {
+      what: 'a participant name that climbs out',
+      file: () => ({ ...fixture(), participant: '../../escaped-p' }),
+      field: 'participant',
+      shown: '"../../escaped-p"',
+    },
+    {
+      what: 'a name (no participant) that is absolute',
+      file: () => ({ ...fixture(), participant: undefined, name: `/tmp/${climbDir}/n` }),
+      field: 'name',
+      shown: JSON.stringify(`/tmp/${climbDir}/n`),
+    },
+    {
+      what: 'a participant name with a NUL byte',
+      file: () => ({ ...fixture(), participant: 'qdrant\u0000.json' }),
+      field: 'participant',
+      shown: '"qdrant\\u0000.json"',
+    },
+    {
+      what: 'an overlong dataset name',
+      file: () => ({ ...fixture(), dataset: 'd'.repeat(300) }),
+      field: 'dataset',
+      shown: `"${'d'.repeat(60)}"... (300 characters)`,
+    },
+    {
+      what: "a group's filter that climbs out",
+      file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], filter: '../../escaped-g' }] }),
+      field: 'groups.0.filter',
+      shown: '"../../escaped-g"',
+    },
+    {
+      what: "a group key's filter that climbs out",
+      file: () => ({ ...fixture(), groups: [{ ...fixture().groups[0], key: '../../escaped-k/10', filter: undefined }] }),
+      field: 'groups.0.key',
+      shown: '"../../escaped-k/10"',
+    },
   ];
   let n = 0;
   for (const c of cases) {
@@ -262,7 +340,11 @@ describe('VectorBench groups it did not ask and points without recall (issue 15,
   test('an n/a group is not_asked with its reason, not unsupported', async () => {
     const reason = 'median 999 matching rows < 1000';
     const f = vectorBenchFixture(DS);
-    const path = writeJson(join(files, 'na.json'), { ...f, participant: 'qdrant-na', groups: [...f.groups, { key: 'cat1000/10', filter: 'cat1000', k: 10, exact: false, view: 'throughput', clients: 8, status: 'n/a', reason, points: [] }] });
+    const path = writeJson(join(files, 'na.json'), {
+      ...f,
+      participant: 'qdrant-na',
+      groups: [...f.groups, { key: 'cat1000/10', filter: 'cat1000', k: 10, exact: false, view: 'throughput', clients: 8, status: 'n/a', reason, points: [] }],
+    });
     const stored = readResult((await importResults(path, { outDir: join(dir, 'na-out'), dataDir: data })).path);
     const g = stored.groups.find((x) => x.key === 'cat1000/10')!;
     assert.equal(g.status, 'not_asked');
@@ -285,14 +367,24 @@ describe('VectorBench groups it did not ask and points without recall (issue 15,
     const nullOut = join(dir, 'null-out');
     const r = vecbench('import', path, '--out', nullOut, '--dataset', DS);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /null-recall\.json: note: none\/10 \(throughput view\): recall is null in the imported file; the point is skipped, as VectorBench skips it\n/);
+    assert.match(
+      r.stdout,
+      /null-recall\.json: note: none\/10 \(throughput view\): recall is null in the imported file; the point is skipped, as VectorBench skips it\n/,
+    );
     const stored = readResult(join(nullOut, DS, 'qdrant-null@vectorbench.json'));
     const g = stored.groups.find((x) => x.key === 'none/10')!;
     assert.equal(g.status, 'measured');
     const tp = g.points.filter((p) => p.view === 'throughput' && !p.flags.includes('exact-search'));
-    assert.deepEqual(tp.map((p) => p.ladder_index), [0, 2, 3], 'the null point is left out');
+    assert.deepEqual(
+      tp.map((p) => p.ladder_index),
+      [0, 2, 3],
+      'the null point is left out',
+    );
     assert.equal(g.points.filter((p) => p.view === 'latency').length, 4, 'the latency view keeps all its points');
-    assert.deepEqual(g.skipped.map((s) => [s.ladder_index, s.knobs]), [[1, { hnsw_ef: 32 }]]);
+    assert.deepEqual(
+      g.skipped.map((s) => [s.ladder_index, s.knobs]),
+      [[1, { hnsw_ef: 32 }]],
+    );
     assert.equal(stored.groups.length, 3, 'the other groups are imported');
   });
 });

@@ -13,7 +13,17 @@ function normal(rand: () => number, n: number, mu: number, sd: number): number[]
   return Array.from({ length: n }, () => mu + sd * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand()));
 }
 
-const passesOf = (qps: number[]) => ({ qps, wall_s: qps.map((q) => 1000 / q), latency_ms: { mean: qps.map((q) => 1000 / q), p50: qps.map((q) => 900 / q), p95: qps.map((q) => 1500 / q), p99: qps.map((q) => 2000 / q), p999: qps.map((q) => 3000 / q) } });
+const passesOf = (qps: number[]) => ({
+  qps,
+  wall_s: qps.map((q) => 1000 / q),
+  latency_ms: {
+    mean: qps.map((q) => 1000 / q),
+    p50: qps.map((q) => 900 / q),
+    p95: qps.map((q) => 1500 / q),
+    p99: qps.map((q) => 2000 / q),
+    p999: qps.map((q) => 3000 / q),
+  },
+});
 
 test('the QPS interval of passes covers the true mean about 95 % of the time', () => {
   const rand = mulberry32(7);
@@ -57,7 +67,15 @@ test('one pass (cold protocol): intervals over its queries; recall over the quer
   assert.deepEqual(recallInterval(new Array(50).fill(1)), [1, 1]);
 });
 
-const cp = (recall: number, value: number, low: number, high: number, extra: Partial<CurvePoint> = {}): CurvePoint => ({ recall, value, low, high, knobs: { ef: Math.round(recall * 1000) }, ladderIndex: 0, ...extra });
+const cp = (recall: number, value: number, low: number, high: number, extra: Partial<CurvePoint> = {}): CurvePoint => ({
+  recall,
+  value,
+  low,
+  high,
+  knobs: { ef: Math.round(recall * 1000) },
+  ladderIndex: 0,
+  ...extra,
+});
 
 test('a calibrated point is the cell unless a better point is better beyond the intervals', () => {
   const cal = cp(0.951, 1000, 950, 1050, { calibratedFor: 0.95 });
@@ -80,37 +98,98 @@ test('a calibrated point is the cell unless a better point is better beyond the 
 });
 
 function cell(participant: string, value: number | null, low: number | null, high: number | null): DerivedCell {
-  return { dataset: 'd', participant, origin: 'measured', group: 'none/10', filter: 'none', k: 10, target: 0.95, view: 'throughput', search: 'ann', status: value === null ? 'not_reached' : 'calibrated', value, ci_low: low, ci_high: high, lead: null, lead_ci: null, tie: false, max_recall: 0.99, read_recall: [], driven: '2 threads', excluded: {} };
+  return {
+    dataset: 'd',
+    participant,
+    origin: 'measured',
+    group: 'none/10',
+    filter: 'none',
+    k: 10,
+    target: 0.95,
+    view: 'throughput',
+    search: 'ann',
+    status: value === null ? 'not_reached' : 'calibrated',
+    value,
+    ci_low: low,
+    ci_high: high,
+    lead: null,
+    lead_ci: null,
+    tie: false,
+    max_recall: 0.99,
+    read_recall: [],
+    driven: '2 threads',
+    excluded: {},
+  };
 }
 
 test('ties: overlapping intervals show no lead; disjoint ones do', () => {
   const row = [cell('a', 1000, 950, 1050), cell('b', 980, 940, 1010), cell('c', 500, 480, 520), cell('d', null, null, null)];
   markLeads(row);
-  assert.deepEqual(row.map((c) => c.tie), [true, true, false, false]);
+  assert.deepEqual(
+    row.map((c) => c.tie),
+    [true, true, false, false],
+  );
   assert.equal(row[1].lead, 0.98);
   assert.match(cellText(row[1]), /≈x1\.00/);
   assert.match(cellText(row[2]), /x0\.50/);
   assert.deepEqual(row[2].lead_ci, [480 / 1050, 520 / 950]);
   const alone = [cell('a', 1000, 990, 1010), cell('b', 900, 880, 920)];
   markLeads(alone);
-  assert.deepEqual(alone.map((c) => c.tie), [false, false]);
+  assert.deepEqual(
+    alone.map((c) => c.tie),
+    [false, false],
+  );
   assert.match(cellText(alone[0]), /x1\.00/);
 });
 
 function point(li: number, view: 'latency' | 'throughput', recall: number, qps: number, extra: Partial<ResultPoint> = {}): ResultPoint {
   const m = 1000 / qps;
-  return { ladder_index: li, knobs: { ef: 10 + li }, view, clients: 2, queries: 1000, query_slice: [0, 999], recall, recall_strict: recall, recall_threshold: recall, short_results: 0, low_recall_share: 0, unknown_ids: 0, duplicate_ids: 0, filter_violations: 0, qps, duration_s: 1, latency_ms: { mean: m, p50: m, p95: m, p99: m, p999: m, max: m }, flags: [], ci: { qps: [qps * 0.97, qps * 1.03], recall: [recall, recall], latency_ms: { mean: [m, m], p50: [m, m], p95: [m, m], p99: [m, m], p999: [m, m] } }, ...extra };
+  return {
+    ladder_index: li,
+    knobs: { ef: 10 + li },
+    view,
+    clients: 2,
+    queries: 1000,
+    query_slice: [0, 999],
+    recall,
+    recall_strict: recall,
+    recall_threshold: recall,
+    short_results: 0,
+    low_recall_share: 0,
+    unknown_ids: 0,
+    duplicate_ids: 0,
+    filter_violations: 0,
+    qps,
+    duration_s: 1,
+    latency_ms: { mean: m, p50: m, p95: m, p99: m, p999: m, max: m },
+    flags: [],
+    ci: { qps: [qps * 0.97, qps * 1.03], recall: [recall, recall], latency_ms: { mean: [m, m], p50: [m, m], p95: [m, m], p99: [m, m], p999: [m, m] } },
+    ...extra,
+  };
 }
 
 function result(points: ResultPoint[]) {
   return resultSchema.parse({
-    format: 'vecbench-result/1', participant: 'p', engine: 'e', engine_version: '1', dataset: { name: 'd', n: 1, d: 1, nq: 1, metric: 'ip', hash: 'h' }, settings: { index: {}, ladders: [] }, filter_strategy: 'x', hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' }, run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 2, complete: true }, load: null,
+    format: 'vecbench-result/1',
+    participant: 'p',
+    engine: 'e',
+    engine_version: '1',
+    dataset: { name: 'd', n: 1, d: 1, nq: 1, metric: 'ip', hash: 'h' },
+    settings: { index: {}, ladders: [] },
+    filter_strategy: 'x',
+    hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' },
+    run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 2, complete: true },
+    load: null,
     groups: [{ key: 'none/10', filter: 'none', k: 10, status: 'measured', median_matches: 10, points, complete: true, skipped: [] }],
   });
 }
 
 test('flagged points never set a cell: the cell reads the others and counts them', () => {
-  const r = result([point(0, 'throughput', 0.9, 5000, { flags: ['client-limited'] }), point(1, 'throughput', 0.95, 3000, { calibrated_for: 0.95 }), point(2, 'throughput', 0.952, 9000, { flags: ['invalid-results'] })]);
+  const r = result([
+    point(0, 'throughput', 0.9, 5000, { flags: ['client-limited'] }),
+    point(1, 'throughput', 0.95, 3000, { calibrated_for: 0.95 }),
+    point(2, 'throughput', 0.952, 9000, { flags: ['invalid-results'] }),
+  ]);
   const c = deriveCells([r]).find((x) => x.target === 0.95)!;
   assert.equal(c.value, 3000);
   assert.deepEqual(c.excluded, { 'client-limited': 1, 'invalid-results': 1 });

@@ -40,7 +40,10 @@ describe('ladder rules with a datasets matcher', () => {
     for (const name of listParticipants()) {
       for (const dataset of ['glove-100-angular', 'fashion-mnist-784-euclidean', 'synthetic-20k']) {
         const p = await loadParticipant(name, undefined, dataset);
-        assert.ok(p.settings.ladders.every((r) => !('datasets' in r)), `${name} ${dataset}: matcher removed`);
+        assert.ok(
+          p.settings.ladders.every((r) => !('datasets' in r)),
+          `${name} ${dataset}: matcher removed`,
+        );
         assert.ok(ladderFor(p.settings, 'none', 10).length > 0, `${name} ${dataset}: none/10 has a ladder`);
       }
     }

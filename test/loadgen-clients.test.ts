@@ -62,7 +62,8 @@ for (const c of cases) {
           const truth = Array.from({ length: nq }, (_, q) => exactTopK(data, q, K, filters[q]));
           // The participant's own session, for the same queries at the same knobs.
           const own: number[][] = [];
-          for (let q = 0; q < nq; q++) own.push(Array.from(await session.search({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k: K, filter: filters[q] })));
+          for (let q = 0; q < nq; q++)
+            own.push(Array.from(await session.search({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k: K, filter: filters[q] })));
           for (const inFlight of [1, 2, 4]) {
             const queries = Array.from({ length: nq }, (_, q) => q);
             const r = await pool.closed(K, queries, filters, inFlight, 30_000);
@@ -107,7 +108,10 @@ describe('the PostgreSQL fast path (src/loadgen/clients/pg-ids.ts) on a real ser
       assert.deepEqual(await conns.execute(series(7)), [7, 8, 9, 10, 11]);
       // More outstanding than connections (what a time-out leaves behind): they queue, all answer.
       const many = await Promise.all(Array.from({ length: 6 }, (_, i) => conns.execute(series(i * 10))));
-      assert.deepEqual(many.map((ids) => ids[0]), [0, 10, 20, 30, 40, 50]);
+      assert.deepEqual(
+        many.map((ids) => ids[0]),
+        [0, 10, 20, 30, 40, 50],
+      );
       // A setting travels ahead of the execution on each connection that lacks it.
       const workMem = encodeExecution('vb_work_mem', "SELECT setting::int FROM pg_settings WHERE name = 'work_mem'", []);
       const setup = encodeSetup(['SET work_mem = 4321', "SET application_name = 'vb'"]);

@@ -42,7 +42,15 @@ test('closed loop: an engine returning id + 2^32 gets unknown ids, not recall', 
 
 test('open loop: an engine returning id + 2^32 gets unknown ids, not recall', async () => {
   const start = nowMs() + 5;
-  checkUnknown(await openLoop(wrapping, { indices: Int32Array.from({ length: n }, (_, i) => i), intendedMs: Float64Array.from({ length: n }, (_, i) => i), startAtMs: start, maxInFlight: 2, timeoutMs: Infinity }));
+  checkUnknown(
+    await openLoop(wrapping, {
+      indices: Int32Array.from({ length: n }, (_, i) => i),
+      intendedMs: Float64Array.from({ length: n }, (_, i) => i),
+      startAtMs: start,
+      maxInFlight: 2,
+      timeoutMs: Infinity,
+    }),
+  );
 });
 
 test('ids in the int32 range are stored as returned', async () => {

@@ -109,7 +109,13 @@ describe('open-loop schedule', () => {
       return [i];
     };
     const start = nowMs() + 20;
-    const r = await openLoop(search, { indices: Int32Array.from({ length: n }, (_, i) => i), intendedMs: intended, startAtMs: start, maxInFlight: 1, timeoutMs: Infinity });
+    const r = await openLoop(search, {
+      indices: Int32Array.from({ length: n }, (_, i) => i),
+      intendedMs: intended,
+      startAtMs: start,
+      maxInFlight: 1,
+      timeoutMs: Infinity,
+    });
     const lat = new Float64Array(n);
     r.indices.forEach((i, j) => (lat[i] = r.latenciesMs[j]));
     assert.ok(r.status.every((s) => s === OK));
@@ -134,7 +140,14 @@ describe('open-loop schedule', () => {
     const pool = await WorkerPool.start({ module: TEST_CLIENT, options: { behaviour: 'stall', ms: 200, at: 30 } }, 1, 8, queries, 1);
     try {
       const intended = Float64Array.from({ length: n }, (_, i) => i * 2);
-      const r = await pool.open(10, Array.from({ length: n }, (_, i) => i), new Array(n).fill(null), intended, 64, 10_000);
+      const r = await pool.open(
+        10,
+        Array.from({ length: n }, (_, i) => i),
+        new Array(n).fill(null),
+        intended,
+        64,
+        10_000,
+      );
       assert.equal(r.errors + r.timeouts, 0);
       // Ids come back per request, in request order.
       for (let i = 0; i < n; i++) assert.deepEqual(Array.from(r.ids.subarray(r.offsets[i], r.offsets[i + 1])), [i]);
@@ -157,7 +170,13 @@ describe('client-limited flag', () => {
       try {
         const cpu = new CpuMeter({ pid: process.pid, tree: false });
         const demand = new DemandMeter(process.pid);
-        const r = await pool.closed(10, Array.from({ length: n }, (_, i) => i % 100), new Array(n).fill(null), inFlight, 10_000);
+        const r = await pool.closed(
+          10,
+          Array.from({ length: n }, (_, i) => i % 100),
+          new Array(n).fill(null),
+          inFlight,
+          10_000,
+        );
         return { qps: n / r.wallS, wallS: r.wallS, n, cpu: cpu.cores()!, busiest: demand.busiestThread() };
       } finally {
         await pool.close();
@@ -194,7 +213,7 @@ describe('client-limited flag', () => {
     assert.ok(!isClientLimited({ mode: 'in-process', qps: ceiling.rps * 0.05, ceilingQps: ceiling.rps }));
   });
 
-  test('HTTP ceiling: the undici client against the null HTTP server, with both sides\' CPU', async () => {
+  test("HTTP ceiling: the undici client against the null HTTP server, with both sides' CPU", async () => {
     const f = await httpCeiling({ inFlight: 8, workers: 1, seconds: 1 });
     assert.equal(f.protocol, 'http');
     assert.ok(f.rps > 50, `rps ${f.rps}`);
@@ -229,7 +248,12 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
   // The PostgreSQL server runs as its own user and must reach its data directory under here.
   chmodSync(dir, 0o755);
   after(() => rmSync(dir, { recursive: true, force: true }));
-  const vecbench = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') }, timeout: 900_000 });
+  const vecbench = (...args: string[]) =>
+    spawnSync(process.execPath, [BIN, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') },
+      timeout: 900_000,
+    });
 
   test('hnswlib (searches one at a time) and lancedb (overlapping): sweep, open loop, flags, report', () => {
     const out = join(dir, 'out');
@@ -266,19 +290,31 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
         // The null ceiling is tens of thousands per second: these engines are not client-bound.
         assert.ok(!p.flags.includes('client-limited'), `${name} in-flight ${p.in_flight} flagged: ${p.qps} vs ${sweep.client.ceiling_qps}`);
       }
-      assert.deepEqual(open.steps.map((s) => s.offered_qps), [100, 200]);
+      assert.deepEqual(
+        open.steps.map((s) => s.offered_qps),
+        [100, 200],
+      );
       for (const s of open.steps) {
         assert.ok(s.requests >= 50 && s.achieved_qps > 0 && s.p99_ms !== null);
         assert.equal(s.within_budget, s.p99_ms! <= 100 && s.errors + s.timeouts === 0 && !s.flags.includes('client-limited'));
       }
-      assert.equal(open.max_qps_within_budget, open.steps.filter((s) => s.within_budget).map((s) => s.offered_qps).sort((a, b) => b - a)[0] ?? null);
+      assert.equal(
+        open.max_qps_within_budget,
+        open.steps
+          .filter((s) => s.within_budget)
+          .map((s) => s.offered_qps)
+          .sort((a, b) => b - a)[0] ?? null,
+      );
       // Ordinary points carry flags too (none expected here), and the ceiling was measured for them.
       for (const g of res.groups) for (const p of g.points) assert.ok(Array.isArray(p.flags) && !p.flags.includes('client-limited'));
     }
     const json = vecbench('report', '--out', out, '--json');
     assert.equal(json.status, 0, json.stderr);
     const load = JSON.parse(json.stdout).load as { participant: string; concurrency: unknown; open_loop: unknown }[];
-    assert.deepEqual(load.map((l) => l.participant), ['hnswlib', 'lancedb']);
+    assert.deepEqual(
+      load.map((l) => l.participant),
+      ['hnswlib', 'lancedb'],
+    );
     assert.ok(load.every((l) => l.concurrency && l.open_loop));
     const page = readFileSync(join(out, 'report', 'index.html'), 'utf8');
     assert.match(page, /Concurrency sweep/);
@@ -296,7 +332,29 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
   test('pgvector on a real PostgreSQL: driven from worker threads through its load client', () => {
     // Needs participants/pgvector/provision.sh (CI runs it); a missing server fails with its message.
     const out = join(dir, 'out-pg');
-    const r = vecbench('run', '--dataset', 'synthetic-3000', '--participants', 'pgvector', '--groups', 'none/10', '--out', out, '--clients', '4', '--concurrency', '1,4', '--open-loop', '1000', '--open-step', '2', '--load-requests', '3000', '--client-workers', '2');
+    const r = vecbench(
+      'run',
+      '--dataset',
+      'synthetic-3000',
+      '--participants',
+      'pgvector',
+      '--groups',
+      'none/10',
+      '--out',
+      out,
+      '--clients',
+      '4',
+      '--concurrency',
+      '1,4',
+      '--open-loop',
+      '1000',
+      '--open-step',
+      '2',
+      '--load-requests',
+      '3000',
+      '--client-workers',
+      '2',
+    );
     // 3,000 requests a sweep point and 2,000 in the open loop: enough server CPU to move /proc's
     // 10 ms ticks at the cheapest knobs (200 requests took 20 ms).
     assert.equal(r.status, 0, r.stderr);
@@ -309,16 +367,25 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
     // The points were held against the PostgreSQL protocol's null ceiling, measured at the
     // sweep's levels and the open loop's.
     assert.equal(sweep.client.protocol, 'postgres');
-    assert.deepEqual(sweep.client.protocol_ceilings?.map((c) => c.in_flight), [1, 4, 64]);
+    assert.deepEqual(
+      sweep.client.protocol_ceilings?.map((c) => c.in_flight),
+      [1, 4, 64],
+    );
     for (const c of sweep.client.protocol_ceilings ?? []) assert.ok(c.qps > 0);
     assert.equal(sweep.client.ceiling_qps, sweep.client.protocol_ceilings?.[0].qps);
-    assert.ok(sweep.notes.some((n) => /postgres null ceiling \(.*PostgreSQL.* holding 10 rows/.test(n)), sweep.notes.join('; '));
+    assert.ok(
+      sweep.notes.some((n) => /postgres null ceiling \(.*PostgreSQL.* holding 10 rows/.test(n)),
+      sweep.notes.join('; '),
+    );
     // Each point is flagged when its rate reaches half the ceiling at its level.
     for (const p of sweep.points) {
       const ceiling = sweep.client.protocol_ceilings!.find((c) => c.in_flight === p.in_flight)!.qps;
       if (p.qps >= 0.5 * ceiling) assert.ok(p.flags.includes('client-limited'), `in-flight ${p.in_flight}: ${p.qps} QPS against a ceiling of ${ceiling}`);
     }
-    assert.deepEqual(sweep.points.map((p) => p.in_flight), [1, 4]);
+    assert.deepEqual(
+      sweep.points.map((p) => p.in_flight),
+      [1, 4],
+    );
     for (const p of [...sweep.points, ...open.steps]) {
       assert.equal(p.errors + p.timeouts, 0, p.first_error);
       // The worker clients ran the session's own statement at the same knobs: same recall.
@@ -330,18 +397,38 @@ describe('vecbench run --concurrency / --open-loop on real engines', () => {
     }
   });
 
-  test('vecbench ceiling: PostgreSQL and Redis through the participants\' own clients against their servers holding k rows', () => {
+  test("vecbench ceiling: PostgreSQL and Redis through the participants' own clients against their servers holding k rows", () => {
     const out = join(dir, 'ceiling');
     const r = vecbench('ceiling', '--protocols', 'postgres,redis', '--in-flight', '1,4', '--seconds', '1', '--out', out);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^ceiling postgres in_flight=1 workers=1 rps=\d+/m);
     assert.match(r.stdout, /^ceiling redis in_flight=4 workers=1 rps=\d+/m);
-    const file = JSON.parse(readFileSync(join(out, 'ceiling.json'), 'utf8')) as { format: string; machine: { cores: number }; figures: { protocol: string; in_flight: number; rps: number; requests: number; null_engine: string; null_engine_cpu_cores: number | null; client_cpu_cores: number | null }[] };
+    const file = JSON.parse(readFileSync(join(out, 'ceiling.json'), 'utf8')) as {
+      format: string;
+      machine: { cores: number };
+      figures: {
+        protocol: string;
+        in_flight: number;
+        rps: number;
+        requests: number;
+        null_engine: string;
+        null_engine_cpu_cores: number | null;
+        client_cpu_cores: number | null;
+      }[];
+    };
     assert.equal(file.format, 'vecbench-ceiling/1');
-    assert.deepEqual(file.figures.map((f) => `${f.protocol}@${f.in_flight}`), ['postgres@1', 'postgres@4', 'redis@1', 'redis@4']);
+    assert.deepEqual(
+      file.figures.map((f) => `${f.protocol}@${f.in_flight}`),
+      ['postgres@1', 'postgres@4', 'redis@1', 'redis@4'],
+    );
     for (const f of file.figures) {
       assert.ok(f.rps > 0 && f.requests >= 300, JSON.stringify(f));
-      assert.match(f.null_engine, f.protocol === 'postgres' ? /PostgreSQL.* holding 10 rows, queried through participants\/pgvector's load client/ : /Redis 8.* holding 10 rows, queried through participants\/redis's load client/);
+      assert.match(
+        f.null_engine,
+        f.protocol === 'postgres'
+          ? /PostgreSQL.* holding 10 rows, queried through participants\/pgvector's load client/
+          : /Redis 8.* holding 10 rows, queried through participants\/redis's load client/,
+      );
       // Both sides worked: the client threads, and the server's process tree.
       assert.ok(f.client_cpu_cores !== null && f.client_cpu_cores > 0 && f.null_engine_cpu_cores !== null && f.null_engine_cpu_cores > 0, JSON.stringify(f));
     }

@@ -53,11 +53,27 @@ function writeFvecs(path: string, rows: number, d: number, seed: number): void {
   writeFileSync(path, buf);
 }
 
-const prepareCustom = (name: string, dataDir = data, queries = 'queries.fvecs') => ['prepare', 'custom', '--name', name, '--base', join(inputs, 'base.fvecs'), '--queries', join(inputs, queries), '--metric', 'l2', '--data', dataDir];
+const prepareCustom = (name: string, dataDir = data, queries = 'queries.fvecs') => [
+  'prepare',
+  'custom',
+  '--name',
+  name,
+  '--base',
+  join(inputs, 'base.fvecs'),
+  '--queries',
+  join(inputs, queries),
+  '--metric',
+  'l2',
+  '--data',
+  dataDir,
+];
 
 /** Starts a process that holds a lock until killed; resolves once it holds it. */
 async function holder(...args: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, VECBENCH_QUIET: '1' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, VECBENCH_QUIET: '1' },
+  });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (b: Buffer) => (b.toString().includes('held') ? resolve() : undefined));
@@ -113,7 +129,9 @@ describe('the results directory lock', () => {
   test('run, import, report --html into it, ceiling and churn are refused while another process writes --out; read-only commands are not', async () => {
     const out = join(root, 'out-held');
     const other = await holder('out', out);
-    const held = new RegExp(`^vecbench: results directory ${esc(out)} is in use by pid ${other.pid} \\(vecbench out ${esc(out)}\\) ${SINCE}; wait for it to finish \\(or stop it\\), or pass another --out$`);
+    const held = new RegExp(
+      `^vecbench: results directory ${esc(out)} is in use by pid ${other.pid} \\(vecbench out ${esc(out)}\\) ${SINCE}; wait for it to finish \\(or stop it\\), or pass another --out$`,
+    );
     assert.match(refused(vecbench(['run', '--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/10', '--data', data, '--out', out])), held);
     assert.match(refused(vecbench(['import', join(inputs, 'missing.json'), '--out', out])), held);
     assert.match(refused(vecbench(['report', '--out', out, '--html', join(out, 'report')])), held);
@@ -134,7 +152,12 @@ describe('the results directory lock', () => {
     assert.equal(r.code, 2, r.stderr);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 2, r.stderr);
-    assert.match(lines[0], new RegExp(`^note: results directory ${esc(out)}: took over the stale lock ${esc(join(out, OUT_LOCK_FILE))} of pid ${other.pid} \\(vecbench out ${esc(out)}\\) ${SINCE}, which no longer runs$`));
+    assert.match(
+      lines[0],
+      new RegExp(
+        `^note: results directory ${esc(out)}: took over the stale lock ${esc(join(out, OUT_LOCK_FILE))} of pid ${other.pid} \\(vecbench out ${esc(out)}\\) ${SINCE}, which no longer runs$`,
+      ),
+    );
     assert.doesNotMatch(lines[1], /in use by/);
     assert.equal(existsSync(join(out, OUT_LOCK_FILE)), false, 'the error released the lock');
   });
@@ -147,7 +170,10 @@ describe('the results directory lock', () => {
     assert.ok(start !== null);
     const lockOf = (s: number) => JSON.stringify({ format: LOCK_FORMAT, pid: live.pid, start: s, command: 'vecbench run', since: '2026-01-01T00:00:00Z' });
     writeFileSync(path, lockOf(start));
-    assert.throws(() => acquireLock(path, { what: 'x', fix: 'or not' }), (e: unknown) => e instanceof UserError && e.message.includes(`in use by pid ${live.pid} (vecbench run) since 2026-01-01T00:00:00Z`));
+    assert.throws(
+      () => acquireLock(path, { what: 'x', fix: 'or not' }),
+      (e: unknown) => e instanceof UserError && e.message.includes(`in use by pid ${live.pid} (vecbench run) since 2026-01-01T00:00:00Z`),
+    );
     writeFileSync(path, lockOf(start - 1));
     const lock = acquireLock(path, { what: 'x', fix: 'or not' });
     assert.match(JSON.stringify(lock), /x\.lock/);
@@ -175,14 +201,19 @@ describe('the dataset lock', () => {
   test('a second prepare, a run that prepares, and a run of a set being prepared again are refused; another dataset prepares at once', async () => {
     const other = await holder('dataset', data, 'synthetic-2k');
     const heldMessage = (name: string) =>
-      new RegExp(`^vecbench: dataset ${name} in ${esc(data)} is being prepared by pid ${other.pid} \\(vecbench dataset ${esc(data)} ${name}\\) ${SINCE}; wait for it to finish \\(or stop it\\), or use another --data directory$`);
+      new RegExp(
+        `^vecbench: dataset ${name} in ${esc(data)} is being prepared by pid ${other.pid} \\(vecbench dataset ${esc(data)} ${name}\\) ${SINCE}; wait for it to finish \\(or stop it\\), or use another --data directory$`,
+      );
     assert.match(refused(vecbench(['prepare', 'synthetic-2k', '--data', data])), heldMessage('synthetic-2k'));
     const out = join(root, 'out-data-held');
     assert.match(refused(vecbench(['run', '--dataset', 'synthetic-2k', '--participants', 'exact', '--data', data, '--out', out])), heldMessage('synthetic-2k'));
     assert.equal(existsSync(out), false, 'the refused run left no results directory');
     assert.deepEqual(tempDirs(data), []);
     const tinyHolder = await holder('dataset', data, 'tiny');
-    assert.match(refused(vecbench(['run', '--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/10', '--data', data, '--out', out])), new RegExp(`^vecbench: dataset tiny in ${esc(data)} is being prepared by pid ${tinyHolder.pid} `));
+    assert.match(
+      refused(vecbench(['run', '--dataset', 'tiny', '--participants', 'exact', '--groups', 'none/10', '--data', data, '--out', out])),
+      new RegExp(`^vecbench: dataset tiny in ${esc(data)} is being prepared by pid ${tinyHolder.pid} `),
+    );
     // Another dataset in the same --data prepares meanwhile, and a normal exit releases its lock.
     const r = vecbench(prepareCustom('tiny-two'));
     assert.equal(r.code, 0, r.stderr);
@@ -197,7 +228,10 @@ describe('the dataset lock', () => {
     await killed(other, 'SIGKILL');
     const r = vecbench(prepareCustom('tiny-stale'), { quiet: false });
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, new RegExp(`^note: dataset tiny-stale in ${esc(data)}: took over the stale lock .* of pid ${other.pid} .*, which no longer runs$`, 'm'));
+    assert.match(
+      r.stderr,
+      new RegExp(`^note: dataset tiny-stale in ${esc(data)}: took over the stale lock .* of pid ${other.pid} .*, which no longer runs$`, 'm'),
+    );
     assert.equal(existsSync(datasetLockPath(data, 'tiny-stale')), false);
     const bad = vecbench(prepareCustom('tiny-bad', data, 'queries-4d.fvecs'));
     assert.match(refused(bad), /4-d/);
@@ -207,7 +241,7 @@ describe('the dataset lock', () => {
 });
 
 describe('temporary directories of prepares', () => {
-  test('the next prepare removes a dead prepare\'s <name>.tmp-<pid>; a running one\'s stays', async () => {
+  test("the next prepare removes a dead prepare's <name>.tmp-<pid>; a running one's stays", async () => {
     const dir = join(root, 'data-tmp');
     const dead = join(dir, `synthetic-300.tmp-${deadPid()}`);
     mkdirSync(dead, { recursive: true });
@@ -236,7 +270,25 @@ describe('temporary directories of prepares', () => {
   test('SIGTERM during a prepare removes its temporary directory and its lock', async () => {
     const dir = join(root, 'data-signal');
     writeFvecs(join(inputs, 'big.fvecs'), 120_000, 32, 4);
-    const child = spawn(process.execPath, [BIN, 'prepare', 'custom', '--name', 'big', '--base', join(inputs, 'big.fvecs'), '--queries', join(inputs, 'queries-32.fvecs'), '--metric', 'l2', '--data', dir], { stdio: 'ignore', env: { ...process.env, VECBENCH_QUIET: '1' } });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'prepare',
+        'custom',
+        '--name',
+        'big',
+        '--base',
+        join(inputs, 'big.fvecs'),
+        '--queries',
+        join(inputs, 'queries-32.fvecs'),
+        '--metric',
+        'l2',
+        '--data',
+        dir,
+      ],
+      { stdio: 'ignore', env: { ...process.env, VECBENCH_QUIET: '1' } },
+    );
     children.push(child);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     let signalled = false;

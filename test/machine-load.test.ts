@@ -26,7 +26,9 @@ import {
 const HOG_MARK = 'vecbench-machine-load-hog';
 // Spins for 15 s at most, so a hog outlives the test by little even if the test is killed.
 const HOG_SCRIPT = `/* ${HOG_MARK} */ const end = Date.now() + 15000; while (Date.now() < end) {}`;
-const CPUS = readFileSync('/proc/stat', 'utf8').split('\n').filter((l) => /^cpu\d+ /.test(l)).length;
+const CPUS = readFileSync('/proc/stat', 'utf8')
+  .split('\n')
+  .filter((l) => /^cpu\d+ /.test(l)).length;
 // How long the hog tests together wait for the other engineers' load to leave a core free.
 const ROOM_BUDGET_MS = 90_000;
 let roomDeadline: number | null = null;
@@ -159,7 +161,10 @@ test('a hog that is our child counts as ours, an external one does not', async (
     const own = await measure(self);
     child.kill('SIGKILL');
     assert.ok(external.otherCores !== null && own.otherCores !== null, 'unreadable');
-    return { passed: external.otherCores - own.otherCores >= 0.5, seen: `external hog ${external.otherCores.toFixed(2)}, own hog ${own.otherCores.toFixed(2)}` };
+    return {
+      passed: external.otherCores - own.otherCores >= 0.5,
+      seen: `external hog ${external.otherCores.toFixed(2)}, own hog ${own.otherCores.toFixed(2)}`,
+    };
   });
 });
 
@@ -184,7 +189,10 @@ test('in one interval: our child is ours already, an outside process only once n
   const dropped = a.otherCores - b.otherCores;
   assert.ok(Math.abs(dropped - externalCores) < 0.1, `otherCores dropped by ${dropped.toFixed(2)}, the external hog used ${externalCores.toFixed(2)}`);
   // Naming our own child changes nothing: it was ours already (else it would drop by childCores).
-  assert.ok(Math.abs(a.otherCores - c.otherCores) < 0.1, `otherCores ${a.otherCores.toFixed(2)} vs ${c.otherCores.toFixed(2)} with the child named, which used ${childCores.toFixed(2)}`);
+  assert.ok(
+    Math.abs(a.otherCores - c.otherCores) < 0.1,
+    `otherCores ${a.otherCores.toFixed(2)} vs ${c.otherCores.toFixed(2)} with the child named, which used ${childCores.toFixed(2)}`,
+  );
 });
 
 test('overlapping roots count each process once', async (t) => {
@@ -231,7 +239,10 @@ test('checkQuiet counts commands that ran and exited during the check as short-l
     const result = await checkQuiet(1000, self);
     killExternal(pid);
     assert.ok(result.shortLivedCores !== null && result.otherCores !== null, 'unreadable');
-    return { passed: result.shortLivedCores >= 0.3, seen: `shortLivedCores ${result.shortLivedCores.toFixed(2)} of ${result.otherCores.toFixed(2)}, top ${JSON.stringify(result.top)}` };
+    return {
+      passed: result.shortLivedCores >= 0.3,
+      seen: `shortLivedCores ${result.shortLivedCores.toFixed(2)} of ${result.otherCores.toFixed(2)}, top ${JSON.stringify(result.top)}`,
+    };
   });
 });
 
@@ -246,7 +257,10 @@ test('total() weighs the passes by their wall time', async (t) => {
     passes.push(meter.stop());
   }
   const total = meter.total();
-  assert.ok(passes.every((p) => p.otherCores !== null && p.otherCores > 0), JSON.stringify(passes));
+  assert.ok(
+    passes.every((p) => p.otherCores !== null && p.otherCores > 0),
+    JSON.stringify(passes),
+  );
   const wall = passes[0].wallS + passes[1].wallS;
   assert.ok(Math.abs(total.wallS - wall) < 1e-9);
   const weighted = (passes[0].otherCores! * passes[0].wallS + passes[1].otherCores! * passes[1].wallS) / wall;

@@ -48,7 +48,14 @@ function fakeEngine(log: string[], busyPasses = 0) {
       offsets[i + 1] = ids.length;
     });
     const digests = new Uint32Array(n);
-    return { ids: Int32Array.from(ids), offsets, latenciesMs: new Float64Array(n).fill(0.05), wallS: n * 0.00005 * (1 + ef / 100), errors: new Array(n).fill(null), digests };
+    return {
+      ids: Int32Array.from(ids),
+      offsets,
+      latenciesMs: new Float64Array(n).fill(0.05),
+      wallS: n * 0.00005 * (1 + ef / 100),
+      errors: new Array(n).fill(null),
+      digests,
+    };
   };
   const engine: GroupEngine = {
     async beforeGroup() {
@@ -64,7 +71,8 @@ function fakeEngine(log: string[], busyPasses = 0) {
         log.push('explain');
         return { type: 'explained', plan: 'fake plan', planError: null } as never;
       }
-      if (req.type === 'null-pass') return { type: 'null-pass', reply: { ...answer({ ...req, type: 'point', knobs: { ef: 1 }, filters: [], ids: false }), wallS: 1e-6 } } as never;
+      if (req.type === 'null-pass')
+        return { type: 'null-pass', reply: { ...answer({ ...req, type: 'point', knobs: { ef: 1 }, filters: [], ids: false }), wallS: 1e-6 } } as never;
       if (req.type === 'loadgen-ceiling') return { type: 'loadgen-result', reply: { wallS: 1e-6 } } as never;
       throw new Error(`unexpected request ${req.type}`);
     },
@@ -84,7 +92,11 @@ function fakeEngine(log: string[], busyPasses = 0) {
 }
 
 function participant(ladder: Knobs[]): LoadedParticipant {
-  const settings = settingsFileSchema.parse({ index: {}, ladders: [{ knobs: { ef: ladder.map((k) => k.ef as number) } }], calibration: { knob: 'ef', min: 1, max: 40 } });
+  const settings = settingsFileSchema.parse({
+    index: {},
+    ladders: [{ knobs: { ef: ladder.map((k) => k.ef as number) } }],
+    calibration: { knob: 'ef', min: 1, max: 40 },
+  });
   const adapter = { engine: 'fake', concurrentSearch: false, filters: null, filterStrategy: 'none' } as unknown as Participant<unknown>;
   return { name: 'fake', dir, adapter, settings, index: {}, settingsPath: join(dir, 'settings.json') };
 }
@@ -95,18 +107,50 @@ const queriesOf = () => Array.from({ length: 1000 }, (_, i) => (i * 7) % ds.nq);
 function fakeHost(slowLeft: number, slowdown = 1.6) {
   const waits: number[] = [];
   const probe = () => (slowLeft-- > 0 ? { ms: 10 * slowdown, slowdown } : { ms: 10, slowdown: 1 });
-  return { waits, meter: { sample: async () => probe(), waitForSpeed: async (limit: number) => {
+  return {
+    waits,
+    meter: {
+      sample: async () => probe(),
+      waitForSpeed: async (limit: number) => {
         waits.push(limit);
         return probe();
-      } } };
+      },
+    },
+  };
 }
 
 async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: ReturnType<typeof fakeHost>) {
   const log: string[] = [];
   const { engine, meter } = fakeEngine(log, busyPasses);
-  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
+  const group: ResultGroup = {
+    key: g.key,
+    filter: g.filter,
+    k: g.k,
+    status: 'measured',
+    median_matches: g.medianMatches,
+    points: [],
+    complete: false,
+    skipped: [],
+  };
   const queries = queriesOf();
-  const run: GroupRun = { engine, p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]), ds, g, group, queries, clients: 4, threads: 2, pointTimeoutS: 60, timing: { minPasses, minSeconds: 0, maxPasses }, build: 0, busyCores: 0.25, onProgress: () => {}, save: () => {}, loadMeter: meter, ...(host ? { hostSpeed: host.meter, hostSlow: 1.25 } : {}) };
+  const run: GroupRun = {
+    engine,
+    p: participant([{ ef: 2 }, { ef: 16 }, { ef: 30 }]),
+    ds,
+    g,
+    group,
+    queries,
+    clients: 4,
+    threads: 2,
+    pointTimeoutS: 60,
+    timing: { minPasses, minSeconds: 0, maxPasses },
+    build: 0,
+    busyCores: 0.25,
+    onProgress: () => {},
+    save: () => {},
+    loadMeter: meter,
+    ...(host ? { hostSpeed: host.meter, hostSlow: 1.25 } : {}),
+  };
   await measureWarmGroup(run);
   return { log, group };
 }
@@ -161,7 +205,10 @@ test('every point and view answers the same query set; recall is exact for the k
 test('calibration: the table reads each target at a measured point within ±0.005', async () => {
   const { group } = await measure();
   const cal = group.calibration!;
-  assert.deepEqual(cal.map((c) => c.status), ['found', 'found', 'found']);
+  assert.deepEqual(
+    cal.map((c) => c.status),
+    ['found', 'found', 'found'],
+  );
   const cells = deriveCells([resultOf(group)]);
   for (const target of [0.9, 0.95, 0.99]) {
     const c = cells.find((x) => x.target === target)!;
@@ -172,7 +219,10 @@ test('calibration: the table reads each target at a measured point within ±0.00
   }
   const calibrated = group.points.filter((p) => p.calibrated_for !== undefined);
   assert.equal(calibrated.length, 6, 'three targets x two views');
-  assert.ok(calibrated.every((p) => p.ladder_index >= 3), 'calibrated points are numbered after the ladder');
+  assert.ok(
+    calibrated.every((p) => p.ladder_index >= 3),
+    'calibrated points are numbered after the ladder',
+  );
 });
 
 test('busy passes are retaken; a point that never gets enough quiet passes is flagged and sets no cell', async () => {

@@ -1,14 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  adjacentKnobs,
-  leads,
-  paretoFrontier,
-  readCell,
-  type Better,
-  type CellStatus,
-  type CurvePoint,
-} from '../src/metrics/frontier.ts';
+import { adjacentKnobs, leads, paretoFrontier, readCell, type Better, type CellStatus, type CurvePoint } from '../src/metrics/frontier.ts';
 import { CELL_CASES } from './cell-cases.ts';
 
 function close(actual: number | null, expected: number, what: string): void {

@@ -1,14 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  bootstrapCI,
-  intervalsOverlap,
-  mean,
-  mulberry32,
-  percentile,
-  quantileSorted,
-  trimOutliers,
-} from '../src/metrics/stats.ts';
+import { bootstrapCI, intervalsOverlap, mean, mulberry32, percentile, quantileSorted, trimOutliers } from '../src/metrics/stats.ts';
 
 describe('percentile (nearest rank)', () => {
   test('the textbook example', () => {
@@ -176,11 +168,15 @@ describe('bootstrapCI', () => {
 
   test('the statistic sees a fresh array each time', () => {
     const seen = new Set<number[]>();
-    bootstrapCI([1, 2, 3], (s) => {
-      seen.add(s);
-      s.sort((a, b) => b - a);
-      return s[0];
-    }, { resamples: 10 });
+    bootstrapCI(
+      [1, 2, 3],
+      (s) => {
+        seen.add(s);
+        s.sort((a, b) => b - a);
+        return s[0];
+      },
+      { resamples: 10 },
+    );
     assert.equal(seen.size, 11); // 10 resamples + the estimate on the sample itself
   });
 

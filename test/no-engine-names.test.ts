@@ -25,7 +25,12 @@ const ENGLISH_WORDS = new Set(['exact']);
 /** Quoted occurrences allowed, each with its reason: file (relative to the repository), name,
  * and the whole line it must be. */
 const ALLOWED: { file: string; name: string; line: string; why: string }[] = [
-  { file: 'src/report/exact-search.ts', name: 'exact', line: "export const EXACT = 'exact' as const;", why: 'the search kind and knob value of exact-search points: the English word, spelled once' },
+  {
+    file: 'src/report/exact-search.ts',
+    name: 'exact',
+    line: "export const EXACT = 'exact' as const;",
+    why: 'the search kind and knob value of exact-search points: the English word, spelled once',
+  },
 ];
 
 function participantDirs(): string[] {
@@ -83,7 +88,13 @@ describe('src/ names no participant', () => {
     ]) {
       assert.ok(hit(line), line);
     }
-    for (const line of ['// exact top-k of every query', 'const exactSearch = exactTopK(q);', "const f = 'exact-search';", "import { x } from '../groundtruth/exact.ts';", 'const predis = 1; // hnswlibs']) {
+    for (const line of [
+      '// exact top-k of every query',
+      'const exactSearch = exactTopK(q);',
+      "const f = 'exact-search';",
+      "import { x } from '../groundtruth/exact.ts';",
+      'const predis = 1; // hnswlibs',
+    ]) {
       assert.ok(!hit(line), line);
     }
     // The allowed spelling counts only in its own file, as its whole line.
@@ -98,12 +109,18 @@ describe('src/ names no participant', () => {
     const files = filesUnder(SRC);
     assert.ok(files.length > 50, `files under src/: ${files.length}`);
     const hits = files.flatMap((f) => engineNameHits(relative(ROOT, f), readFileSync(f, 'utf8'), names));
-    assert.deepEqual(hits, [], `src/ names participants; move the fact into the participant's settings.json registry block (src/runner/registry.ts) or its README, or word it generically:\n${hits.join('\n')}`);
+    assert.deepEqual(
+      hits,
+      [],
+      `src/ names participants; move the fact into the participant's settings.json registry block (src/runner/registry.ts) or its README, or word it generically:\n${hits.join('\n')}`,
+    );
   });
 
   test('every allowed spelling is still there (an unused exception is removed)', () => {
     for (const a of ALLOWED) {
-      const lines = readFileSync(join(ROOT, a.file), 'utf8').split('\n').map((l) => l.trim());
+      const lines = readFileSync(join(ROOT, a.file), 'utf8')
+        .split('\n')
+        .map((l) => l.trim());
       assert.ok(lines.includes(a.line), `${a.file} no longer holds "${a.line}" (${a.why}); remove the exception`);
     }
   });
@@ -131,8 +148,12 @@ describe("the participants' declarations (settings.json registry)", () => {
   });
 
   test('a declared credential variable is masked in the output of a process that only has it in its environment', () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the child script's own template literal
-    const script = ["import { redactStandardStreams } from './src/util/redact.ts';", 'redactStandardStreams();', 'console.log(`pg ${process.env.PGPASSWORD} redis ${process.env.REDISCLI_AUTH}`);'].join('\n');
+    const script = [
+      "import { redactStandardStreams } from './src/util/redact.ts';",
+      'redactStandardStreams();',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the child script's own template literal
+      'console.log(`pg ${process.env.PGPASSWORD} redis ${process.env.REDISCLI_AUTH}`);',
+    ].join('\n');
     const env: Record<string, string | undefined> = { ...process.env, PGPASSWORD: 'Pg-Env-4411', REDISCLI_AUTH: 'Redis-Env-5522' };
     delete env.VECBENCH_SECRETS;
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: ROOT, env });

@@ -23,24 +23,46 @@ after(async () => {
 
 test('FilterExpr becomes a Chroma where document', () => {
   assert.deepEqual(filterToWhere({ op: 'eq', field: 'cat10', value: 3 }), { cat10: { $eq: 3 } });
-  assert.deepEqual(filterToWhere({ op: 'and', args: [{ op: 'eq', field: 'lang', value: 1 }, { op: 'range', field: 'num', gte: 5, lt: 9 }] }), {
-    $and: [{ lang: { $eq: 1 } }, { $and: [{ num: { $gte: 5 } }, { num: { $lt: 9 } }] }],
-  });
+  assert.deepEqual(
+    filterToWhere({
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'lang', value: 1 },
+        { op: 'range', field: 'num', gte: 5, lt: 9 },
+      ],
+    }),
+    {
+      $and: [{ lang: { $eq: 1 } }, { $and: [{ num: { $gte: 5 } }, { num: { $lt: 9 } }] }],
+    },
+  );
   assert.throws(() => filterToWhere({ op: 'eq', field: 'color' as 'cat10', value: 1 }), /unknown filter field/);
 });
 
 test("a where document names the collection's own metadata keys", () => {
-  const f: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 2 }, { op: 'range', field: 'num', gte: 5, lt: 9 }] };
-  assert.deepEqual(filterToWhere(f, (a) => metadataKey(a, 40)), {
-    $and: [{ cat10_ef40: { $eq: 2 } }, { $and: [{ num_ef40: { $gte: 5 } }, { num_ef40: { $lt: 9 } }] }],
-  });
+  const f: FilterExpr = {
+    op: 'and',
+    args: [
+      { op: 'eq', field: 'cat10', value: 2 },
+      { op: 'range', field: 'num', gte: 5, lt: 9 },
+    ],
+  };
+  assert.deepEqual(
+    filterToWhere(f, (a) => metadataKey(a, 40)),
+    {
+      $and: [{ cat10_ef40: { $eq: 2 } }, { $and: [{ num_ef40: { $gte: 5 } }, { num_ef40: { $lt: 9 } }] }],
+    },
+  );
 });
 
 test('each ef collection holds the attributes under its own keys, so a filter reads only its rows', async () => {
   const { handle, data } = opened;
   const api = `http://${handle.connection.host}:${handle.connection.port}/api/v2/tenants/default_tenant/databases/default_database`;
   const call = async (method: string, path: string, body?: unknown) => {
-    const r = await request(api + path, { method: method as 'GET', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const r = await request(api + path, {
+      method: method as 'GET',
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     const text = await r.body.text();
     assert.ok(r.statusCode < 300, text);
     return JSON.parse(text) as unknown;
@@ -55,7 +77,9 @@ test('each ef collection holds the attributes under its own keys, so a filter re
   const own = (await call('POST', `/collections/${c10.id}/get`, { where: filterToWhere(range, (a) => metadataKey(a, 10)), include: [] })) as { ids: string[] };
   const want = Array.from(data.attrs.num).filter((v) => v < 500_000).length;
   assert.equal(own.ids.length, want);
-  const foreign = (await call('POST', `/collections/${c400.id}/get`, { where: filterToWhere(range, (a) => metadataKey(a, 10)), include: [] })) as { ids: string[] };
+  const foreign = (await call('POST', `/collections/${c400.id}/get`, { where: filterToWhere(range, (a) => metadataKey(a, 10)), include: [] })) as {
+    ids: string[];
+  };
   assert.equal(foreign.ids.length, 0);
 });
 
@@ -101,7 +125,18 @@ test('a restart on the same directory reopens the collections and answers the sa
   const q = data.queries.slice(0, data.d);
   const want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
   await opened.stopKeepingData();
-  const again = await startServer(participant.adapter.server!.start, { dataset: ctx.dataset, settings: participant.index, dataDir: handle.connection.dataDir, existing: true, logFile: `${opened.workDir}/server2.log`, log: () => {} }, 120);
+  const again = await startServer(
+    participant.adapter.server!.start,
+    {
+      dataset: ctx.dataset,
+      settings: participant.index,
+      dataDir: handle.connection.dataDir,
+      existing: true,
+      logFile: `${opened.workDir}/server2.log`,
+      log: () => {},
+    },
+    120,
+  );
   try {
     const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
     await s2.setKnobs({ ef: 100 });

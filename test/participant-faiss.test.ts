@@ -150,7 +150,10 @@ for (const v of VARIANTS) {
       await session.upsert(rows(opened, [9], [5]));
       source.set(5, 9);
       const got = Array.from(await session.search({ vector: vectorOf(opened, 9), k: 2, filter: null }));
-      assert.deepEqual([...got].sort((a, b) => a - b), [5, 9]);
+      assert.deepEqual(
+        [...got].sort((a, b) => a - b),
+        [5, 9],
+      );
       const old = Array.from(await session.search({ vector: vectorOf(opened, 5), k: 10, filter: null }));
       assert.ok(old[0] !== 5, 'the old vector of id 5 is gone');
       assert.ok((await session.diskBytes!()) > data.n * data.d * 4, 'the saved index holds the float vectors');
@@ -202,7 +205,10 @@ describe('faiss in the participant host, searched from worker threads', () => {
         await host.request<'loaded'>({ type: 'load', batchSize: 1000 }, LIMIT_S);
         const queries = Array.from({ length: 600 }, (_, i) => i % 200);
         const cat: FilterExpr = { op: 'eq', field: 'cat10', value: 4 };
-        for (const [knobs, filter] of [[v.type === 'hnsw' ? { efSearch: 32 } : { nprobe: 8 }, null], [v.type === 'hnsw' ? { efSearch: 256 } : { nprobe: 16 }, cat]] as const) {
+        for (const [knobs, filter] of [
+          [v.type === 'hnsw' ? { efSearch: 32 } : { nprobe: 8 }, null],
+          [v.type === 'hnsw' ? { efSearch: 256 } : { nprobe: 16 }, cat],
+        ] as const) {
           const point = async (threads: number): Promise<PointReply> =>
             (await host.request<'point'>({ type: 'point', knobs, k: 10, queries, filters: queries.map(() => filter), clients: 1, threads }, LIMIT_S)).reply;
           const one = await point(1);
@@ -210,7 +216,10 @@ describe('faiss in the participant host, searched from worker threads', () => {
           assert.equal(one.threadsUsed, undefined);
           assert.equal(two.threadsUsed?.length, 2, 'ran in two search threads');
           for (const [t, c] of two.threadsUsed!.entries()) assert.ok(c > 0, `thread ${t} answered no query`);
-          assert.ok(two.errors.every((e) => e === null), `errors: ${two.errors.find((e) => e !== null)}`);
+          assert.ok(
+            two.errors.every((e) => e === null),
+            `errors: ${two.errors.find((e) => e !== null)}`,
+          );
           for (let i = 0; i < queries.length; i++) assert.equal(two.digests![i], one.digests![i], `query ${i}: threaded answer differs`);
           if (filter === null) assert.equal(one.ids.length, queries.length * 10, 'full answers');
           else assert.ok(one.ids.length > queries.length * 9, `filtered answers nearly full (${one.ids.length})`);
@@ -225,7 +234,12 @@ describe('faiss in the participant host, searched from worker threads', () => {
 describe('faiss settings and errors', () => {
   test('a bad index setting is rejected with a path naming the field', async () => {
     const p = await loadParticipant('faiss');
-    for (const [bad, field] of [[{ type: 'flat' }, 'type'], [{ M: 1.5 }, 'M'], [{ nlist: -1 }, 'nlist'], [{ efSearch: 10 }, '']] as const) {
+    for (const [bad, field] of [
+      [{ type: 'flat' }, 'type'],
+      [{ M: 1.5 }, 'M'],
+      [{ nlist: -1 }, 'nlist'],
+      [{ efSearch: 10 }, ''],
+    ] as const) {
       const r = p.adapter.settingsSchema.safeParse(bad);
       assert.equal(r.success, false, JSON.stringify(bad));
       if (field) assert.deepEqual(r.error!.issues[0].path, [field]);
@@ -251,7 +265,10 @@ describe('faiss settings and errors', () => {
   test('a knob of another index type, or not a positive integer, is refused in one line', async () => {
     const opened = await openOnSynthetic('faiss', { n: 400, nq: 5 });
     try {
-      await assert.rejects(opened.session.setKnobs({ nprobe: 8 }), (e: Error) => e instanceof UserError && /knob "nprobe" does not apply to index type hnsw; its knobs are efSearch/.test(e.message));
+      await assert.rejects(
+        opened.session.setKnobs({ nprobe: 8 }),
+        (e: Error) => e instanceof UserError && /knob "nprobe" does not apply to index type hnsw; its knobs are efSearch/.test(e.message),
+      );
       await assert.rejects(opened.session.setKnobs({ efSearch: 0 }), /knob efSearch must be a positive integer, got 0/);
     } finally {
       await opened.cleanup();
@@ -259,7 +276,13 @@ describe('faiss settings and errors', () => {
   });
 
   test('filters become (column, lo, hi) clauses', () => {
-    const f: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 3 }, { op: 'range', field: 'num', gte: 10, lt: 20 }] };
+    const f: FilterExpr = {
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 3 },
+        { op: 'range', field: 'num', gte: 10, lt: 20 },
+      ],
+    };
     assert.deepEqual(Array.from(filterClauses(f)), [ATTRIBUTES.indexOf('cat10'), 3, 4, ATTRIBUTES.indexOf('num'), 10, 20]);
   });
 

@@ -105,7 +105,10 @@ test('writes: deleted ids never come back; reinserted and new ids are found', as
   // Upsert moves a row: id 5 takes row 9's vector.
   await session.upsert(rows([9], [5]));
   const got = Array.from(await session.search({ vector: vectorOf(9), k: 2, filter: null }));
-  assert.deepEqual([...got].sort((a, b) => a - b), [5, 9]);
+  assert.deepEqual(
+    [...got].sort((a, b) => a - b),
+    [5, 9],
+  );
   assert.ok((await session.diskBytes!()) > data.n * data.d * 4);
 });
 

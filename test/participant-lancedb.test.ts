@@ -85,7 +85,13 @@ describe('participant lancedb', () => {
   test('the plan uses the IVF index and the scalar indexes', async () => {
     const session = o.session;
     await session.setKnobs(ladderFor(o.participant.settings, 'cat10', 10)[0]);
-    const filter: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 3 }, { op: 'range', field: 'num', gte: 0, lt: 500_000 }] };
+    const filter: FilterExpr = {
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 3 },
+        { op: 'range', field: 'num', gte: 0, lt: 500_000 },
+      ],
+    };
     const request = { vector: o.data.queries.slice(0, o.data.d), k: 10, filter };
     const plan = await session.explain!(request);
     assert.match(plan, /ANNIvfPartition/);

@@ -94,11 +94,17 @@ describe('participant orama', () => {
     for (const id of victims) assert.equal((await first(id))[0], id, `reinserted ${id} is its own top hit`);
     const fresh = [o.data.n, o.data.n + 1];
     await s.insert!(rowsOf(o, [100, 200], fresh));
-    assert.deepEqual((await first(100)).slice(0, 2).sort((a, b) => a - b), [100, fresh[0]]);
+    assert.deepEqual(
+      (await first(100)).slice(0, 2).sort((a, b) => a - b),
+      [100, fresh[0]],
+    );
     // Upsert moves a row: id 5 takes row 9's vector, and is not duplicated.
     await s.upsert!(rowsOf(o, [9], [5]));
     const nine = await first(9);
-    assert.deepEqual(nine.slice(0, 2).sort((a, b) => a - b), [5, 9]);
+    assert.deepEqual(
+      nine.slice(0, 2).sort((a, b) => a - b),
+      [5, 9],
+    );
     assert.equal(nine.filter((x) => x === 5).length, 1);
     assert.ok((await s.diskBytes!()) > o.data.n * o.data.d * 4, 'the saved database holds at least the raw vectors');
   });
@@ -114,13 +120,22 @@ describe('participant orama', () => {
     for (const r of requests) before.push(Array.from(await o.session.search(r)));
     const bytes = await o.session.diskBytes!();
     await o.session.close();
-    const ctx = { dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false }, settings: participant.index, workDir: o.workDir, maxConcurrency: 1, log: () => {} };
+    const ctx = {
+      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+      settings: participant.index,
+      workDir: o.workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    };
     const again = await participant.adapter.reopen!(ctx as never);
     try {
       for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await again.search(requests[i])), before[i]);
       assert.equal(await again.diskBytes!(), bytes);
       // The writes before the close are in the saved copy: row 5 holds row 9's vector.
-      assert.deepEqual(Array.from(await again.search({ vector: rowVector(o, 9), k: 2, filter: null })).sort((a, b) => a - b), [5, 9]);
+      assert.deepEqual(
+        Array.from(await again.search({ vector: rowVector(o, 9), k: 2, filter: null })).sort((a, b) => a - b),
+        [5, 9],
+      );
     } finally {
       await again.close();
     }
@@ -128,7 +143,10 @@ describe('participant orama', () => {
 
   test('l2 datasets are refused before any work, and bad settings name the field', () => {
     const p = o.participant.adapter;
-    assert.match(p.checkDataset!(p.settingsSchema.parse({}), { name: 'fashion', n: 1, d: 2, metric: 'l2', hasText: false }) ?? '', /cosine similarity only and fashion is an l2 dataset/);
+    assert.match(
+      p.checkDataset!(p.settingsSchema.parse({}), { name: 'fashion', n: 1, d: 2, metric: 'l2', hasText: false }) ?? '',
+      /cosine similarity only and fashion is an l2 dataset/,
+    );
     assert.equal(p.checkDataset!(p.settingsSchema.parse({}), { name: 'glove', n: 1, d: 2, metric: 'cosine', hasText: false }), null);
     const bad = p.settingsSchema.safeParse({ similarity: 2 });
     assert.equal(bad.success, false);
@@ -161,7 +179,13 @@ describe('participant orama: native keyword and hybrid arms', () => {
     }
     const p = await loadParticipant('orama');
     workDir = mkdtempSync(join(tmpdir(), 'vecbench-orama-text-'));
-    session = await p.adapter.open({ dataset: { name: 'text-test', n, d, metric: 'cosine', hasText: true }, settings: p.index, workDir, maxConcurrency: 1, log: () => {} });
+    session = await p.adapter.open({
+      dataset: { name: 'text-test', n, d, metric: 'cosine', hasText: true },
+      settings: p.index,
+      workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    });
     const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.from({ length: n }, (_, r) => (a === 'cat10' ? r % 10 : r))])) as RowAttributes;
     await session.ingest({ ids: Int32Array.from({ length: n }, (_, r) => r), vectors, attrs, text });
     await session.buildIndex();
@@ -178,7 +202,10 @@ describe('participant orama: native keyword and hybrid arms', () => {
     // "red otters": rows r with r % 5 == 0 and r % 6 == 1 (r % 30 == 25) hold both.
     const both = Array.from({ length: n }, (_, r) => r).filter((r) => r % 30 === 25);
     const got = Array.from(await session.keywordSearch!('red otters', both.length, null));
-    assert.deepEqual([...got].sort((a, b) => a - b), both);
+    assert.deepEqual(
+      [...got].sort((a, b) => a - b),
+      both,
+    );
     // Stemming: "otter" finds "otters".
     const stem = Array.from(await session.keywordSearch!('otter', 100, null));
     assert.ok(stem.length > 0 && stem.every((r) => r % 6 === 1), `stemmed hits ${stem.slice(0, 5)}`);
@@ -190,7 +217,12 @@ describe('participant orama: native keyword and hybrid arms', () => {
     assert.ok(filtered.length > 0 && filtered.every((r) => r % 10 === 5), `filtered ${filtered}`);
     await session.delete!(Int32Array.of(both[0]));
     assert.ok(!Array.from(await session.keywordSearch!('red otters', 20, null)).includes(both[0]));
-    await session.insert!({ ids: Int32Array.of(both[0]), vectors: vectors.slice(both[0] * d, (both[0] + 1) * d), attrs: Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.of(a === 'cat10' ? both[0] % 10 : both[0])])) as RowAttributes, text: [text[both[0]]] });
+    await session.insert!({
+      ids: Int32Array.of(both[0]),
+      vectors: vectors.slice(both[0] * d, (both[0] + 1) * d),
+      attrs: Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.of(a === 'cat10' ? both[0] % 10 : both[0])])) as RowAttributes,
+      text: [text[both[0]]],
+    });
   });
 
   test('hybridSearch fuses both arms in one call: a row matching the text and the vector comes first', async () => {
@@ -218,13 +250,17 @@ test('orama: the short churn runbook: every write visible, no leaks, exact recal
     const runbook = join(dir, 'short.json');
     writeFileSync(runbook, JSON.stringify(SHORT_RUNBOOK));
     const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
-    const r = spawnSync(process.execPath, [bin, 'churn', '--dataset', 'synthetic-3000', '--participants', 'orama', '--runbook', runbook, '--out', join(dir, 'results')], {
-      encoding: 'utf8',
-      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') },
-      timeout: 600_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [bin, 'churn', '--dataset', 'synthetic-3000', '--participants', 'orama', '--runbook', runbook, '--out', join(dir, 'results')],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') },
+        timeout: 600_000,
+      },
+    );
     assert.equal(r.status, 0, r.stderr);
-    checkShortRun(join(dir, 'results'), 'synthetic-3000', 3000, { 'orama': { minRecall: 0.999, minMixedRecall: 0.9 } });
+    checkShortRun(join(dir, 'results'), 'synthetic-3000', 3000, { orama: { minRecall: 0.999, minMixedRecall: 0.9 } });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -53,12 +53,27 @@ describe('pgvector sql module', () => {
   test('filters become WHERE text with positional parameters', () => {
     assert.deepEqual(filterToSql(null, 2), { sql: '', params: [], shape: '' });
     assert.deepEqual(filterToSql({ op: 'eq', field: 'cat10', value: 3 }, 2), { sql: 'cat10 = $2', params: [3], shape: 'cat10 = $2' });
-    const and: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 1 }, { op: 'range', field: 'num', gte: 100, lt: 200 }] };
+    const and: FilterExpr = {
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 1 },
+        { op: 'range', field: 'num', gte: 100, lt: 200 },
+      ],
+    };
     const w = filterToSql(and, 2);
     assert.equal(w.sql, 'cat10 = $2 AND num >= $3 AND num < $4');
     assert.deepEqual(w.params, [1, 100, 200]);
     // Equal shapes share one statement text whatever the values.
-    const w2 = filterToSql({ op: 'and', args: [{ op: 'eq', field: 'cat10', value: 9 }, { op: 'range', field: 'num', gte: 0, lt: 5 }] }, 2);
+    const w2 = filterToSql(
+      {
+        op: 'and',
+        args: [
+          { op: 'eq', field: 'cat10', value: 9 },
+          { op: 'range', field: 'num', gte: 0, lt: 5 },
+        ],
+      },
+      2,
+    );
     assert.equal(w2.shape, w.shape);
     assert.throws(() => filterToSql({ op: 'eq', field: 'cat10; drop table items' as never, value: 1 }), /unknown filter field/);
     assert.throws(() => filterToSql({ op: 'eq', field: 'cat10', value: 1.5 }), /not a 32-bit integer/);
@@ -106,7 +121,10 @@ describe('pgvector sql module', () => {
   });
 
   test('checkPlan: an unfiltered seq scan fails its group, an HNSW scan passes', () => {
-    assert.throws(() => checkPlanText(SEQ_SCAN_PLAN, { filter: null, k: 10 }), (e: Error) => /group none\/10/.test(e.message) && /HNSW index items_embedding_hnsw/.test(e.message));
+    assert.throws(
+      () => checkPlanText(SEQ_SCAN_PLAN, { filter: null, k: 10 }),
+      (e: Error) => /group none\/10/.test(e.message) && /HNSW index items_embedding_hnsw/.test(e.message),
+    );
     assert.throws(() => checkPlanText(BITMAP_PLAN, { filter: null, k: 100 }), /group none\/100/);
     assert.equal(checkPlanText(HNSW_PLAN, { filter: null, k: 10 }), 'hnsw');
     const f: FilterExpr = { op: 'eq', field: 'cat100', value: 7 };
@@ -158,7 +176,10 @@ describe('pgvector-pglite on the small synthetic set', () => {
     assertClean(points);
     assert.ok(points.length >= 5);
     for (let i = 1; i < points.length; i++) {
-      assert.ok(points[i].recall >= points[i - 1].recall - 0.02, `recall fell from ${points[i - 1].recall} to ${points[i].recall} at ${JSON.stringify(points[i].knobs)}`);
+      assert.ok(
+        points[i].recall >= points[i - 1].recall - 0.02,
+        `recall fell from ${points[i - 1].recall} to ${points[i].recall} at ${JSON.stringify(points[i].knobs)}`,
+      );
     }
     const top = points[points.length - 1];
     assert.ok(top.recall >= 0.95, `top recall ${top.recall}`);
@@ -243,13 +264,17 @@ describe('pgvector-pglite on the small synthetic set', () => {
     }
     await session.compact!();
     for (let i = 0; i < 10; i++) {
-      for (const id of Array.from(await session.search({ vector: q(i), k: 10, filter: null }))) assert.ok(!victims.has(id), `deleted id ${id} came back after VACUUM`);
+      for (const id of Array.from(await session.search({ vector: q(i), k: 10, filter: null })))
+        assert.ok(!victims.has(id), `deleted id ${id} came back after VACUUM`);
     }
     // Insert them again: the top of each query is back.
     await session.insert!(rowsOf(data, ids));
     for (let i = 0; i < 10; i++) {
       const got = new Set(Array.from(await session.search({ vector: q(i), k: 10, filter: null })));
-      assert.ok([...victims].some((id) => got.has(id)), `query ${i}: none of the re-inserted rows found`);
+      assert.ok(
+        [...victims].some((id) => got.has(id)),
+        `query ${i}: none of the re-inserted rows found`,
+      );
     }
     // Upsert: row 7 takes query 20's vector and category; it becomes the best match.
     const row = rowsOf(data, Int32Array.from([7]));
@@ -259,7 +284,9 @@ describe('pgvector-pglite on the small synthetic set', () => {
     await session.upsert!(row); // twice: an upsert of an existing row must not fail
     assert.equal((await session.search({ vector: q(20), k: 1, filter: null }))[0], 7);
     assert.equal((await session.search({ vector: q(20), k: 1, filter: { op: 'eq', field: 'cat10', value: 9 } }))[0], 7);
-    const notNine = Array.from(await session.search({ vector: q(20), k: 10, filter: { op: 'eq', field: 'cat10', value: data.attrs.cat10[7] === 9 ? 0 : data.attrs.cat10[7] } }));
+    const notNine = Array.from(
+      await session.search({ vector: q(20), k: 10, filter: { op: 'eq', field: 'cat10', value: data.attrs.cat10[7] === 9 ? 0 : data.attrs.cat10[7] } }),
+    );
     assert.ok(!notNine.includes(7), 'the upserted row still matches its old category');
   });
 });
@@ -285,8 +312,19 @@ describe('pgvector-pglite forced onto the HNSW path at 1 % selectivity', () => {
     const p = await loadParticipant(NAME);
     const settings = p.adapter.settingsSchema.parse({ ...(p.index as object), filter_indexes: false, filtered_seqscan: false });
     workDir = mkdtempSync(join(tmpdir(), 'vecbench-pgvector-pglite-forced-'));
-    session = await p.adapter.open({ dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false }, settings, workDir, maxConcurrency: 1, log: () => {} });
-    await session.ingest(rowsOf(data, Int32Array.from({ length: data.n }, (_, i) => i)));
+    session = await p.adapter.open({
+      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+      settings,
+      workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    });
+    await session.ingest(
+      rowsOf(
+        data,
+        Int32Array.from({ length: data.n }, (_, i) => i),
+      ),
+    );
     await session.buildIndex();
   });
   after(async () => {
@@ -323,7 +361,13 @@ describe('pgvector-pglite forced onto the HNSW path at 1 % selectivity', () => {
     const before = Array.from(await session.search(request));
     const bytes = await session.diskBytes!();
     await session.close();
-    session = await p.adapter.reopen!({ dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false }, settings, workDir, maxConcurrency: 1, log: () => {} });
+    session = await p.adapter.reopen!({
+      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+      settings,
+      workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    });
     await session.setKnobs({ ef_search: 40 });
     assert.deepEqual(Array.from(await session.search(request)), before);
     assert.equal(await session.diskBytes!(), bytes);

@@ -109,7 +109,10 @@ test('writes: deleted ids never come back, new ids are found, upsert moves a row
   assert.ok(Array.from(await session.search({ vector: vectorOf(100), k: 5, filter: null })).includes(data.n));
   await session.upsert!(rows([9], [5]));
   const got = Array.from(await session.search({ vector: vectorOf(9), k: 2, filter: null }));
-  assert.deepEqual([...got].sort((a, b) => a - b), [5, 9]);
+  assert.deepEqual(
+    [...got].sort((a, b) => a - b),
+    [5, 9],
+  );
   await session.insert!(rows(victims));
   assert.ok((await session.diskBytes!()) > data.n * data.d * 4);
 });
@@ -120,7 +123,18 @@ test('a restart on the same data directory reopens the table without ingest and 
   const before = Array.from(await session.search({ vector: queryOf(1), k: 10, filter: null }));
   await opened.stopKeepingData();
   assert.equal(handle.alive, false);
-  const again = await startServer(participant.adapter.server!.start, { dataset: ctx.dataset, settings: participant.index, dataDir: handle.connection.dataDir, existing: true, logFile: `${opened.workDir}/server2.log`, log: () => {} }, 120);
+  const again = await startServer(
+    participant.adapter.server!.start,
+    {
+      dataset: ctx.dataset,
+      settings: participant.index,
+      dataDir: handle.connection.dataDir,
+      existing: true,
+      logFile: `${opened.workDir}/server2.log`,
+      log: () => {},
+    },
+    120,
+  );
   try {
     const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
     await s2.setKnobs({ ef_search: 100 });

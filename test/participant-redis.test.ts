@@ -16,7 +16,13 @@ after(() => {
 test('FilterExpr becomes a VSIM FILTER expression', () => {
   assert.equal(filterToRedis({ op: 'eq', field: 'cat10', value: 3 }), '.cat10 == 3');
   assert.equal(
-    filterToRedis({ op: 'and', args: [{ op: 'eq', field: 'cat10', value: 3 }, { op: 'range', field: 'num', gte: 100, lt: 200 }] }),
+    filterToRedis({
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 3 },
+        { op: 'range', field: 'num', gte: 100, lt: 200 },
+      ],
+    }),
     '.cat10 == 3 and (.num >= 100 and .num < 200)',
   );
   assert.throws(() => filterToRedis({ op: 'eq', field: 'color' as 'cat10', value: 1 }), /unknown filter field "color"/);
@@ -34,7 +40,10 @@ test('a missing server fails with a message naming the provision script', async 
   }
 });
 
-for (const [name, minTop] of [['redis', 0.95], ['redis-q8', 0.9]] as const) {
+for (const [name, minTop] of [
+  ['redis', 0.95],
+  ['redis-q8', 0.9],
+] as const) {
   describe(name, () => {
     let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
     before(async () => {
@@ -87,7 +96,18 @@ for (const [name, minTop] of [['redis', 0.95], ['redis-q8', 0.9]] as const) {
       const q = data.queries.slice(0, data.d);
       const want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
       await opened.stopKeepingData();
-      const again = await startServer(participant.adapter.server!.start, { dataset: ctx.dataset, settings: participant.index, dataDir: handle.connection.dataDir, existing: true, logFile: `${opened.workDir}/server2.log`, log: () => {} }, 120);
+      const again = await startServer(
+        participant.adapter.server!.start,
+        {
+          dataset: ctx.dataset,
+          settings: participant.index,
+          dataDir: handle.connection.dataDir,
+          existing: true,
+          logFile: `${opened.workDir}/server2.log`,
+          log: () => {},
+        },
+        120,
+      );
       try {
         const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
         await s2.setKnobs({ ef: 200 });

@@ -71,7 +71,13 @@ describe('participant sqlite-vec', () => {
 
   test('the plan is vec0 KNN with the filter inside the scan; a knob is refused', async () => {
     const s = o.session;
-    const filter: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 3 }, { op: 'range', field: 'num', gte: 0, lt: 500_000 }] };
+    const filter: FilterExpr = {
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 3 },
+        { op: 'range', field: 'num', gte: 0, lt: 500_000 },
+      ],
+    };
     const request = { vector: o.data.queries.slice(0, o.data.d), k: 10, filter };
     const plan = await s.explain!(request);
     assert.match(plan, /VIRTUAL TABLE INDEX \d+:3\{/);
@@ -104,11 +110,17 @@ describe('participant sqlite-vec', () => {
     for (const id of victims) assert.equal((await first(id))[0], id, `reinserted ${id} is its own top hit`);
     const fresh = [o.data.n, o.data.n + 1];
     await s.insert!(rowsOf(o, [100, 200], fresh));
-    assert.deepEqual((await first(100)).slice(0, 2).sort((a, b) => a - b), [100, fresh[0]]);
+    assert.deepEqual(
+      (await first(100)).slice(0, 2).sort((a, b) => a - b),
+      [100, fresh[0]],
+    );
     // Upsert moves a row: id 5 takes row 9's vector, and is not duplicated.
     await s.upsert!(rowsOf(o, [9], [5]));
     const nine = await first(9);
-    assert.deepEqual(nine.slice(0, 2).sort((a, b) => a - b), [5, 9]);
+    assert.deepEqual(
+      nine.slice(0, 2).sort((a, b) => a - b),
+      [5, 9],
+    );
     assert.equal(nine.filter((x) => x === 5).length, 1);
     const bytes = await s.diskBytes!();
     assert.ok(bytes > o.data.n * o.data.d * 4, 'the database file holds at least the raw vectors');
@@ -124,7 +136,13 @@ describe('participant sqlite-vec', () => {
     }));
     const before = [];
     for (const r of requests) before.push(Array.from(await o.session.search(r)));
-    const ctx = { dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false }, settings: participant.index, workDir: o.workDir, maxConcurrency: 1, log: () => {} };
+    const ctx = {
+      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+      settings: participant.index,
+      workDir: o.workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    };
     // A second connection while the first is open (the throughput view's threads), then after it closed.
     const side = await participant.adapter.reopen!(ctx as never);
     for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await side.search(requests[i])), before[i]);
@@ -135,7 +153,10 @@ describe('participant sqlite-vec', () => {
     try {
       for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await again.search(requests[i])), before[i]);
       assert.equal(await again.diskBytes!(), bytes);
-      assert.deepEqual(Array.from(await again.search({ vector: rowVector(o, 9), k: 2, filter: null })).sort((a, b) => a - b), [5, 9]);
+      assert.deepEqual(
+        Array.from(await again.search({ vector: rowVector(o, 9), k: 2, filter: null })).sort((a, b) => a - b),
+        [5, 9],
+      );
     } finally {
       await again.close();
     }
@@ -183,7 +204,13 @@ describe('participant sqlite-vec: FTS5 keyword and SQL-fused hybrid arms', () =>
     }
     const p = await loadParticipant('sqlite-vec');
     workDir = mkdtempSync(join(tmpdir(), 'vecbench-sqlite-vec-text-'));
-    session = await p.adapter.open({ dataset: { name: 'text-test', n, d, metric: 'cosine', hasText: true }, settings: p.index, workDir, maxConcurrency: 1, log: () => {} });
+    session = await p.adapter.open({
+      dataset: { name: 'text-test', n, d, metric: 'cosine', hasText: true },
+      settings: p.index,
+      workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    });
     const ids = Array.from({ length: n }, (_, r) => r);
     await session.ingest({ ids: Int32Array.from(ids), vectors, attrs: attrsOf(ids), text });
     await session.buildIndex();
@@ -199,7 +226,10 @@ describe('participant sqlite-vec: FTS5 keyword and SQL-fused hybrid arms', () =>
     assert.match(p.adapter.keywordScoring ?? '', /BM25/);
     const both = Array.from({ length: n }, (_, r) => r).filter((r) => r % 30 === 25);
     const got = Array.from(await session.keywordSearch!('Red otters!', both.length, null));
-    assert.deepEqual([...got].sort((a, b) => a - b), both);
+    assert.deepEqual(
+      [...got].sort((a, b) => a - b),
+      both,
+    );
     const stem = Array.from(await session.keywordSearch!('otter', 100, null));
     assert.ok(stem.length > 0 && stem.every((r) => r % 6 === 1), `stemmed hits ${stem.slice(0, 5)}`);
     // FTS5 operators in the text are words, not syntax.
@@ -210,7 +240,12 @@ describe('participant sqlite-vec: FTS5 keyword and SQL-fused hybrid arms', () =>
     assert.ok(filtered.length > 0 && filtered.every((r) => r % 10 === 5), `filtered ${filtered}`);
     await session.delete!(Int32Array.of(both[0]));
     assert.ok(!Array.from(await session.keywordSearch!('red otters', 20, null)).includes(both[0]));
-    await session.insert!({ ids: Int32Array.of(both[0]), vectors: vectors.slice(both[0] * d, (both[0] + 1) * d), attrs: attrsOf([both[0]]), text: [text[both[0]]] });
+    await session.insert!({
+      ids: Int32Array.of(both[0]),
+      vectors: vectors.slice(both[0] * d, (both[0] + 1) * d),
+      attrs: attrsOf([both[0]]),
+      text: [text[both[0]]],
+    });
     assert.ok(Array.from(await session.keywordSearch!('red otters', 20, null)).includes(both[0]));
   });
 
@@ -239,11 +274,15 @@ test('sqlite-vec: the short churn runbook: every write visible, no leaks, exact 
     const runbook = join(dir, 'short.json');
     writeFileSync(runbook, JSON.stringify(SHORT_RUNBOOK));
     const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
-    const r = spawnSync(process.execPath, [bin, 'churn', '--dataset', 'synthetic-3000', '--participants', 'sqlite-vec', '--runbook', runbook, '--out', join(dir, 'results')], {
-      encoding: 'utf8',
-      env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') },
-      timeout: 600_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [bin, 'churn', '--dataset', 'synthetic-3000', '--participants', 'sqlite-vec', '--runbook', runbook, '--out', join(dir, 'results')],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') },
+        timeout: 600_000,
+      },
+    );
     assert.equal(r.status, 0, r.stderr);
     checkShortRun(join(dir, 'results'), 'synthetic-3000', 3000, { 'sqlite-vec': { minRecall: 0.999, minMixedRecall: 0.9 } });
   } finally {

@@ -87,7 +87,10 @@ test('vectors given as subarrays of a larger buffer are read from their own offs
   batch.vectors = big.subarray(2 * d, 3 * d);
   await session.insert!(batch);
   const got = Array.from(await session.search({ vector: vectorOf(42), k: 2, filter: null }));
-  assert.deepEqual([...got].sort((a, b) => a - b), [42, data.n + 7]);
+  assert.deepEqual(
+    [...got].sort((a, b) => a - b),
+    [42, data.n + 7],
+  );
   await session.delete!(Int32Array.of(data.n + 7));
 });
 
@@ -140,7 +143,10 @@ test('writes: deleted ids never come back (also after a knob reload); reinserted
   // Upsert of a live key replaces it: id 5 takes row 9's vector.
   await session.upsert(rows([9], [5]));
   const got = Array.from(await session.search({ vector: vectorOf(9), k: 2, filter: null }));
-  assert.deepEqual([...got].sort((a, b) => a - b), [5, 9]);
+  assert.deepEqual(
+    [...got].sort((a, b) => a - b),
+    [5, 9],
+  );
   const gone = Array.from(await session.search({ vector: vectorOf(5), k: 10, filter: null }));
   assert.ok(gone[0] !== 5, 'the old vector of id 5 is gone');
   assert.ok((await session.diskBytes!()) > data.n * data.d * 4);

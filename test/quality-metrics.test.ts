@@ -72,7 +72,15 @@ function parseRun(text: string) {
 test('trec order: score descending, ties by docno descending, rank column ignored', () => {
   assert.deepEqual(trecOrder(parseRun(RUN).get('q1')!), ['B', 'A', 'X', 'D', 'C', 'G']);
   // Byte order, as strcmp: 'a' (0x61) sorts after 'B' (0x42), so it comes first on a tie.
-  assert.deepEqual(trecOrder([{ docno: 'B', score: 1 }, { docno: 'a', score: 1 }, { docno: 'b10', score: 1 }, { docno: 'b9', score: 1 }]), ['b9', 'b10', 'a', 'B']);
+  assert.deepEqual(
+    trecOrder([
+      { docno: 'B', score: 1 },
+      { docno: 'a', score: 1 },
+      { docno: 'b10', score: 1 },
+      { docno: 'b9', score: 1 },
+    ]),
+    ['b9', 'b10', 'a', 'B'],
+  );
 });
 
 test('nDCG@10 with graded qrels and ties agrees with the hand computation', () => {
@@ -99,11 +107,17 @@ test('queries: run queries without judgements are ignored; -c counts missing one
   const qrels = parseQrels(QRELS);
   const run = parseRun(RUN);
   const ev = evaluateRun(qrels, run);
-  assert.deepEqual(ev.perQuery.map((q) => q.qid), ['q1', 'q2']);
+  assert.deepEqual(
+    ev.perQuery.map((q) => q.qid),
+    ['q1', 'q2'],
+  );
   close(ev.mean.ndcg10, NDCG_Q1 / 2);
   close(ev.mean.recall100, (3 / 4 + 1) / 2);
   const complete = evaluateRun(qrels, run, { complete: true });
-  assert.deepEqual(complete.perQuery.map((q) => q.qid), ['q1', 'q2', 'q4']);
+  assert.deepEqual(
+    complete.perQuery.map((q) => q.qid),
+    ['q1', 'q2', 'q4'],
+  );
   close(complete.mean.ndcg10, NDCG_Q1 / 3);
 });
 
@@ -114,18 +128,52 @@ test('nDCG: cutoff, no relevant documents, and ideal beyond what was retrieved',
   assert.equal(ndcgAt([0, 0], [0, 0], 10), 0);
   // Gains past the cutoff do not count.
   assert.equal(ndcgAt([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5], [5], 10), 0);
-  const s = scoreRanking([7, 8, 9], new Map([[9, 1], [100, 2]]));
-  close(s.ndcg10, (1 / Math.log2(4)) / (2 + 1 / Math.log2(3)));
+  const s = scoreRanking(
+    [7, 8, 9],
+    new Map([
+      [9, 1],
+      [100, 2],
+    ]),
+  );
+  close(s.ndcg10, 1 / Math.log2(4) / (2 + 1 / Math.log2(3)));
   close(s.mrr10, 1 / 3);
 });
 
 test('RRF (k = 60) on hand-made rankings', () => {
   // 1: 1/61 + 1/63, 3: 1/63 + 1/61 (tie -> smaller id), 2 and 4: 1/62 each (tie).
-  assert.deepEqual(rrfFuse([[1, 2, 3], [3, 4, 1]], 10), [1, 3, 2, 4]);
+  assert.deepEqual(
+    rrfFuse(
+      [
+        [1, 2, 3],
+        [3, 4, 1],
+      ],
+      10,
+    ),
+    [1, 3, 2, 4],
+  );
   // Ranked third in both lists beats first in one: 2/63 > 1/61.
-  assert.deepEqual(rrfFuse([[10, 11, 12], [20, 21, 12]], 3), [12, 10, 20]);
+  assert.deepEqual(
+    rrfFuse(
+      [
+        [10, 11, 12],
+        [20, 21, 12],
+      ],
+      3,
+    ),
+    [12, 10, 20],
+  );
   // With k = 0 the first places win (1 > 1/3 + 1/3): k matters.
-  assert.deepEqual(rrfFuse([[10, 11, 12], [20, 21, 12]], 3, 0), [10, 20, 12]);
+  assert.deepEqual(
+    rrfFuse(
+      [
+        [10, 11, 12],
+        [20, 21, 12],
+      ],
+      3,
+      0,
+    ),
+    [10, 20, 12],
+  );
   // Depth cuts the fused list; an empty list adds nothing; repeats are credited once.
   assert.deepEqual(rrfFuse([[5, 6, 7], []], 2), [5, 6]);
   assert.deepEqual(rrfFuse([[5, 5, 6], [6]], 2), [6, 5]);
@@ -152,13 +200,23 @@ test('vecbench eval scores a TREC run like the hand computation', () => {
     writeFileSync(join(dir, 'qrels.txt'), QRELS);
     writeFileSync(join(dir, 'run.txt'), RUN);
     const out = execFileSync('node', ['bin/vecbench.js', 'eval', '--qrels', join(dir, 'qrels.txt'), '--run', join(dir, 'run.txt')], { encoding: 'utf8' });
-    const values = Object.fromEntries(out.trim().split('\n').map((l) => l.split('\t')).map(([m, , v]) => [m.trim(), Number(v)]));
+    const values = Object.fromEntries(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t'))
+        .map(([m, , v]) => [m.trim(), Number(v)]),
+    );
     assert.equal(values.num_q, 2);
     assert.equal(values.ndcg_cut_10, Number((NDCG_Q1 / 2).toFixed(4)));
     assert.equal(values['recip_rank@10'], 0.5);
     assert.equal(values.success_10, 0.5);
     assert.equal(values.recall_100, 0.875);
-    const json = JSON.parse(execFileSync('node', ['bin/vecbench.js', 'eval', '--qrels', join(dir, 'qrels.txt'), '--run', join(dir, 'run.txt'), '--complete', '--json'], { encoding: 'utf8' }));
+    const json = JSON.parse(
+      execFileSync('node', ['bin/vecbench.js', 'eval', '--qrels', join(dir, 'qrels.txt'), '--run', join(dir, 'run.txt'), '--complete', '--json'], {
+        encoding: 'utf8',
+      }),
+    );
     assert.equal(json.queries, 3);
     close(json.mean.ndcg10, NDCG_Q1 / 3, 1e-12);
     // Bad input: one line naming the file and the fix, exit code 2.

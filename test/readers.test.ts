@@ -145,7 +145,10 @@ describe('.npy', () => {
     assert.deepEqual(halves.map(halfToFloat), [0.5, -2, 1.25, 0, 65504, 2 ** -24]);
     const f16 = join(dir, 'h.npy');
     writeNpy(f16, '<f2', [2, 3], new Uint8Array(Uint16Array.from(halves).buffer));
-    assert.deepEqual(Array.from(await openNpy(f16).readFloats(0, 2)), [0.5, -2, 1.25, 0, 65504, 2 ** -24].map((x) => Math.fround(x)));
+    assert.deepEqual(
+      Array.from(await openNpy(f16).readFloats(0, 2)),
+      [0.5, -2, 1.25, 0, 65504, 2 ** -24].map((x) => Math.fround(x)),
+    );
   });
 
   test('truncated, foreign, big-endian and Fortran-order files fail clearly', async () => {
@@ -160,7 +163,9 @@ describe('.npy', () => {
     writeNpy(be, '>f4', [1, 1], new Uint8Array(4));
     await rejectsNaming(() => openNpy(be), be, /big-endian.*astype/);
     const fortran = join(dir, 'f.npy');
-    const h = Buffer.from(npyHeader('<f4', [1, 1])).toString('latin1').replace('False', 'True ');
+    const h = Buffer.from(npyHeader('<f4', [1, 1]))
+      .toString('latin1')
+      .replace('False', 'True ');
     writeFileSync(fortran, Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(4)]));
     await rejectsNaming(() => openNpy(fortran), fortran, /Fortran.*ascontiguousarray/);
     const ids = join(dir, 'floats-as-ids.npy');

@@ -9,7 +9,14 @@ type ResultGroup = ResultInput['groups'][number];
 
 export const HOSTILE = '<script>alert(1)</script>';
 
-function point(ladder_index: number, knobs: ResultPoint['knobs'], view: ResultPoint['view'], recall: number, qps: number, extra: Partial<ResultPoint> = {}): ResultPoint {
+function point(
+  ladder_index: number,
+  knobs: ResultPoint['knobs'],
+  view: ResultPoint['view'],
+  recall: number,
+  qps: number,
+  extra: Partial<ResultPoint> = {},
+): ResultPoint {
   const mean = 1000 / qps;
   return {
     ladder_index,
@@ -65,7 +72,14 @@ function base(participant: string, engine: string, version: string, groups: Resu
     settings: { index: { M: 16, efConstruction: 200 }, ladders: [{ knobs: { ef: [10, 20, 40, 80] } }], batch_size: 1000, notes: `note ${HOSTILE}` },
     filter_strategy: 'filtered during the graph walk',
     hardware: { cpu: 'Fixture CPU', cores: 2, memory_bytes: 24 * 2 ** 30, os: 'Linux 6', node: 'v20.20.2' },
-    run: { vecbench_version: '0.1.0', started: '2025-11-29T00:00:00.000Z', updated: '2025-11-29T00:01:00.000Z', query_seed: 20251129, clients: 4, complete: true },
+    run: {
+      vecbench_version: '0.1.0',
+      started: '2025-11-29T00:00:00.000Z',
+      updated: '2025-11-29T00:01:00.000Z',
+      query_seed: 20251129,
+      clients: 4,
+      complete: true,
+    },
     load: { rows: 3000, ingest_s: 0.42, index_s: 1.7, disk_bytes: 3_500_000 },
     groups,
     extra,
@@ -78,9 +92,20 @@ export function fixtureResults(): ResultFile[] {
     'alpha-engine',
     `1.2.3 ${HOSTILE}`,
     [
-      measured('none/10', [[{ ef: 10 }, 0.85, 9000], [{ ef: 20 }, 0.94, 6000], [{ ef: 40 }, 0.96, 4000], [{ ef: 80, mode: HOSTILE }, 0.995, 1500]]),
-      measured('cat10/10', [[{ ef: 10 }, 0.8, 5000], [{ ef: 40 }, 0.93, 2000]]),
-      measured('none/100', [[{ ef: 100 }, 0.9, 2000], [{ ef: 400 }, 0.98, 600]]),
+      measured('none/10', [
+        [{ ef: 10 }, 0.85, 9000],
+        [{ ef: 20 }, 0.94, 6000],
+        [{ ef: 40 }, 0.96, 4000],
+        [{ ef: 80, mode: HOSTILE }, 0.995, 1500],
+      ]),
+      measured('cat10/10', [
+        [{ ef: 10 }, 0.8, 5000],
+        [{ ef: 40 }, 0.93, 2000],
+      ]),
+      measured('none/100', [
+        [{ ef: 100 }, 0.9, 2000],
+        [{ ef: 400 }, 0.98, 600],
+      ]),
       status('cat1000/10', 'not_asked', 'the filter keeps 3 rows (median), fewer than 10 x k = 100'),
       status('lang/10', 'failed', `plan check: ${HOSTILE}`),
     ],
@@ -99,9 +124,19 @@ export function fixtureResults(): ResultFile[] {
     },
   );
   const beta = base('beta', 'beta-engine', '0.9.0', [
-    measured('none/10', [[{ nprobes: 5 }, 0.9, 7000], [{ nprobes: 6 }, 0.97, 3000], [{ nprobes: 8 }, 0.985, 1800]]),
-    measured('cat10/10', [[{ nprobes: 5 }, 0.91, 2500], [{ nprobes: 9 }, 0.97, 900]]),
-    measured('none/100', [[{ nprobes: 5 }, 0.93, 1000], [{ nprobes: 20 }, 0.991, 200]]),
+    measured('none/10', [
+      [{ nprobes: 5 }, 0.9, 7000],
+      [{ nprobes: 6 }, 0.97, 3000],
+      [{ nprobes: 8 }, 0.985, 1800],
+    ]),
+    measured('cat10/10', [
+      [{ nprobes: 5 }, 0.91, 2500],
+      [{ nprobes: 9 }, 0.97, 900],
+    ]),
+    measured('none/100', [
+      [{ nprobes: 5 }, 0.93, 1000],
+      [{ nprobes: 20 }, 0.991, 200],
+    ]),
     status('cat1000/10', 'not_asked', 'the filter keeps 3 rows (median), fewer than 10 x k = 100'),
     status('lang/10', 'unsupported', 'filter field lang is not supported'),
   ]);
@@ -215,7 +250,10 @@ export function stableFixtureResults(): ResultFile[] {
       ],
     );
   const gamma = base('gamma', 'gamma-engine', '2.0.0', [
-    merged([gammaNone(0, 1, [{ knobs: { ef: 60 }, recall: 0.975, qps: 12000, flags: ['busy-machine'] }]), gammaNone(1, 1.04, [{ knobs: { ef: 60 }, recall: 0.975, qps: 3000 * 1.04 }])]),
+    merged([
+      gammaNone(0, 1, [{ knobs: { ef: 60 }, recall: 0.975, qps: 12000, flags: ['busy-machine'] }]),
+      gammaNone(1, 1.04, [{ knobs: { ef: 60 }, recall: 0.975, qps: 3000 * 1.04 }]),
+    ]),
     merged([gammaCat(0, 1), gammaCat(1, 1.04)]),
   ]);
   const delta = base('delta', 'delta-engine', '0.4.0', [
@@ -260,8 +298,16 @@ export function stableFixtureResults(): ResultFile[] {
  */
 export function exactSearchFixture(): ResultFile {
   const r = base('epsilon', 'epsilon-engine', '1.0.0', [
-    measured('none/10', [[{ ef_search: 10 }, 0.9, 8000], [{ ef_search: 20 }, 0.95, 5000], [{ ef_search: 40 }, 0.985, 3000], [{ ef_search: 'exact' }, 1, 400]]),
-    measured('cat10/10', [[{ ef_search: 10 }, 0.92, 3000], [{ ef_search: 40 }, 0.97, 1500]]),
+    measured('none/10', [
+      [{ ef_search: 10 }, 0.9, 8000],
+      [{ ef_search: 20 }, 0.95, 5000],
+      [{ ef_search: 40 }, 0.985, 3000],
+      [{ ef_search: 'exact' }, 1, 400],
+    ]),
+    measured('cat10/10', [
+      [{ ef_search: 10 }, 0.92, 3000],
+      [{ ef_search: 40 }, 0.97, 1500],
+    ]),
   ]);
   r.settings.exact_search = { ef_search: 'exact' };
   return r;
@@ -290,7 +336,15 @@ function resourcesFor(i: number, kind: 'full' | 'no-cold' | 'remote' | 'probe-er
     cold_accept_s: 0.21 + i / 50,
     cold_first_query_s: 0.48 + i / 40,
     cold_eviction: { method: 'vmtouch -e, drop_caches', resident_before_bytes: mb(180), resident_after_bytes: 8192, drop_caches: true },
-    probe: { queries: 20, answered: true, knobs: { ef_search: 40, iterative_scan: 'relaxed_order' }, recall: 0.912, short_results: 0, latency_ms_p50: 1.37, error: null },
+    probe: {
+      queries: 20,
+      answered: true,
+      knobs: { ef_search: 40, iterative_scan: 'relaxed_order' },
+      recall: 0.912,
+      short_results: 0,
+      latency_ms_p50: 1.37,
+      error: null,
+    },
     group_evictions: [],
     unmeasured: {},
   };
@@ -301,18 +355,54 @@ function resourcesFor(i: number, kind: 'full' | 'no-cold' | 'remote' | 'probe-er
   }
   if (kind === 'remote') {
     const why = 'the engine is a server the user runs (--connect): vecbench did not start it and does not measure its memory, disk or cold start';
-    for (const f of ['disk_bytes', 'disk_stopped_bytes', 'mem_baseline_anon_bytes', 'mem_baseline_file_bytes', 'mem_build_peak_bytes', 'mem_build_peak_anon_bytes', 'mem_build_peak_file_bytes', 'mem_serving_anon_bytes', 'mem_serving_file_bytes', 'mem_serving_shmem_bytes', 'mem_serving_peak_bytes', 'cold_accept_s', 'cold_first_query_s'] as const) {
+    for (const f of [
+      'disk_bytes',
+      'disk_stopped_bytes',
+      'mem_baseline_anon_bytes',
+      'mem_baseline_file_bytes',
+      'mem_build_peak_bytes',
+      'mem_build_peak_anon_bytes',
+      'mem_build_peak_file_bytes',
+      'mem_serving_anon_bytes',
+      'mem_serving_file_bytes',
+      'mem_serving_shmem_bytes',
+      'mem_serving_peak_bytes',
+      'cold_accept_s',
+      'cold_first_query_s',
+    ] as const) {
       (r as Record<string, unknown>)[f] = null;
       r.unmeasured[f] = why;
     }
     r.cold_eviction = null;
   }
-  if (kind === 'probe-error') r.probe = { queries: 20, answered: false, knobs: { nprobes: 8 }, recall: null, short_results: null, latency_ms_p50: null, error: 'the index cannot be searched before it is built (LanceDB builds IVF partitions in createIndex)' };
+  if (kind === 'probe-error')
+    r.probe = {
+      queries: 20,
+      answered: false,
+      knobs: { nprobes: 8 },
+      recall: null,
+      short_results: null,
+      latency_ms_p50: null,
+      error: 'the index cannot be searched before it is built (LanceDB builds IVF partitions in createIndex)',
+    };
   return r;
 }
 
 /** Participants with the names real runs have (and long imported ones), on one dataset. */
-export const MANY_NAMES = ['chroma', 'exact', 'hnswlib', 'lancedb', 'pgvector', 'pgvector-pglite', 'redis', 'redis-q8', 'usearch', 'weaviate-hnsw-pq-compressed', 'qdrant-default@vectorbench', 'milvus-ivf-flat-nlist-1024@vectorbench'];
+export const MANY_NAMES = [
+  'chroma',
+  'exact',
+  'hnswlib',
+  'lancedb',
+  'pgvector',
+  'pgvector-pglite',
+  'redis',
+  'redis-q8',
+  'usearch',
+  'weaviate-hnsw-pq-compressed',
+  'qdrant-default@vectorbench',
+  'milvus-ivf-flat-nlist-1024@vectorbench',
+];
 export const MANY_DATASET = 'many-fixture';
 
 /**
@@ -338,7 +428,14 @@ export function manyParticipantsFixture(): ResultFile[] {
         ],
         { driven: i % 3 === 0 ? '1 at a time' : i % 3 === 1 ? '32 in flight' : '2 threads', spread: 0.03 },
       ),
-      stableGroup('cat10/10', [{ knobs: { [knob]: 10 }, recall: 0.91, qps: 2600 * s }, { knobs: { [knob]: 40 }, recall: 0.97, qps: 1200 * s }], { driven: '32 in flight', spread: 0.02 }),
+      stableGroup(
+        'cat10/10',
+        [
+          { knobs: { [knob]: 10 }, recall: 0.91, qps: 2600 * s },
+          { knobs: { [knob]: 40 }, recall: 0.97, qps: 1200 * s },
+        ],
+        { driven: '32 in flight', spread: 0.02 },
+      ),
       status('cat1000/10', 'not_asked', 'the filter keeps 3 rows (median), fewer than 10 x k = 100'),
     ]);
     r.dataset.name = MANY_DATASET;
@@ -349,7 +446,13 @@ export function manyParticipantsFixture(): ResultFile[] {
       r.resources = resourcesFor(i, name === 'usearch' ? 'no-cold' : name === 'redis' ? 'remote' : name === 'lancedb' ? 'probe-error' : 'full');
     }
     if (name === 'pgvector-pglite') r.settings.exact_search = { ef_search: 'exact' };
-    if (name === 'pgvector') r.resources!.group_evictions = ['none/10', 'cat10/10'].map((group) => ({ group, resident_before_bytes: 190 * 2 ** 20, resident_after_bytes: 4096, drop_caches: true }));
+    if (name === 'pgvector')
+      r.resources!.group_evictions = ['none/10', 'cat10/10'].map((group) => ({
+        group,
+        resident_before_bytes: 190 * 2 ** 20,
+        resident_after_bytes: 4096,
+        drop_caches: true,
+      }));
     return r;
   });
 }

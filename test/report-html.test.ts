@@ -18,7 +18,13 @@ const dir = mkdtempSync(join(tmpdir(), 'vecbench-html-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Undoes esc() for comparing attribute text. */
-const unesc = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const unesc = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /** Every table cell of a page: its data attributes, class, title, inner markup and text. */
 function pageCells(html: string) {
@@ -27,13 +33,25 @@ function pageCells(html: string) {
     const attrs: Record<string, string> = {};
     for (const a of m[2].matchAll(/data-([a-z-]+)="([^"]*)"/g)) attrs[a[1]] = a[2];
     const title = unesc(/ title="([^"]*)"/.exec(m[2])?.[1] ?? '');
-    out.push({ attrs, cls: m[1], title, inner: m[3], text: m[3].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() });
+    out.push({
+      attrs,
+      cls: m[1],
+      title,
+      inner: m[3],
+      text: m[3]
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    });
   }
   return out;
 }
 
 function findCell(html: string, c: Pick<DerivedCell, 'participant' | 'group' | 'target'> & { search?: DerivedCell['search'] }) {
-  return pageCells(html).find((x) => x.attrs.participant === esc(c.participant) && x.attrs.group === c.group && Number(x.attrs.target) === c.target && x.attrs.search === (c.search ?? 'ann'));
+  return pageCells(html).find(
+    (x) =>
+      x.attrs.participant === esc(c.participant) && x.attrs.group === c.group && Number(x.attrs.target) === c.target && x.attrs.search === (c.search ?? 'ann'),
+  );
 }
 
 const fixtures = fixtureResults();
@@ -77,9 +95,15 @@ describe('the results page', () => {
     assert.equal(page.match(/<script\b/gi)?.length, 2);
     const json = /<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(page)![1];
     assert.ok(!json.includes('<'));
-    assert.ok(JSON.parse(json).series.some((s: { points: { knobs: Record<string, unknown> }[] }) => s.points.some((p) => p.knobs.mode === HOSTILE)), 'the knob survives as data');
+    assert.ok(
+      JSON.parse(json).series.some((s: { points: { knobs: Record<string, unknown> }[] }) => s.points.some((p) => p.knobs.mode === HOSTILE)),
+      'the knob survives as data',
+    );
     assert.equal(jsonForScript({ a: '</script><!--' }), '{"a":"\\u003c/script>\\u003c!--"}');
-    assert.equal(miniMarkdown(`- **why**: ${HOSTILE} \`<b>\``), '<ul><li><strong>why</strong>: &lt;script&gt;alert(1)&lt;/script&gt; <code>&lt;b&gt;</code></li></ul>');
+    assert.equal(
+      miniMarkdown(`- **why**: ${HOSTILE} \`<b>\``),
+      '<ul><li><strong>why</strong>: &lt;script&gt;alert(1)&lt;/script&gt; <code>&lt;b&gt;</code></li></ul>',
+    );
   });
 
   test('self-contained: no external resource, a CSP that forbids fetching, a viewport for narrow screens', () => {
@@ -100,12 +124,25 @@ describe('the results page', () => {
   });
 
   test('a top-level resources section is shown, with the reason where a figure is missing', async () => {
-    const beta = { ...fixtures[1], resources: { measured_process: 'host', disk_bytes: 2_097_152, mem_serving_anon_bytes: null, cold_accept_s: 0.25, unmeasured: { mem_serving_anon_bytes: 'no /proc here' } } };
+    const beta = {
+      ...fixtures[1],
+      resources: {
+        measured_process: 'host',
+        disk_bytes: 2_097_152,
+        mem_serving_anon_bytes: null,
+        cold_accept_s: 0.25,
+        unmeasured: { mem_serving_anon_bytes: 'no /proc here' },
+      },
+    };
     const html = await renderPage([{ ...fixtures[0] }, beta as unknown as ResultFile]);
     const general = html.slice(html.indexOf('id="general"'), html.indexOf('id="participants"'));
     // A row per participant under labelled columns; alpha has no top-level resources.
-    const row = (table: string, who: string) => new RegExp(`<table class="resources ${table}">.*?<tr data-participant="${who}">(.*?)</tr>`).exec(general)?.[1] ?? '';
-    assert.match(row('memory', 'alpha'), /<td colspan="11" class="none"><span class="nm" title="measured before resources were recorded">not measured<sup>1<\/sup><\/span><\/td>/);
+    const row = (table: string, who: string) =>
+      new RegExp(`<table class="resources ${table}">.*?<tr data-participant="${who}">(.*?)</tr>`).exec(general)?.[1] ?? '';
+    assert.match(
+      row('memory', 'alpha'),
+      /<td colspan="11" class="none"><span class="nm" title="measured before resources were recorded">not measured<sup>1<\/sup><\/span><\/td>/,
+    );
     assert.match(row('memory', 'beta'), /<span class="driven">host process \(engine \+ dataset copy\)<\/span>/);
     // Serving anon (the sixth figure) is missing with its reason as a numbered note.
     const memory = [...row('memory', 'beta').matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);
@@ -118,14 +155,20 @@ describe('the results page', () => {
     assert.doesNotMatch(general, /mem_serving_anon_bytes|cold_accept_s|disk_bytes/);
   });
 
-  test('results without stable points: how they were driven falls back to the run\'s clients; points carry no new field', () => {
+  test("results without stable points: how they were driven falls back to the run's clients; points carry no new field", () => {
     assert.match(page, /<th scope="col">alpha<span class="driven">4 clients<\/span><\/th>/);
     assert.match(page, /<td>throughput view driven<\/td><td>4 clients<\/td><td>4 clients<\/td>/);
     assert.match(page, /<dt>driven<\/dt><dd>throughput view: 4 clients<\/dd>/);
-    const json = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(page)![1]) as { series: { points: Record<string, unknown>[] }[] };
+    const json = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(page)![1]) as {
+      series: { points: Record<string, unknown>[] }[];
+    };
     const points = json.series.flatMap((s) => s.points);
     assert.ok(points.length > 0);
-    for (const field of ['ci', 'calibrated_for', 'build', 'driven', 'passes']) assert.ok(points.every((p) => !(field in p)), `${field} stays absent`);
+    for (const field of ['ci', 'calibrated_for', 'build', 'driven', 'passes'])
+      assert.ok(
+        points.every((p) => !(field in p)),
+        `${field} stays absent`,
+      );
   });
 
   test('selectors for dataset, k and filter; rows tagged for them', () => {
@@ -139,7 +182,7 @@ describe('the results page', () => {
 });
 
 describe('exact-search points on the page', () => {
-  test('a column of their own beside the participant\'s; the index\'s column reads not reached at 0.99', async () => {
+  test("a column of their own beside the participant's; the index's column reads not reached at 0.99", async () => {
     const r = exactSearchFixture();
     const html = await renderPage([r]);
     const cells = deriveCells([r]);
@@ -151,13 +194,18 @@ describe('exact-search points on the page', () => {
       assert.equal(shown.attrs.value, c.value === null ? '' : String(c.value));
     }
     assert.equal(pageCells(html).filter((x) => x.attrs.status !== 'missing').length, cells.length);
-    assert.match(html, /<th scope="col">epsilon<span class="driven">4 clients<\/span><\/th>\n<th scope="col" data-search="exact">epsilon<span class="badge exact"[^>]*>exact<\/span>/);
+    assert.match(
+      html,
+      /<th scope="col">epsilon<span class="driven">4 clients<\/span><\/th>\n<th scope="col" data-search="exact">epsilon<span class="badge exact"[^>]*>exact<\/span>/,
+    );
     assert.equal(findCell(html, { participant: 'epsilon', group: 'none/10', target: 0.99 })!.text, 'max 0.985');
     assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'none/10', target: 0.99 })!.attrs.status, 'above');
     // cat10/10 has no exact point: its exact cells are the missing dash.
     assert.equal(findCell(html, { participant: 'epsilon', search: 'exact', group: 'cat10/10', target: 0.9 })!.attrs.status, 'missing');
     // The curves mark the scan's points, so they get a frontier of their own.
-    const data = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(html)![1]) as { series: { group: string; points: { knobs: Record<string, unknown>; exact?: boolean }[] }[] };
+    const data = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(html)![1]) as {
+      series: { group: string; points: { knobs: Record<string, unknown>; exact?: boolean }[] }[];
+    };
     const none10 = data.series.find((x) => x.group === 'none/10')!.points;
     assert.ok(none10.every((p) => (p.exact === true) === (p.knobs.ef_search === 'exact')));
   });
@@ -185,7 +233,10 @@ describe('stable points on the page: intervals, ties, calibration, flags, builds
       withCi++;
       assert.ok(c.ci_low < c.value! && c.value! < c.ci_high);
       assert.ok(cell.inner.includes(`<span class="ci">±${fmtPct(halfWidth(c))}</span>`), cell.inner);
-      assert.ok(cell.title.includes(`95 % interval: ${Math.round(c.ci_low).toLocaleString('en-US')} – ${Math.round(c.ci_high).toLocaleString('en-US')} QPS`), cell.title);
+      assert.ok(
+        cell.title.includes(`95 % interval: ${Math.round(c.ci_low).toLocaleString('en-US')} – ${Math.round(c.ci_high).toLocaleString('en-US')} QPS`),
+        cell.title,
+      );
     }
     assert.equal(withCi, 8, 'every cell with a value has an interval');
   });
@@ -247,7 +298,10 @@ describe('stable points on the page: intervals, ties, calibration, flags, builds
   test('several builds: the title lists each build with its interval', () => {
     const { derived, shown } = find('gamma', 'none/10', 0.95);
     assert.equal(shown.attrs.builds, '2');
-    assert.deepEqual(derived.builds!.map((b) => b.value), [5000, 5200]);
+    assert.deepEqual(
+      derived.builds!.map((b) => b.value),
+      [5000, 5200],
+    );
     assert.ok(shown.title.includes('build 0: 5,000 (4,850 – 5,150)'), shown.title);
     assert.ok(shown.title.includes('build 1: 5,200 (5,044 – 5,356)'), shown.title);
     assert.ok(find('gamma', 'cat10/10', 0.99).shown.title.includes('build 1: not reached'));
@@ -266,7 +320,11 @@ describe('stable points on the page: intervals, ties, calibration, flags, builds
 
   test('the page data carries the stable-point fields of every point', () => {
     const json = JSON.parse(/<script type="application\/json" id="vb-data">([\s\S]*?)<\/script>/.exec(html)![1]) as {
-      series: { dataset: string; participant: string; points: { ci?: { qps: number[] }; calibrated_for?: number; build?: number; driven?: string; passes?: number; flags: string[]; qps: number }[] }[];
+      series: {
+        dataset: string;
+        participant: string;
+        points: { ci?: { qps: number[] }; calibrated_for?: number; build?: number; driven?: string; passes?: number; flags: string[]; qps: number }[];
+      }[];
     };
     const points = json.series.filter((s) => s.dataset === STABLE_DATASET).flatMap((s) => s.points);
     const stored = stable.flatMap((r) => r.groups.flatMap((g) => g.points));

@@ -79,7 +79,9 @@ test('the latency view has cells of its own, read by the same rule with lower is
   assert.deepEqual(deriveCells([alpha, beta]), throughput, 'throughput cells are unchanged');
   for (const c of latency) {
     const g = [alpha, beta].find((r) => r.participant === c.participant)!.groups.find((x) => x.key === c.group)!;
-    const pts = g.points.filter((p) => p.view === 'latency').map((p) => ({ recall: p.recall, value: p.latency_ms.p50, knobs: p.knobs, ladderIndex: p.ladder_index }));
+    const pts = g.points
+      .filter((p) => p.view === 'latency')
+      .map((p) => ({ recall: p.recall, value: p.latency_ms.p50, knobs: p.knobs, ladderIndex: p.ladder_index }));
     if (g.status !== 'measured') continue;
     const want = readCell(pts, c.target, 'lower');
     assert.equal(c.status, want.status, `${c.participant} ${c.group} ${c.target}`);
@@ -106,11 +108,20 @@ test('report --json prints latency-view cells beside the throughput ones, each n
     const want = deriveCells(readAllResults(dir), VIEWS);
     assert.deepEqual(cells, JSON.parse(JSON.stringify(want)));
     const latency = cells.filter((c) => c.view === 'latency');
-    assert.ok(latency.some((c) => c.value !== null), 'latency cells with values');
-    assert.ok(latency.some((c) => c.search === 'exact'), 'the exact row in the latency view too');
+    assert.ok(
+      latency.some((c) => c.value !== null),
+      'latency cells with values',
+    );
+    assert.ok(
+      latency.some((c) => c.search === 'exact'),
+      'the exact row in the latency view too',
+    );
     assert.ok(cells.every((c) => c.view === 'throughput' || c.view === 'latency'));
     // The throughput cells keep their shape.
-    assert.deepEqual(cells.filter((c) => c.view === 'throughput'), JSON.parse(JSON.stringify(deriveCells(readAllResults(dir)))));
+    assert.deepEqual(
+      cells.filter((c) => c.view === 'throughput'),
+      JSON.parse(JSON.stringify(deriveCells(readAllResults(dir)))),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -121,11 +132,35 @@ test('a real run records the settings.json exact_search declaration, and its poi
   try {
     // hnswlib at ef 2000 on 2,000 rows visits every row: an exact scan, declared as such here.
     const settings = join(dir, 'hnswlib.json');
-    writeFileSync(settings, JSON.stringify({ index: { M: 16, efConstruction: 100 }, ladders: [{ knobs: { ef: [10, 20, 2000] } }], exact_search: { ef: 2000 } }));
+    writeFileSync(
+      settings,
+      JSON.stringify({ index: { M: 16, efConstruction: 100 }, ladders: [{ knobs: { ef: [10, 20, 2000] } }], exact_search: { ef: 2000 } }),
+    );
     const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
     const env = { ...process.env, VECBENCH_QUIET: '1' };
     const out = join(dir, 'out');
-    const ran = spawnSync(process.execPath, [bin, 'run', '--dataset', 'synthetic-2k', '--participants', 'hnswlib', '--groups', 'none/10', '--settings', `hnswlib=${settings}`, '--out', out, '--data', join(dir, 'data'), '--builds', '1'], { encoding: 'utf8', env, timeout: 600_000 });
+    const ran = spawnSync(
+      process.execPath,
+      [
+        bin,
+        'run',
+        '--dataset',
+        'synthetic-2k',
+        '--participants',
+        'hnswlib',
+        '--groups',
+        'none/10',
+        '--settings',
+        `hnswlib=${settings}`,
+        '--out',
+        out,
+        '--data',
+        join(dir, 'data'),
+        '--builds',
+        '1',
+      ],
+      { encoding: 'utf8', env, timeout: 600_000 },
+    );
     assert.equal(ran.status, 0, `${ran.stderr}\n${ran.stdout}`);
     assert.match(ran.stdout, /^group\s+recall\s+hnswlib\s+hnswlib \(exact\)$/m);
     const [stored] = readAllResults(out);

@@ -57,7 +57,10 @@ test('a mapped data file is counted as file-backed, not anon', async () => {
 });
 
 test('a process tree is summed: the children of the measured process count', async () => {
-  const c = spawn('sh', ['-c', `python3 -c 'import time; b = bytearray(40 << 20); print("ready", flush=True); time.sleep(300)' & wait`], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const c = spawn('sh', ['-c', `python3 -c 'import time; b = bytearray(40 << 20); print("ready", flush=True); time.sleep(300)' & wait`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
   children.push(c);
   after(() => {
     try {
@@ -74,7 +77,11 @@ test('a process tree is summed: the children of the measured process count', asy
 });
 
 test('the sampler keeps the peak of a transient allocation and the steady level after it', async () => {
-  const c = spawn('python3', ['-c', 'import time\ntime.sleep(0.3)\nb = bytearray(96 << 20)\ntime.sleep(1.2)\ndel b\nprint("freed", flush=True)\ntime.sleep(300)'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const c = spawn(
+    'python3',
+    ['-c', 'import time\ntime.sleep(0.3)\nb = bytearray(96 << 20)\ntime.sleep(1.2)\ndel b\nprint("freed", flush=True)\ntime.sleep(300)'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   children.push(c);
   const sampler = new MemorySampler(() => c.pid, 50).start();
   await new Promise<void>((resolve) => c.stdout!.on('data', (d) => String(d).includes('freed') && resolve()));
@@ -150,11 +157,17 @@ test('a cold-protocol run records resources for an in-process engine and a serve
     if (res.probe.answered) assert.ok(res.probe.recall! >= 0 && res.probe.latency_ms_p50! > 0);
     else assert.ok(res.probe.error);
     // --cold: an eviction measured before each measured group.
-    assert.deepEqual(res.group_evictions.map((e) => e.group), ['none/10', 'cat10/10']);
+    assert.deepEqual(
+      res.group_evictions.map((e) => e.group),
+      ['none/10', 'cat10/10'],
+    );
     for (const e of res.group_evictions) assert.ok(e.resident_after_bytes <= e.resident_before_bytes || e.resident_after_bytes < 1 * MB);
     const p = await loadParticipant(r.participant);
     if (p.adapter.reopen) {
-      assert.ok(res.cold_accept_s! > 0 && res.cold_first_query_s! >= res.cold_accept_s!, `${r.participant} cold ${res.cold_accept_s} ${res.cold_first_query_s}`);
+      assert.ok(
+        res.cold_accept_s! > 0 && res.cold_first_query_s! >= res.cold_accept_s!,
+        `${r.participant} cold ${res.cold_accept_s} ${res.cold_first_query_s}`,
+      );
       assert.ok(res.cold_eviction);
     } else {
       assert.equal(res.cold_accept_s, null);
@@ -174,7 +187,19 @@ test('a cold-protocol run records resources for an in-process engine and a serve
   assert.equal(cli.status, 0, cli.stderr);
   const report = JSON.parse(cli.stdout) as { general: Record<string, unknown>[] };
   assert.equal(report.general.length, 2);
-  const keys = ['participant', 'dataset', 'ingest_s', 'index_s', 'disk_bytes', 'disk_stopped_bytes', 'mem_build_peak_bytes', 'mem_serving_anon_bytes', 'mem_serving_file_bytes', 'cold_accept_s', 'cold_first_query_s'];
+  const keys = [
+    'participant',
+    'dataset',
+    'ingest_s',
+    'index_s',
+    'disk_bytes',
+    'disk_stopped_bytes',
+    'mem_build_peak_bytes',
+    'mem_serving_anon_bytes',
+    'mem_serving_file_bytes',
+    'cold_accept_s',
+    'cold_first_query_s',
+  ];
   for (const g of report.general) {
     for (const k of keys) assert.ok(k in g, `general entry lacks ${k}`);
     assert.equal(g.dataset, 'synthetic-2k');

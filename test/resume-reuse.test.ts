@@ -31,7 +31,22 @@ const SETTINGS_B = settingsFile('b.json', 60);
 /** One CLI run; `killAtWrite`: the runner SIGKILLs itself during its Nth atomic write. */
 function vecbench(out: string, settings: string, opts: { killAtWrite?: number; extra?: string[] } = {}) {
   const env = { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data, ...(opts.killAtWrite ? { VECBENCH_FAULT_WRITE: String(opts.killAtWrite) } : {}) };
-  const args = ['run', '--dataset', DATASET, '--participants', 'hnswlib', '--settings', `hnswlib=${settings}`, '--out', out, '--clients', '4', '--groups', 'none/10,cat10/10', ...(opts.extra ?? [])];
+  const args = [
+    'run',
+    '--dataset',
+    DATASET,
+    '--participants',
+    'hnswlib',
+    '--settings',
+    `hnswlib=${settings}`,
+    '--out',
+    out,
+    '--clients',
+    '4',
+    '--groups',
+    'none/10,cat10/10',
+    ...(opts.extra ?? []),
+  ];
   return spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
 }
 
@@ -41,7 +56,11 @@ const markerPath = (out: string) => join(home(out), 'built.json');
 
 /** What must not depend on an interruption: the points, their queries and their recall. */
 const identity = (r: ResultFile) =>
-  r.groups.map((g) => ({ key: g.key, status: g.status, points: g.points.map((p) => ({ li: p.ladder_index, view: p.view, slice: p.query_slice, queries: p.queries, recall: p.recall, strict: p.recall_strict })) }));
+  r.groups.map((g) => ({
+    key: g.key,
+    status: g.status,
+    points: g.points.map((p) => ({ li: p.ladder_index, view: p.view, slice: p.query_slice, queries: p.queries, recall: p.recall, strict: p.recall_strict })),
+  }));
 
 /**
  * The 7th atomic write of a run on prepared data: the marker (1), the result after the load
@@ -125,7 +144,7 @@ const refusals: { name: string; tamper: (out: string) => void; reason: RegExp }[
     reason: /index not reused: it was built with other settings/,
   },
   {
-    name: 'check answers that differ from the build\'s',
+    name: "check answers that differ from the build's",
     tamper: (out) => {
       const m = JSON.parse(readFileSync(markerPath(out), 'utf8'));
       m.check.ids[3] = [1999, 1998, 1997];

@@ -48,7 +48,20 @@ function writeFvecs(path: string, rows: number, seed: number): void {
 function prepareSet(name: string, nq: number): void {
   writeFvecs(join(root, `${name}-base.fvecs`), 300, 1);
   writeFvecs(join(root, `${name}-queries.fvecs`), nq, 2);
-  const r = vecbench(['prepare', 'custom', '--name', name, '--base', join(root, `${name}-base.fvecs`), '--queries', join(root, `${name}-queries.fvecs`), '--metric', 'l2', '--data', data]);
+  const r = vecbench([
+    'prepare',
+    'custom',
+    '--name',
+    name,
+    '--base',
+    join(root, `${name}-base.fvecs`),
+    '--queries',
+    join(root, `${name}-queries.fvecs`),
+    '--metric',
+    'l2',
+    '--data',
+    data,
+  ]);
   assert.equal(r.code, 0, r.stderr);
 }
 
@@ -57,7 +70,20 @@ before(() => {
   prepareSet('small', 40);
 });
 
-const runArgs = (dataset: string, out: string, more: string[] = []) => ['run', '--dataset', dataset, '--participants', 'exact', '--groups', 'none/10', '--data', data, '--out', out, ...more];
+const runArgs = (dataset: string, out: string, more: string[] = []) => [
+  'run',
+  '--dataset',
+  dataset,
+  '--participants',
+  'exact',
+  '--groups',
+  'none/10',
+  '--data',
+  data,
+  '--out',
+  out,
+  ...more,
+];
 
 /** Exit 2 and one line on stderr matching `message`. */
 function expectRefused(r: ReturnType<typeof vecbench>, message: RegExp): void {
@@ -69,9 +95,15 @@ function expectRefused(r: ReturnType<typeof vecbench>, message: RegExp): void {
 
 test('a 3-query dataset and --queries below the minimum are refused before any work', () => {
   const out = join(root, 'out-three');
-  expectRefused(vecbench(runArgs('three', out), { VECBENCH_QUIET: '1' }), /^vecbench: dataset three has 3 queries, vecbench run needs at least 10 .*; prepare it with more queries$/);
+  expectRefused(
+    vecbench(runArgs('three', out), { VECBENCH_QUIET: '1' }),
+    /^vecbench: dataset three has 3 queries, vecbench run needs at least 10 .*; prepare it with more queries$/,
+  );
   assert.ok(!existsSync(join(out, 'three', 'exact.json')), 'nothing measured');
-  expectRefused(vecbench(runArgs('small', out, ['--queries', '3']), { VECBENCH_QUIET: '1' }), /^vecbench: --queries 3 is below the 10 queries a point needs at least; pass --queries 40 \(or all\)$/);
+  expectRefused(
+    vecbench(runArgs('small', out, ['--queries', '3']), { VECBENCH_QUIET: '1' }),
+    /^vecbench: --queries 3 is below the 10 queries a point needs at least; pass --queries 40 \(or all\)$/,
+  );
   assert.ok(!existsSync(join(out, 'small', 'exact.json')), 'nothing measured');
 });
 
@@ -86,7 +118,7 @@ test('a bad stored result of another participant is refused before anything is m
   assert.ok(!existsSync(join(out, '.engines')), 'no engine was started');
 });
 
-test('engine output goes to the participant log file, named once, never to the run\'s stdout; points below the minimum query count are flagged', () => {
+test("engine output goes to the participant log file, named once, never to the run's stdout; points below the minimum query count are flagged", () => {
   const out = join(root, 'out-chatty');
   // A chatty engine: every engine process (a child with an IPC channel) prints 1 MB on start.
   const chatty = join(root, 'chatty.mjs');
@@ -116,8 +148,14 @@ test('settings messages: an unknown key is named by its path, a repeated ladder 
     assert.doesNotMatch(e.message, /: :/);
     return true;
   });
-  await assert.rejects(loadParticipant('hnswlib', file('index-key', { index: { efConstruction: 100, efConstrution: 5 }, ladders: [{ knobs: { ef: [10] } }] })), /index-key\.json does not validate: index\.efConstrution: unknown key/);
-  await assert.rejects(loadParticipant('hnswlib', file('dup', { index: {}, ladders: [{ knobs: { ef: [10, 10, 20] } }] })), /ladders\.0\.knobs\.ef lists 10 twice; list each value once, in ascending order$/);
+  await assert.rejects(
+    loadParticipant('hnswlib', file('index-key', { index: { efConstruction: 100, efConstrution: 5 }, ladders: [{ knobs: { ef: [10] } }] })),
+    /index-key\.json does not validate: index\.efConstrution: unknown key/,
+  );
+  await assert.rejects(
+    loadParticipant('hnswlib', file('dup', { index: {}, ladders: [{ knobs: { ef: [10, 10, 20] } }] })),
+    /ladders\.0\.knobs\.ef lists 10 twice; list each value once, in ascending order$/,
+  );
 });
 
 // ---- the result journal ----
@@ -143,7 +181,13 @@ const exactEngine: GroupEngine = {
       for (let j = 0; j < req.k; j++) ids.push(g.gt.ids[q * g.gt.depth + j]);
       offsets[i + 1] = ids.length;
     });
-    const reply: PointReply = { ids: Int32Array.from(ids), offsets, latenciesMs: new Float64Array(n).fill(0.01), wallS: n * 1e-5, errors: new Array(n).fill(null) };
+    const reply: PointReply = {
+      ids: Int32Array.from(ids),
+      offsets,
+      latenciesMs: new Float64Array(n).fill(0.01),
+      wallS: n * 1e-5,
+      errors: new Array(n).fill(null),
+    };
     return { type: 'point', reply } as never;
   },
 };
@@ -176,7 +220,16 @@ function emptyResult(): ResultFile {
  * the bytes written for each point, the writer and the result. */
 async function coldRun(out: string, points: number, stopAfter = Infinity) {
   const result = emptyResult();
-  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
+  const group: ResultGroup = {
+    key: g.key,
+    filter: g.filter,
+    k: g.k,
+    status: 'measured',
+    median_matches: g.medianMatches,
+    points: [],
+    complete: false,
+    skipped: [],
+  };
   result.groups.push(group);
   const writer = new ResultWriter(out, () => result);
   writer.save();
@@ -222,7 +275,10 @@ test('a long cold ladder writes the same bytes per point as a short one (a journ
   const shortMax = max(short.perPoint);
   // A point's record is a few hundred bytes; rewriting the file would grow with every point.
   assert.ok(shortMax > 0 && shortMax < 4000, `bytes per point: ${shortMax}`);
-  assert.ok(max(long.perPoint.slice(-10)) <= shortMax * 1.2, `the last points of 60 cost ${max(long.perPoint.slice(-10))} bytes each, the points of 5 ${shortMax}`);
+  assert.ok(
+    max(long.perPoint.slice(-10)) <= shortMax * 1.2,
+    `the last points of 60 cost ${max(long.perPoint.slice(-10))} bytes each, the points of 5 ${shortMax}`,
+  );
 });
 
 test('a killed cold group resumes from the result file and its journal: no point lost, none twice', async () => {
@@ -236,7 +292,10 @@ test('a killed cold group resumes from the result file and its journal: no point
   // A kill in the middle of an append leaves a torn last line.
   writeFileSync(killed.writer.journal, `${readFileSync(killed.writer.journal, 'utf8')}{"group":"none/10","poi`);
   assert.equal(foldJournal(killed.writer.journal, stored), 7);
-  assert.deepEqual(stored.groups[0].points.map((p) => `${p.ladder_index}/${p.view}`), killed.result.groups[0].points.map((p) => `${p.ladder_index}/${p.view}`));
+  assert.deepEqual(
+    stored.groups[0].points.map((p) => `${p.ladder_index}/${p.view}`),
+    killed.result.groups[0].points.map((p) => `${p.ladder_index}/${p.view}`),
+  );
   // Folding again (a kill after the whole write, before the journal was removed) adds nothing.
   assert.equal(foldJournal(killed.writer.journal, stored), 0);
   new ResultWriter(out, () => stored).save();

@@ -13,7 +13,9 @@ const PARTICIPANTS = join(ROOT, 'participants');
 const SDK = join(ROOT, 'src', 'sdk', 'index.ts');
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : /\.(ts|mts|mjs|js)$/.test(e.name) ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : /\.(ts|mts|mjs|js)$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Every relative module specifier a file imports or re-exports (static and dynamic). */
@@ -36,7 +38,8 @@ test('participants import src/ only through src/sdk/index.ts, and no participant
       if (rel.startsWith(`src${sep}`) && target !== SDK) wrong.push(`${relative(ROOT, file)}: ${spec} (import it from src/sdk/index.ts)`);
       if (rel.startsWith(`participants${sep}`)) {
         const other = relative(PARTICIPANTS, target).split(sep)[0];
-        if (other !== own && other !== '_shared') wrong.push(`${relative(ROOT, file)}: ${spec} (another participant's file: move what both use to participants/_shared)`);
+        if (other !== own && other !== '_shared')
+          wrong.push(`${relative(ROOT, file)}: ${spec} (another participant's file: move what both use to participants/_shared)`);
       }
     }
   }
@@ -46,9 +49,17 @@ test('participants import src/ only through src/sdk/index.ts, and no participant
 
 test('the scan sees what it must refuse', () => {
   const tmp = join(PARTICIPANTS, '_shared', 'postgres-sql.ts');
-  assert.ok(specifiers(tmp).some((s) => s.endsWith('src/sdk/index.ts')), 'the shared SQL imports the SDK');
+  assert.ok(
+    specifiers(tmp).some((s) => s.endsWith('src/sdk/index.ts')),
+    'the shared SQL imports the SDK',
+  );
   // The regex reads the forms participants write: named, type-only, re-export, dynamic.
-  const forms = ["import { a } from '../../src/x.ts';", "import type { B } from '../y/adapter.ts';", "export { default } from '../redis/adapter.ts';", "await import('../../src/z.ts')"].join('\n');
+  const forms = [
+    "import { a } from '../../src/x.ts';",
+    "import type { B } from '../y/adapter.ts';",
+    "export { default } from '../redis/adapter.ts';",
+    "await import('../../src/z.ts')",
+  ].join('\n');
   const found = [...forms.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]);
   assert.deepEqual(found, ['../../src/x.ts', '../y/adapter.ts', '../redis/adapter.ts', '../../src/z.ts']);
 });

@@ -37,7 +37,14 @@ async function loaded(participant: string): Promise<HostClient> {
   return host;
 }
 
-async function point(host: HostClient, knobs: Knobs, queries: number[], threads: number, filters: (FilterExpr | null)[] = queries.map(() => null), k = 10): Promise<PointReply> {
+async function point(
+  host: HostClient,
+  knobs: Knobs,
+  queries: number[],
+  threads: number,
+  filters: (FilterExpr | null)[] = queries.map(() => null),
+  k = 10,
+): Promise<PointReply> {
   return (await host.request<'point'>({ type: 'point', knobs, k, queries, filters, clients: 1, threads }, LIMIT_S)).reply;
 }
 
@@ -59,12 +66,22 @@ function checkSameAnswers(one: PointReply, two: PointReply, n: number): void {
   assert.equal(one.threadsUsed, undefined, 'threads: 1 runs in the host loop');
   assert.ok(two.threadsUsed, 'threads: 2 ran in search threads');
   assert.equal(two.threadsUsed.length, 2);
-  assert.equal(two.threadsUsed.reduce((a, b) => a + b, 0), n, 'each query answered once');
+  assert.equal(
+    two.threadsUsed.reduce((a, b) => a + b, 0),
+    n,
+    'each query answered once',
+  );
   for (const [t, c] of two.threadsUsed.entries()) assert.ok(c > 0, `thread ${t} answered no query (${two.threadsUsed.join(', ')})`);
   assert.equal(two.latenciesMs.length, n);
-  assert.ok(two.latenciesMs.every((l) => l > 0), 'every query timed');
+  assert.ok(
+    two.latenciesMs.every((l) => l > 0),
+    'every query timed',
+  );
   assert.ok(two.wallS > 0);
-  assert.ok(two.errors.every((e) => e === null), `errors: ${two.errors.find((e) => e !== null)}`);
+  assert.ok(
+    two.errors.every((e) => e === null),
+    `errors: ${two.errors.find((e) => e !== null)}`,
+  );
   for (let i = 0; i < n; i++) {
     assert.deepEqual(idsOf(two, i), idsOf(one, i), `query ${i}: threaded answer differs`);
     assert.equal(two.digests![i], one.digests![i]);
@@ -72,7 +89,9 @@ function checkSameAnswers(one: PointReply, two: PointReply, n: number): void {
   assert.ok(idsOf(one, 0).length === 10, 'full answers');
 }
 
-test('hnswlib: threads answer as one at a time, share the queries, keep errors per query, stop before a write and with the host', { timeout: 600_000 }, async () => {
+test('hnswlib: threads answer as one at a time, share the queries, keep errors per query, stop before a write and with the host', {
+  timeout: 600_000,
+}, async () => {
   const host = await loaded('hnswlib');
   const pid = host.pid!;
   try {
@@ -114,7 +133,10 @@ test('hnswlib: threads answer as one at a time, share the queries, keep errors p
     }
 
     // A bad knob stays the user's error, and the threads survive it.
-    await assert.rejects(point(host, { ef: -1 }, queries, 2), (e: unknown) => e instanceof HostError && e.userError && /ef must be a positive integer/.test(e.message));
+    await assert.rejects(
+      point(host, { ef: -1 }, queries, 2),
+      (e: unknown) => e instanceof HostError && e.userError && /ef must be a positive integer/.test(e.message),
+    );
     assert.ok((await point(host, { ef: 128 }, queries.slice(0, 50), 2)).threadsUsed);
 
     // A write stops the threads first; later threaded points fall back to the session, which

@@ -60,11 +60,20 @@ function assertNowhere(secret: string, root: string, texts: Record<string, strin
 
 describe('redaction rules', () => {
   test('URL passwords, key=value and JSON credential pairs are masked; ordinary text is not', () => {
-    assert.equal(redactUrl('postgres://vb:pa%40ss@db.example:5432/bench?sslpassword=k3y&application_name=x'), `postgres://vb:${MASK}@db.example:5432/bench?sslpassword=${MASK}&application_name=x`);
+    assert.equal(
+      redactUrl('postgres://vb:pa%40ss@db.example:5432/bench?sslpassword=k3y&application_name=x'),
+      `postgres://vb:${MASK}@db.example:5432/bench?sslpassword=${MASK}&application_name=x`,
+    );
     assert.equal(redact('to redis://:hunter2@10.0.0.1:6379 and postgres://u:p@ss@h/db'), `to redis://:${MASK}@10.0.0.1:6379 and postgres://u:${MASK}@h/db`);
     assert.equal(redact("host=h password=hunter2 user=u api_key = 'a b' X-Api-Key=zz"), `host=h password=${MASK} user=u api_key = ${MASK} X-Api-Key=${MASK}`);
     assert.equal(redact('{"password": "a\\"b", "db_token":"t", "key": "none/10"}'), `{"password": "${MASK}", "db_token":"${MASK}", "key": "none/10"}`);
-    for (const plain of ['password authentication failed for user "vb"', 'index.password: Expected string, received number', 'tokenizer=wink ef_search=40 key=cat10/10', 'http://127.0.0.1:8000/api/v2/heartbeat', 'postgres://vb@h/db']) {
+    for (const plain of [
+      'password authentication failed for user "vb"',
+      'index.password: Expected string, received number',
+      'tokenizer=wink ef_search=40 key=cat10/10',
+      'http://127.0.0.1:8000/api/v2/heartbeat',
+      'postgres://vb@h/db',
+    ]) {
       assert.equal(redact(plain), plain);
     }
   });
@@ -79,13 +88,24 @@ describe('redaction rules', () => {
   });
 
   test('values of credential-named keys are masked at any depth; other values only by rule', () => {
-    const v = redactValue({ index: { m: 16, password: 'pw', db_password: 'q', tokenizer: 'x', key: 'none/10' }, url: 'redis://u:pw@h:1', list: ['a', { secret: 's', ok: 3 }] });
-    assert.deepEqual(v, { index: { m: 16, password: MASK, db_password: MASK, tokenizer: 'x', key: 'none/10' }, url: `redis://u:${MASK}@h:1`, list: ['a', { secret: MASK, ok: 3 }] });
+    const v = redactValue({
+      index: { m: 16, password: 'pw', db_password: 'q', tokenizer: 'x', key: 'none/10' },
+      url: 'redis://u:pw@h:1',
+      list: ['a', { secret: 's', ok: 3 }],
+    });
+    assert.deepEqual(v, {
+      index: { m: 16, password: MASK, db_password: MASK, tokenizer: 'x', key: 'none/10' },
+      url: `redis://u:${MASK}@h:1`,
+      list: ['a', { secret: MASK, ok: 3 }],
+    });
   });
 
   test('JSON files written by vecbench hold no credential', () => {
     const path = join(dir, 'unit', 'r.json');
-    writeJsonAtomic(path, { settings: { index: { api_key: 'K-91x7-secret' } }, groups: [{ reason: 'connect to redis://:Pw-55x-secret@10.1.1.1:6379 failed' }] });
+    writeJsonAtomic(path, {
+      settings: { index: { api_key: 'K-91x7-secret' } },
+      groups: [{ reason: 'connect to redis://:Pw-55x-secret@10.1.1.1:6379 failed' }],
+    });
     const text = readFileSync(path, 'utf8');
     assert.ok(!text.includes('K-91x7-secret') && !text.includes('Pw-55x-secret'), text);
     assert.equal(JSON.parse(text).settings.index.api_key, MASK);
@@ -103,7 +123,11 @@ describe('redaction rules', () => {
     const root = fileURLToPath(new URL('..', import.meta.url));
     const env = { ...process.env };
     delete env.VECBENCH_SECRETS;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, 'x', 'parent', script], { encoding: 'utf8', cwd: root, env });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, 'x', 'parent', script], {
+      encoding: 'utf8',
+      cwd: root,
+      env,
+    });
     assert.equal(r.status, 0, r.stderr);
     const all = r.stdout + r.stderr;
     assert.ok(!all.includes('Child-Visible-77'), all);
@@ -146,7 +170,23 @@ describe('a PostgreSQL given by URL with a password (--connect)', () => {
   test('the run uses that server; no file under --out, no line of stdout or stderr holds the password', async () => {
     const out = join(dir, 'pg-out');
     const url = `postgres://vb:${PASSWORD}@127.0.0.1:${port}/db`;
-    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'pgvector', '--groups', 'none/10', '--clients', '2', '--concurrency', '1,2', '--out', out, '--connect', `pgvector=${url}`]);
+    const r = vecbench([
+      'run',
+      '--dataset',
+      'synthetic-2000',
+      '--participants',
+      'pgvector',
+      '--groups',
+      'none/10',
+      '--clients',
+      '2',
+      '--concurrency',
+      '1,2',
+      '--out',
+      out,
+      '--connect',
+      `pgvector=${url}`,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const files = assertNowhere(PASSWORD, out, { stdout: r.stdout, stderr: r.stderr });
     assert.ok(files >= 2, `the result and the page were written (${files} files)`);
@@ -160,7 +200,10 @@ describe('a PostgreSQL given by URL with a password (--connect)', () => {
     assert.ok(none10.points.length > 0 && none10.points.every((p: { recall: number }) => p.recall > 0), 'points were measured on the server');
     // The sweep's worker clients (the PostgreSQL fast path) authenticated with SCRAM as vb.
     const sweep = result.extra.concurrency as { points: { in_flight: number; requests: number; errors: number; recall: number }[] };
-    assert.deepEqual(sweep.points.map((p) => p.in_flight), [1, 2]);
+    assert.deepEqual(
+      sweep.points.map((p) => p.in_flight),
+      [1, 2],
+    );
     for (const p of sweep.points) assert.ok(p.requests > 0 && p.errors === 0 && p.recall > 0, JSON.stringify(p));
     assert.match(result.engine_version, /PostgreSQL 15/);
     // Not ours to measure: memory and cold start are null with the reason.
@@ -181,17 +224,32 @@ describe('a PostgreSQL given by URL with a password (--connect)', () => {
   test('a wrong password (from VECBENCH_CONNECT_PGVECTOR): one line, exit 2, the password in no output', () => {
     const out = join(dir, 'pg-wrong');
     const wrong = 'WrongPW-7781';
-    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'pgvector', '--groups', 'none/10', '--out', out], { VECBENCH_CONNECT_PGVECTOR: `postgres://vb:${wrong}@127.0.0.1:${port}/db` });
+    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'pgvector', '--groups', 'none/10', '--out', out], {
+      VECBENCH_CONNECT_PGVECTOR: `postgres://vb:${wrong}@127.0.0.1:${port}/db`,
+    });
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`^vecbench: the pgvector server at 127\\.0\\.0\\.1:${port} given by postgres://vb:\\*\\*\\*@127\\.0\\.0\\.1:${port}/db refused the connection: password authentication failed for user "vb"; check the user, password and database in the URL given with --connect pgvector=URL \\(or VECBENCH_CONNECT_PGVECTOR\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^vecbench: the pgvector server at 127\\.0\\.0\\.1:${port} given by postgres://vb:\\*\\*\\*@127\\.0\\.0\\.1:${port}/db refused the connection: password authentication failed for user "vb"; check the user, password and database in the URL given with --connect pgvector=URL \\(or VECBENCH_CONNECT_PGVECTOR\\)`,
+      ),
+    );
     assertNowhere(wrong, out, { stdout: r.stdout, stderr: r.stderr });
     assertNowhere(PASSWORD, out, { stdout: r.stdout, stderr: r.stderr });
     assert.deepEqual(allFiles(out), [], 'nothing written');
   });
 
   test('a malformed --connect value is one line that masks the password too', () => {
-    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'pgvector', '--connect', `pgvector postgres://vb:${PASSWORD}@127.0.0.1:${port}/db`]);
+    const r = vecbench([
+      'run',
+      '--dataset',
+      'synthetic-2000',
+      '--participants',
+      'pgvector',
+      '--connect',
+      `pgvector postgres://vb:${PASSWORD}@127.0.0.1:${port}/db`,
+    ]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^vecbench: write --connect as PARTICIPANT=URL/);
     assert.ok(!r.stderr.includes(PASSWORD) && !r.stdout.includes(PASSWORD), r.stderr);
@@ -235,7 +293,9 @@ describe('a Redis given by URL with a password (AUTH)', () => {
     const out = join(dir, 'redis-out');
     // '!' written escaped, as a careful user would: the decoded password is masked as well.
     const url = `redis://:${PASSWORD.replace('!', '%21')}@127.0.0.1:${port}`;
-    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'redis', '--groups', 'none/10', '--clients', '2', '--out', out], { VECBENCH_CONNECT_REDIS: url });
+    const r = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'redis', '--groups', 'none/10', '--clients', '2', '--out', out], {
+      VECBENCH_CONNECT_REDIS: url,
+    });
     assert.equal(r.code, 0, r.stderr);
     assertNowhere(PASSWORD, out, { stdout: r.stdout, stderr: r.stderr });
     const result = JSON.parse(readFileSync(join(out, 'synthetic-2000', 'redis.json'), 'utf8'));
@@ -244,7 +304,19 @@ describe('a Redis given by URL with a password (AUTH)', () => {
     assert.equal(await redisCommand(port, `AUTH ${PASSWORD}`), '+OK');
 
     const wrongOut = join(dir, 'redis-wrong');
-    const w = vecbench(['run', '--dataset', 'synthetic-2000', '--participants', 'redis', '--groups', 'none/10', '--out', wrongOut, '--connect', `redis=redis://:not-${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}`]);
+    const w = vecbench([
+      'run',
+      '--dataset',
+      'synthetic-2000',
+      '--participants',
+      'redis',
+      '--groups',
+      'none/10',
+      '--out',
+      wrongOut,
+      '--connect',
+      `redis=redis://:not-${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}`,
+    ]);
     assert.equal(w.code, 2, w.stderr);
     assert.equal(w.stderr.trim().split('\n').length, 1, w.stderr);
     assert.match(w.stderr, /^vecbench: the redis server at .* refused the connection: WRONGPASS/);
@@ -258,11 +330,36 @@ describe('a --connect URL that does not parse (a / in the password, a typo in th
   // Each: the participant, the URL as a user might write it, its password, and what the one
   // line must say is wrong.
   const cases = [
-    { participant: 'pgvector', url: 'postgres://vb:Ab3/xY9+Qz@127.0.0.1:5432/db', password: 'Ab3/xY9+Qz', says: /"postgres:\/\/vb:\*\*\*@127\.0\.0\.1:5432\/db": its password holds one of \/ \? #, .*percent-encoded \(\/ as %2F/ },
-    { participant: 'pgvector', url: 'postgres:/u:S3cretPass@127.0.0.1:5432/db', password: 'S3cretPass', says: /"postgres:\/u:\*\*\*@127\.0\.0\.1:5432\/db" does not start with postgres:\/\/ or postgresql:\/\// },
-    { participant: 'pgvector', url: 'postgres//u:S3cretPass@127.0.0.1:5432/db', password: 'S3cretPass', says: /"postgres\/\/u:\*\*\*@127\.0\.0\.1:5432\/db" does not start with postgres:\/\// },
-    { participant: 'pgvector', url: 'u:S3cretPass@127.0.0.1:1/db', password: 'S3cretPass', says: /"u:\*\*\*@127\.0\.0\.1:1\/db" does not start with postgres:\/\/ or postgresql:\/\/; write it as postgres:\/\// },
-    { participant: 'redis', url: 'redis://:Ab3/xY9+Qz@127.0.0.1:6379', password: 'Ab3/xY9+Qz', says: /"redis:\/\/:\*\*\*@127\.0\.0\.1:6379": its password holds one of \/ \? #/ },
+    {
+      participant: 'pgvector',
+      url: 'postgres://vb:Ab3/xY9+Qz@127.0.0.1:5432/db',
+      password: 'Ab3/xY9+Qz',
+      says: /"postgres:\/\/vb:\*\*\*@127\.0\.0\.1:5432\/db": its password holds one of \/ \? #, .*percent-encoded \(\/ as %2F/,
+    },
+    {
+      participant: 'pgvector',
+      url: 'postgres:/u:S3cretPass@127.0.0.1:5432/db',
+      password: 'S3cretPass',
+      says: /"postgres:\/u:\*\*\*@127\.0\.0\.1:5432\/db" does not start with postgres:\/\/ or postgresql:\/\//,
+    },
+    {
+      participant: 'pgvector',
+      url: 'postgres//u:S3cretPass@127.0.0.1:5432/db',
+      password: 'S3cretPass',
+      says: /"postgres\/\/u:\*\*\*@127\.0\.0\.1:5432\/db" does not start with postgres:\/\//,
+    },
+    {
+      participant: 'pgvector',
+      url: 'u:S3cretPass@127.0.0.1:1/db',
+      password: 'S3cretPass',
+      says: /"u:\*\*\*@127\.0\.0\.1:1\/db" does not start with postgres:\/\/ or postgresql:\/\/; write it as postgres:\/\//,
+    },
+    {
+      participant: 'redis',
+      url: 'redis://:Ab3/xY9+Qz@127.0.0.1:6379',
+      password: 'Ab3/xY9+Qz',
+      says: /"redis:\/\/:\*\*\*@127\.0\.0\.1:6379": its password holds one of \/ \? #/,
+    },
   ];
 
   test('the masking rule covers each form on its own', () => {
@@ -278,7 +375,10 @@ describe('a --connect URL that does not parse (a / in the password, a typo in th
       test(`${c.url} through ${via}: one line saying what is wrong, exit 2, the password in no output`, () => {
         const out = join(dir, `unparsable-${n++}`);
         const args = ['run', '--dataset', 'synthetic-2000', '--participants', c.participant, '--groups', 'none/10', '--out', out];
-        const r = via === '--connect' ? vecbench([...args, '--connect', `${c.participant}=${c.url}`]) : vecbench(args, { [`VECBENCH_CONNECT_${c.participant.toUpperCase()}`]: c.url });
+        const r =
+          via === '--connect'
+            ? vecbench([...args, '--connect', `${c.participant}=${c.url}`])
+            : vecbench(args, { [`VECBENCH_CONNECT_${c.participant.toUpperCase()}`]: c.url });
         assert.equal(r.code, 2, r.stderr);
         assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
         assert.match(r.stderr, new RegExp(`^vecbench: --connect ${c.participant}=URL \\(or VECBENCH_CONNECT_${c.participant.toUpperCase()}\\): `));

@@ -63,7 +63,7 @@ test('pgvector runs with --out under a 0700 directory; its data is linked from t
   assert.equal(dirname(data), serverDataBase());
   const st = statSync(data);
   assert.equal(st.mode & 0o777, 0o700);
-  assert.equal(st.uid, postgresUser().uid, 'owned by the server\'s user');
+  assert.equal(st.uid, postgresUser().uid, "owned by the server's user");
   assert.ok(existsSync(join(data, 'PG_VERSION')), 'the kept cluster is there');
   assert.equal(JSON.parse(readFileSync(`${data}.json`, 'utf8')).link, link);
 
@@ -124,7 +124,10 @@ test('a base someone else can write is refused, and a link outside the base is n
   try {
     const work = join(closed, 'shut', 'work');
     mkdirSync(dirname(work), { mode: 0o700 });
-    assert.throws(() => makeServerDataDir(work, postgresUser(), 'test'), (e: Error) => e instanceof UserError && /not a directory of yours that only you can write/.test(e.message) && !e.message.includes('\n'));
+    assert.throws(
+      () => makeServerDataDir(work, postgresUser(), 'test'),
+      (e: Error) => e instanceof UserError && /not a directory of yours that only you can write/.test(e.message) && !e.message.includes('\n'),
+    );
     // A planted link to a victim directory: removing the data removes the link only.
     const victim = join(closed, 'victim');
     mkdirSync(victim);

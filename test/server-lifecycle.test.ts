@@ -137,10 +137,13 @@ test('reapOrphans kills a server whose runner is gone and spares one whose runne
   const info = JSON.parse(readFileSync(file, 'utf8'));
   writeFileSync(file, JSON.stringify({ ...info, runner: dead.pid, runnerStart: processStartTicks(process.pid) }));
   const reaped = reapOrphans();
-  assert.deepEqual(reaped.map((r) => r.pid), [orphan.pid]);
+  assert.deepEqual(
+    reaped.map((r) => r.pid),
+    [orphan.pid],
+  );
   await orphan.waitExit();
   assert.equal(processAlive(orphan.pid), false);
-  assert.ok(processAlive(mine.pid), 'a live runner\'s server is left alone');
+  assert.ok(processAlive(mine.pid), "a live runner's server is left alone");
   assert.ok(existsSync(join(registry, `${mine.pid}.json`)));
   await mine.stop(5);
   assert.equal(mine.died, false, 'a stop on purpose is not a death');

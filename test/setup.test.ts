@@ -30,7 +30,10 @@ test('without root, setup prints one line saying what to run and exits non-zero,
   copyFileSync(join(ROOT, 'scripts/setup.sh'), join(clone, 'scripts/setup.sh'));
   chmodSync(dir, 0o755);
   // nobody (65534): an ordinary user, as a developer's shell would be.
-  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bash', join(clone, 'scripts/setup.sh')], { encoding: 'utf8', cwd: clone });
+  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bash', join(clone, 'scripts/setup.sh')], {
+    encoding: 'utf8',
+    cwd: clone,
+  });
   assert.notEqual(r.status, 0);
   const lines = (r.stdout + r.stderr).trimEnd().split('\n');
   assert.equal(lines.length, 1, `one line, got:\n${r.stdout}${r.stderr}`);
@@ -58,7 +61,7 @@ function assertFailsNamingSetup(r: ReturnType<typeof runTestFile>) {
   assert.doesNotMatch(text, /^. skipped [1-9]/m, 'nothing skipped');
 }
 
-test('a server participant\'s test on a machine without its server fails with one line naming setup', () => {
+test("a server participant's test on a machine without its server fails with one line naming setup", () => {
   // An empty cache is a machine where participants/redis/provision.sh never ran.
   const r = runTestFile('participant-redis.test.ts', { VECBENCH_CACHE: join(dir, 'empty-cache') });
   assertFailsNamingSetup(r);

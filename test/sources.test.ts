@@ -139,7 +139,10 @@ describe('resumable download with sha256 check (local HTTP server)', () => {
       const got = await download({ url: `${url}/x`, path }, { attempts: 4, retryDelayMs: 10, quiet: true });
       assert.equal(got.sha256, sha);
       assert.equal(got.check, 'recorded');
-      assert.deepEqual(f.log.map((l) => l.range), [undefined, 'bytes=50000-', 'bytes=100000-']);
+      assert.deepEqual(
+        f.log.map((l) => l.range),
+        [undefined, 'bytes=50000-', 'bytes=100000-'],
+      );
       // A part left over, then a server that answers 200 to a Range request.
       const p2 = join(freshDir('dl'), 'y.bin');
       writeFileSync(`${p2}.part`, body.subarray(0, 1234));
@@ -167,7 +170,10 @@ describe('resumable download with sha256 check (local HTTP server)', () => {
     try {
       const dir = freshDir('dl');
       const path = join(dir, 'bad.bin');
-      await assert.rejects(download({ url: `${url}/file`, path, sha256: 'a'.repeat(64) }, { attempts: 1, quiet: true }), /does not match the published aaaaaaaaaaaa.*deleted: run the same command again/);
+      await assert.rejects(
+        download({ url: `${url}/file`, path, sha256: 'a'.repeat(64) }, { attempts: 1, quiet: true }),
+        /does not match the published aaaaaaaaaaaa.*deleted: run the same command again/,
+      );
       assert.deepEqual(readdirSync(dir), []);
       await assert.rejects(download({ url: `${url}/gone`, path }, { attempts: 1, quiet: true }), /answered HTTP 404 \(not found\)/);
       const got = await download({ url: `${url}/moved`, path: join(dir, 'moved.bin'), sha256: sha }, { quiet: true });
@@ -231,14 +237,29 @@ describe('fashion-mnist-784-euclidean (IDX gzip, the Debian package layout)', ()
     assert.deepEqual(data.langs, ['und']);
     assert.ok(data.attrs.lang.every((x) => x === 0));
     assert.ok(data.queryAttrs.lang.every((x) => x === -1) && data.queryAttrs.other_lang.every((x) => x === -1));
-    const groups = prepareGroups(data, [{ filter: 'lang', k: 10 }, { filter: 'otherlang', k: 10 }, { filter: 'none', k: 10 }]);
-    assert.deepEqual(groups.map((g) => [g.key, g.asked, g.medianMatches]), [['lang/10', false, 0], ['otherlang/10', false, 0], ['none/10', true, 300]]);
+    const groups = prepareGroups(data, [
+      { filter: 'lang', k: 10 },
+      { filter: 'otherlang', k: 10 },
+      { filter: 'none', k: 10 },
+    ]);
+    assert.deepEqual(
+      groups.map((g) => [g.key, g.asked, g.medianMatches]),
+      [
+        ['lang/10', false, 0],
+        ['otherlang/10', false, 0],
+        ['none/10', true, 300],
+      ],
+    );
     assert.ok(new Set(data.attrs.cluster).size > 10);
     assert.ok(data.queryAttrs.cluster.every((c, q) => c !== data.queryAttrs.far_cluster[q]));
   });
 
   test('prepare stores the exact ground truth of every filter kind beside the set', () => {
-    const index = JSON.parse(readFileSync(join(data.dir, 'groundtruth', 'index.json'), 'utf8')) as { depth: number; dataset_hash: string; filters: Record<string, unknown> };
+    const index = JSON.parse(readFileSync(join(data.dir, 'groundtruth', 'index.json'), 'utf8')) as {
+      depth: number;
+      dataset_hash: string;
+      filters: Record<string, unknown>;
+    };
     assert.equal(index.dataset_hash, data.hash);
     assert.equal(index.depth, 300);
     assert.deepEqual(Object.keys(index.filters).sort(), FILTER_KINDS.map((f) => f.name).sort());
@@ -326,7 +347,8 @@ describe('glove-100-angular (the wink-embeddings JSON, streamed)', () => {
         const n = Math.hypot(...v);
         return v.map((x) => x / n);
       };
-      const close = (got: Float32Array, want: number[], what: string) => want.forEach((x, j) => assert.ok(Math.abs(got[j] - x) < 1e-6, `${what}[${j}]: ${got[j]} vs ${x}`));
+      const close = (got: Float32Array, want: number[], what: string) =>
+        want.forEach((x, j) => assert.ok(Math.abs(got[j] - x) < 1e-6, `${what}[${j}]: ${got[j]} vs ${x}`));
       const expectBase = vectors.filter((_, i) => !held.has(i)).map(unit);
       const expectQ = vectors.filter((_, i) => held.has(i)).map(unit);
       expectBase.forEach((v, i) => close(a.base.subarray(i * 6, i * 6 + 6), v, `base ${i}`));
@@ -351,7 +373,10 @@ describe('glove-100-angular (the wink-embeddings JSON, streamed)', () => {
       const dataDir = freshDir('gl');
       process.env.VECBENCH_GLOVE_JSON = path;
       try {
-        await assert.rejects(prepareDataset(dataDir, 'glove-100-angular'), (e: Error) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n'));
+        await assert.rejects(
+          prepareDataset(dataDir, 'glove-100-angular'),
+          (e: Error) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n'),
+        );
       } finally {
         delete process.env.VECBENCH_GLOVE_JSON;
       }
@@ -370,7 +395,10 @@ describe('glove-100-angular (the wink-embeddings JSON, streamed)', () => {
       await prepareDataset(dataDir, 'glove-100-angular');
       assert.deepEqual(readdirSync(dataDir), ['glove-100-angular']);
       mkdirSync(join(dataDir, `glove-100-angular.tmp-${process.ppid}`));
-      await assert.rejects(prepareDataset(dataDir, 'glove-100-angular', { force: true }), new RegExp(`being prepared by another vecbench \\(pid ${process.ppid}\\)`));
+      await assert.rejects(
+        prepareDataset(dataDir, 'glove-100-angular', { force: true }),
+        new RegExp(`being prepared by another vecbench \\(pid ${process.ppid}\\)`),
+      );
     } finally {
       delete process.env.VECBENCH_GLOVE_JSON;
     }
@@ -386,7 +414,10 @@ describe('minilm-384 (the real npm package)', () => {
     assert.equal((ds.source as { pinned: boolean }).pinned, true);
     const held = new Set(heldOutRows(778, 100, MINILM_SEED));
     const recordsPath = (ds.source as { inputs: { path: string }[] }).inputs[1].path;
-    const records = readFileSync(recordsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).content as string);
+    const records = readFileSync(recordsPath, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).content as string);
     const kept = records.filter((_, i) => !held.has(i));
     assert.equal(ds.text!.length, 678);
     assert.equal(ds.text![0], kept[0]);
@@ -489,7 +520,8 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
     // Raw-pixel-like magnitudes: distances in the thousands, where float32 steps are ~2e-4.
     // Pick a scale where query 0's 10th distance rounds DOWN in float32, so a float32 k-th
     // distance would reject the tie partner by more than 1e-6.
-    const dist64 = (b: Float32Array, q: Float32Array, i: number) => Math.sqrt(Array.from({ length: d }, (_, j) => (q[j] - b[i * d + j]) ** 2).reduce((x, y) => x + y, 0));
+    const dist64 = (b: Float32Array, q: Float32Array, i: number) =>
+      Math.sqrt(Array.from({ length: d }, (_, j) => (q[j] - b[i * d + j]) ** 2).reduce((x, y) => x + y, 0));
     let found: { b: Float32Array; q: Float32Array; truth: number[][] } | null = null;
     for (let scale = 1000; scale < 1200 && !found; scale++) {
       const b = Float32Array.from(base, (x) => Math.round(x * scale));
@@ -507,7 +539,13 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
     writeFvecs(join(dir, 'b.fvecs'), found.b, d);
     writeFvecs(join(dir, 'q.fvecs'), found.q, d);
     writeIvecs(join(dir, 'gt.ivecs'), tied);
-    const { check } = await prepareCustom(dir, { name: 'big', base: join(dir, 'b.fvecs'), queries: join(dir, 'q.fvecs'), groundtruth: join(dir, 'gt.ivecs'), quiet: true });
+    const { check } = await prepareCustom(dir, {
+      name: 'big',
+      base: join(dir, 'b.fvecs'),
+      queries: join(dir, 'q.fvecs'),
+      groundtruth: join(dir, 'gt.ivecs'),
+      quiet: true,
+    });
     assert.deepEqual(check, { k: 10, queries: 5, disagree: 0, tiesOnly: 1, example: null });
   });
 
@@ -529,13 +567,22 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
     const bad = spawnSync(process.execPath, [CLI, ...args.slice(0, 8), '--groundtruth', wrongPath, '--data', dataDir], { encoding: 'utf8', env });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /ground truth .*gt-wrong\.ivecs disagrees with vecbench's exact top-10 on 2 of 30 queries \(query 4: id \d+ at distance/);
-    assert.equal(bad.stderr.trim().split('\n').filter((l) => l.startsWith('vecbench:')).length, 1);
+    assert.equal(
+      bad.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('vecbench:')).length,
+      1,
+    );
   });
 
   test('other inputs under the same name need --force; bad input leaves nothing behind', async () => {
     const other = join(inputs, 'other.fvecs');
     writeFvecs(other, base.subarray(0, 100 * d), d);
-    await assert.rejects(prepareCustom(dataDir, { name: 'sift-like', base: other, queries: queryPath, quiet: true }), /already prepared from other inputs.*--force/);
+    await assert.rejects(
+      prepareCustom(dataDir, { name: 'sift-like', base: other, queries: queryPath, quiet: true }),
+      /already prepared from other inputs.*--force/,
+    );
     const forced = await prepareCustom(dataDir, { name: 'sift-like', base: other, queries: queryPath, force: true, quiet: true });
     assert.equal(forced.ds.n, 100);
     const cut = join(inputs, 'cut.fvecs');
@@ -545,8 +592,14 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
     withNan[123 * d + 5] = NaN;
     writeFvecs(nan, withNan, d);
     const before = readdirSync(dataDir).sort();
-    await assert.rejects(prepareCustom(dataDir, { name: 'cut', base: cut, queries: queryPath, quiet: true }), /cut\.fvecs: has 1000 bytes, not a whole number of 36-byte rows/);
-    await assert.rejects(prepareCustom(dataDir, { name: 'nan', base: nan, queries: queryPath, quiet: true }), /nan\.fvecs: row 123 has NaN at dimension 5; fix the input file/);
+    await assert.rejects(
+      prepareCustom(dataDir, { name: 'cut', base: cut, queries: queryPath, quiet: true }),
+      /cut\.fvecs: has 1000 bytes, not a whole number of 36-byte rows/,
+    );
+    await assert.rejects(
+      prepareCustom(dataDir, { name: 'nan', base: nan, queries: queryPath, quiet: true }),
+      /nan\.fvecs: row 123 has NaN at dimension 5; fix the input file/,
+    );
     const small = join(inputs, 'q4.fvecs');
     writeFvecs(small, new Float32Array(4 * 4), 4);
     await assert.rejects(prepareCustom(dataDir, { name: 'dims', base: basePath, queries: small, quiet: true }), /queries are 4-d, the base .* is 8-d/);
@@ -572,7 +625,10 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
     assert.equal(check!.disagree, 0);
     assert.equal(check!.k, 20);
     // Under --metric l2 the same ids are not the top-20 (rows have different norms).
-    await assert.rejects(prepareCustom(freshDir('custom'), { name: 'h5', base: path, queries: path, groundtruth: path, metric: 'l2', quiet: true }), /disagrees .* on \d+ of 12 queries.*check --metric \(l2\)/);
+    await assert.rejects(
+      prepareCustom(freshDir('custom'), { name: 'h5', base: path, queries: path, groundtruth: path, metric: 'l2', quiet: true }),
+      /disagrees .* on \d+ of 12 queries.*check --metric \(l2\)/,
+    );
   });
 
   test('Parquet base with .npy queries', async () => {
@@ -590,7 +646,11 @@ describe('prepare custom (fvecs / ivecs, hdf5, parquet, npy)', () => {
     });
     const npy = join(inputs, 'q.npy');
     const dict = `${`{'descr': '<f4', 'fortran_order': False, 'shape': (3, ${d}), }`.padEnd(117, ' ')}\n`;
-    const head = Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), Buffer.from([dict.length & 255, dict.length >> 8]), Buffer.from(dict, 'latin1')]);
+    const head = Buffer.concat([
+      Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]),
+      Buffer.from([dict.length & 255, dict.length >> 8]),
+      Buffer.from(dict, 'latin1'),
+    ]);
     writeFileSync(npy, Buffer.concat([head, Buffer.from(queries.slice(0, 3 * d).buffer)]));
     const { ds } = await prepareCustom(freshDir('custom'), { name: 'pq', base: pq, queries: npy, metric: 'ip', quiet: true });
     assert.equal(ds.metric, 'ip');
@@ -688,12 +748,23 @@ describe('wiki-v3-1024 (a local server standing in for the Hugging Face Hub)', (
       assert.equal(ds.nq, 7);
       assert.equal(ds.d, d);
       assert.equal(ds.metric, 'cosine');
-      assert.deepEqual(ds.langs, WIKI_LANGUAGES.map(([l]) => l));
-      const quotas = splitByShares(200, WIKI_LANGUAGES.map(([, s]) => s));
+      assert.deepEqual(
+        ds.langs,
+        WIKI_LANGUAGES.map(([l]) => l),
+      );
+      const quotas = splitByShares(
+        200,
+        WIKI_LANGUAGES.map(([, s]) => s),
+      );
       const counts = new Array(ds.langs.length).fill(0);
       for (const l of ds.attrs.lang) counts[l]++;
       assert.deepEqual(counts, quotas);
-      assert.deepEqual(Array.from(ds.queryAttrs.lang).map((l) => ds.langs[l]).sort(), [...WIKI_QUERY_LANGUAGES].sort());
+      assert.deepEqual(
+        Array.from(ds.queryAttrs.lang)
+          .map((l) => ds.langs[l])
+          .sort(),
+        [...WIKI_QUERY_LANGUAGES].sort(),
+      );
       assert.ok(ds.queryAttrs.other_lang.every((o, q) => o !== ds.queryAttrs.lang[q] && o >= 0 && o < 16));
       assert.equal(ds.text![0], 'T en 0 0\ntext en 0 0');
       const src = ds.source as { inputs: { check: string }[] };
@@ -701,7 +772,10 @@ describe('wiki-v3-1024 (a local server standing in for the Hugging Face Hub)', (
       // 'en' needs 34 + 1 rows: both of its files; 'hi' needs 2: its first file only.
       assert.ok(requested.some((r) => r.endsWith('/en/0001.parquet')));
       assert.ok(!requested.some((r) => r.endsWith('/hi/0001.parquet')));
-      assert.ok(requested.some((r) => r.includes('cursor=p2')), 'the second listing page was fetched');
+      assert.ok(
+        requested.some((r) => r.includes('cursor=p2')),
+        'the second listing page was fetched',
+      );
       // Queries are not base rows.
       const baseRows = new Set<string>();
       for (let i = 0; i < ds.n; i++) baseRows.add(ds.base.subarray(i * d, i * d + d).join(','));
@@ -796,7 +870,6 @@ describe('vecbench datasets', () => {
   });
 });
 
-
 // ------------------------------------------------------------------ nothing half-written
 
 describe('a failure while streaming leaves the data directory as it was, for every reader', () => {
@@ -827,7 +900,10 @@ describe('a failure while streaming leaves the data directory as it was, for eve
     const dataDir = freshDir('half');
     mkdirSync(join(dataDir, 'kept'));
     writeFileSync(join(dataDir, 'kept', 'x'), 'an earlier dataset');
-    await assert.rejects(prepareCustom(dataDir, { name: 'half', base, queries, quiet: true }), (e: Error) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n'));
+    await assert.rejects(
+      prepareCustom(dataDir, { name: 'half', base, queries, quiet: true }),
+      (e: Error) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n'),
+    );
     assert.deepEqual(readdirSync(dataDir), ['kept'], `${base}: no dataset and no temporary directory left`);
     assert.equal(readFileSync(join(dataDir, 'kept', 'x'), 'utf8'), 'an earlier dataset');
   }
@@ -856,7 +932,11 @@ describe('a failure while streaming leaves the data directory as it was, for eve
     for (let i = 0; i < v.length; i++) v[i] = pixels[i % pixels.length];
     v[290 * D + 9] = NaN;
     const dict = `${`{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${D}), }`.padEnd(117, ' ')}\n`;
-    const head = Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), Buffer.from([dict.length & 255, dict.length >> 8]), Buffer.from(dict, 'latin1')]);
+    const head = Buffer.concat([
+      Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]),
+      Buffer.from([dict.length & 255, dict.length >> 8]),
+      Buffer.from(dict, 'latin1'),
+    ]);
     const nan = join(inputs, 'nan.npy');
     writeFileSync(nan, Buffer.concat([head, Buffer.from(v.buffer)]));
     await failsCleanly(nan, /nan\.npy: row 290 has NaN at dimension 9/);
@@ -907,7 +987,10 @@ describe('a failure while streaming leaves the data directory as it was, for eve
     const dataDir = freshDir('half');
     process.env.VECBENCH_FASHION_MNIST_DIR = dir;
     try {
-      await assert.rejects(prepareDataset(dataDir, 'fashion-mnist-784-euclidean'), (e: Error) => e instanceof UserError && /train-images-idx3-ubyte\.gz/.test(e.message) && !e.message.includes('\n'));
+      await assert.rejects(
+        prepareDataset(dataDir, 'fashion-mnist-784-euclidean'),
+        (e: Error) => e instanceof UserError && /train-images-idx3-ubyte\.gz/.test(e.message) && !e.message.includes('\n'),
+      );
     } finally {
       delete process.env.VECBENCH_FASHION_MNIST_DIR;
     }
@@ -933,7 +1016,10 @@ describe('recall at raw-pixel L2 distances (Fashion-MNIST-like magnitudes)', () 
     queries.forEach((q) => ids.set(g.gt.ids.subarray(q * g.gt.depth, q * g.gt.depth + 10), q * 10));
     const offsets = Int32Array.from({ length: ds.nq + 1 }, (_, i) => i * 10);
     const scores = scorePoint(ds, g, queries, { ids, offsets } as Parameters<typeof scorePoint>[3]);
-    assert.ok(scores.every((s) => s.tieAware === 1 && s.strict === 1), `tie-aware recalls: ${scores.map((s) => s.tieAware).join(' ')}`);
+    assert.ok(
+      scores.every((s) => s.tieAware === 1 && s.strict === 1),
+      `tie-aware recalls: ${scores.map((s) => s.tieAware).join(' ')}`,
+    );
     // The case is real: for some queries the float32 k-th distance lies below the float64 one
     // by more than the 1e-6 tolerance, so a float32 comparison would refuse the true 10th.
     const rounded = queries.filter((q) => {

@@ -21,7 +21,11 @@ after(() => process.env.VB_KEEP || rmSync(dir, { recursive: true, force: true })
 const FAST = ['--queries', '1000', '--min-passes', '3', '--min-seconds', '0', '--max-passes', '6', '--busy-cores', '64'];
 
 function vecbench(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data }, timeout: 600_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data },
+    timeout: 600_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -31,7 +35,20 @@ const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 describe('stable points with hnswlib', () => {
   const out = join(dir, 'a');
   test('a run with two builds: calibrated cells at measured points, intervals, provenance', () => {
-    const r = vecbench('run', '--dataset', 'synthetic-2000', '--participants', 'hnswlib', '--groups', 'none/10,cat10/10', '--out', out, '--builds', '2', ...FAST);
+    const r = vecbench(
+      'run',
+      '--dataset',
+      'synthetic-2000',
+      '--participants',
+      'hnswlib',
+      '--groups',
+      'none/10,cat10/10',
+      '--out',
+      out,
+      '--builds',
+      '2',
+      ...FAST,
+    );
     assert.equal(r.code, 0, r.stderr);
     const res = readJson(resultFile(out));
     assert.deepEqual(res.run.query_set, { mode: 'subset', size: 1000, seed: res.run.query_seed });
@@ -41,7 +58,18 @@ describe('stable points with hnswlib', () => {
     assert.ok(res.provenance.cpu_model.length > 0);
     assert.equal(res.load.reloads.filter((x: { reason: string }) => /build 2 of 2/.test(x.reason)).length, 1);
     for (const g of res.groups) {
-      const pts = g.points as { queries: number; query_slice: number[]; passes: number; ci: { qps: number[]; recall: number[] }; qps: number; recall: number; build: number; view: string; driven: string; calibrated_for?: number }[];
+      const pts = g.points as {
+        queries: number;
+        query_slice: number[];
+        passes: number;
+        ci: { qps: number[]; recall: number[] };
+        qps: number;
+        recall: number;
+        build: number;
+        view: string;
+        driven: string;
+        calibrated_for?: number;
+      }[];
       assert.ok(pts.length > 0, g.key);
       for (const p of pts) {
         assert.equal(p.queries, 1000);
@@ -53,13 +81,27 @@ describe('stable points with hnswlib', () => {
       assert.equal(new Set(pts.map((p) => p.query_slice.join('-'))).size, 1);
       const found = (g.calibration as { status: string }[]).filter((c) => c.status === 'found').length;
       assert.equal(pts.filter((p) => p.build === 1 && p.calibrated_for !== undefined).length, found, `${g.key}: the second build times the calibrated knobs`);
-      assert.ok(pts.filter((p) => p.build === 1).every((p) => p.view === 'throughput'), `${g.key}: in the throughput view`);
+      assert.ok(
+        pts.filter((p) => p.build === 1).every((p) => p.view === 'throughput'),
+        `${g.key}: in the throughput view`,
+      );
       assert.ok(pts.filter((p) => p.view === 'latency').every((p) => p.driven === '1 at a time'));
       assert.equal(typeof g.first_query_ms, 'number');
     }
     const rep = vecbench('report', '--out', out, '--json');
     assert.equal(rep.code, 0, rep.stderr);
-    const cells = JSON.parse(rep.stdout).cells as { group: string; target: number; status: string; value: number | null; ci_low: number | null; ci_high: number | null; tie: boolean; read_recall: number[]; max_recall: number | null; builds?: unknown[] }[];
+    const cells = JSON.parse(rep.stdout).cells as {
+      group: string;
+      target: number;
+      status: string;
+      value: number | null;
+      ci_low: number | null;
+      ci_high: number | null;
+      tie: boolean;
+      read_recall: number[];
+      max_recall: number | null;
+      builds?: unknown[];
+    }[];
     const valued = cells.filter((c) => c.value !== null);
     assert.ok(valued.length > 0);
     for (const c of valued) {
@@ -99,13 +141,40 @@ describe('stable points with hnswlib', () => {
 
   test('a deliberately loaded core: a warning at the start, points flagged busy-machine that set no cell', async () => {
     // A CPU hog that is not our descendant (sh exits, node is reparented), as another user's job.
-    const sh = spawnSync('sh', ['-c', `${process.execPath} -e "const t=Date.now()+120000; while(Date.now()<t){}" >/dev/null 2>&1 & echo $!`], { encoding: 'utf8' });
+    const sh = spawnSync('sh', ['-c', `${process.execPath} -e "const t=Date.now()+120000; while(Date.now()<t){}" >/dev/null 2>&1 & echo $!`], {
+      encoding: 'utf8',
+    });
     const hog = Number(sh.stdout.trim());
     assert.ok(hog > 0);
     try {
       await new Promise((r) => setTimeout(r, 300));
       const busyOut = join(dir, 'busy');
-      const child = spawn(process.execPath, [BIN, 'run', '--dataset', 'synthetic-2000', '--participants', 'hnswlib', '--groups', 'none/10', '--out', busyOut, '--queries', '500', '--min-passes', '2', '--min-seconds', '0', '--max-passes', '3', '--busy-cores', '0.25'], { env: { ...process.env, VECBENCH_DATA: data } });
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'run',
+          '--dataset',
+          'synthetic-2000',
+          '--participants',
+          'hnswlib',
+          '--groups',
+          'none/10',
+          '--out',
+          busyOut,
+          '--queries',
+          '500',
+          '--min-passes',
+          '2',
+          '--min-seconds',
+          '0',
+          '--max-passes',
+          '3',
+          '--busy-cores',
+          '0.25',
+        ],
+        { env: { ...process.env, VECBENCH_DATA: data } },
+      );
       let stderr = '';
       child.stderr.on('data', (b) => (stderr += b));
       const code = await new Promise<number | null>((res) => child.on('exit', res));

@@ -173,7 +173,8 @@ interface PlanScan {
   relation?: string;
 }
 
-const SCAN_LINE = /(?:->\s*|^\s*)(Seq Scan|Index Only Scan|Index Scan|Bitmap Index Scan|Bitmap Heap Scan)(?:\s+(?:Backward\s+)?using\s+("[^"]+"|\S+))?(?:\s+on\s+("[^"]+"|\S+))?/;
+const SCAN_LINE =
+  /(?:->\s*|^\s*)(Seq Scan|Index Only Scan|Index Scan|Bitmap Index Scan|Bitmap Heap Scan)(?:\s+(?:Backward\s+)?using\s+("[^"]+"|\S+))?(?:\s+on\s+("[^"]+"|\S+))?/;
 
 const unquote = (s: string | undefined) => (s === undefined ? undefined : s.replace(/^"|"$/g, ''));
 

@@ -11,7 +11,24 @@
 // docs/contracts.md section 1.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, compileFilter, fileBytes, readColumns, writeColumns, UserError, VECBENCH_VERSION, type DatasetInfo, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  compileFilter,
+  fileBytes,
+  readColumns,
+  writeColumns,
+  UserError,
+  VECBENCH_VERSION,
+  type DatasetInfo,
+  type EngineSession,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowAttributes,
+  type RowBatch,
+  type SearchRequest,
+} from '../../src/sdk/index.ts';
 
 // REPLACE: the engine's index parameters, as settings.json's `index` object holds them.
 // .strict() makes an unknown key an error; zod's message path names the bad field, and the
@@ -183,7 +200,8 @@ class TemplateSession implements EngineSession {
   async setKnobs(knobs: Knobs): Promise<void> {
     for (const [name, value] of Object.entries(knobs)) {
       if (!(KNOBS as readonly string[]).includes(name)) throw new UserError(`template: unknown knob "${name}"; the knobs are ${KNOBS.join(', ')}`);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new UserError(`template: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1)
+        throw new UserError(`template: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
     }
     this.probes = (knobs.probes as number | undefined) ?? 1;
   }
@@ -267,7 +285,8 @@ const participant: Participant<Settings> = {
   // reopen reads only the file buildIndex and close write; searches never write it.
   reopenInThreads: true,
   /** Why these settings cannot run on a dataset, one line naming the setting and the fix. */
-  checkDataset: (settings, dataset) => (settings.lists > dataset.n ? `index.lists ${settings.lists} exceeds the dataset's ${dataset.n} rows; set index.lists to at most ${dataset.n}` : null),
+  checkDataset: (settings, dataset) =>
+    settings.lists > dataset.n ? `index.lists ${settings.lists} exceeds the dataset's ${dataset.n} rows; set index.lists to at most ${dataset.n}` : null,
   open: async (ctx: OpenContext<Settings>) => new TemplateSession(ctx.dataset, ctx.settings, ctx.workDir, ctx.dataset.n),
   // Optional: opens what a closed session left in workDir without ingest (cold start, resume).
   // Leave it out when the engine cannot; the contract suite then skips its reopen check.

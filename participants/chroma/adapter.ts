@@ -19,7 +19,26 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
-import { ATTRIBUTES, serverHandle, spawnServer, UserError, type AttrName, type EngineSession, type FilterExpr, type Knobs, type LoadClientSpec, type Metric, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  serverHandle,
+  spawnServer,
+  UserError,
+  type AttrName,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type LoadClientSpec,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RemoteServer,
+  type RowBatch,
+  type SearchRequest,
+  type ServerConnection,
+  type ServerHandle,
+  type ServerStartContext,
+} from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
 const API = '/api/v2/tenants/default_tenant/databases/default_database';
@@ -39,7 +58,10 @@ const settingsSchema = z
     num_threads: z.number().int().min(1).optional(),
   })
   .strict()
-  .refine((s) => s.ef_search.every((v, i) => i === 0 || v > s.ef_search[i - 1]), { path: ['ef_search'], message: 'ef_search values must be distinct and ascending' });
+  .refine((s) => s.ef_search.every((v, i) => i === 0 || v > s.ef_search[i - 1]), {
+    path: ['ef_search'],
+    message: 'ef_search values must be distinct and ascending',
+  });
 type Settings = z.infer<typeof settingsSchema>;
 
 // ---- filters ----
@@ -128,7 +150,8 @@ const remote: RemoteServer = {
   schemes: ['http'],
   defaultPort: 8000,
   connection(url) {
-    if (url.username || url.password) throw new Error('Chroma credentials are not supported (the adapter sends no token); give a server without authentication as http://host:port');
+    if (url.username || url.password)
+      throw new Error('Chroma credentials are not supported (the adapter sends no token); give a server without authentication as http://host:port');
     return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 8000), dataDir: '', params: {} };
   },
   async check(c) {
@@ -144,7 +167,12 @@ class Http {
   constructor(private readonly pool: Pool) {}
 
   async call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
-    const r = await this.pool.request({ method, path, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const r = await this.pool.request({
+      method,
+      path,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     const text = await r.body.text();
     if (r.statusCode >= 300) throw new Error(`Chroma ${method} ${path.replace(API, '')}: ${r.statusCode} ${text.slice(0, 300)}`);
     return (text ? JSON.parse(text) : null) as T;
@@ -242,7 +270,10 @@ class ChromaSession implements EngineSession {
     const ef = knobs.ef;
     if (ef === undefined) return;
     const c = typeof ef === 'number' ? this.collections.get(ef) : undefined;
-    if (!c) throw new Error(`chroma: knob ef=${ef} has no collection; Chroma fixes ef_search at creation, so list ${ef} in settings.json index.ef_search (built: ${[...this.collections.keys()].join(', ')})`);
+    if (!c)
+      throw new Error(
+        `chroma: knob ef=${ef} has no collection; Chroma fixes ef_search at creation, so list ${ef} in settings.json index.ef_search (built: ${[...this.collections.keys()].join(', ')})`,
+      );
     this.current = c;
     this.currentEf = ef as number;
   }
@@ -312,12 +343,18 @@ const participant: Participant<Settings> = {
     for (const ef of s.ef_search) {
       const name = collectionName(ef);
       await http.call('DELETE', `${API}/collections/${name}`).catch(() => {});
-      const hnsw: Record<string, unknown> = { space: space(ctx.dataset.metric), ef_construction: s.ef_construction, ef_search: ef, max_neighbors: s.max_neighbors };
+      const hnsw: Record<string, unknown> = {
+        space: space(ctx.dataset.metric),
+        ef_construction: s.ef_construction,
+        ef_search: ef,
+        max_neighbors: s.max_neighbors,
+      };
       const c = await http.call<CollectionInfo>('POST', `${API}/collections`, { name, configuration: { hnsw } });
       collections.set(ef, c);
     }
     if (s.num_threads !== undefined) {
-      for (const c of collections.values()) await http.call('PUT', `${API}/collections/${c.id}`, { new_configuration: { hnsw: { num_threads: s.num_threads } } });
+      for (const c of collections.values())
+        await http.call('PUT', `${API}/collections/${c.id}`, { new_configuration: { hnsw: { num_threads: s.num_threads } } });
     }
     versionCache = await readVersion(http);
     return new ChromaSession(http, pool, collections, ctx.dataset.d, ctx.server);

@@ -7,7 +7,24 @@
 // resumed run need no ingest.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, matchingRows, exactTopK, nativeAvailable, fileBytes, readColumns, readFloats, writeColumns, writeFloats, UserError, type EngineSession, type Knobs, type Metric, type OpenContext, type Participant, type RowAttributes } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  matchingRows,
+  exactTopK,
+  nativeAvailable,
+  fileBytes,
+  readColumns,
+  readFloats,
+  writeColumns,
+  writeFloats,
+  UserError,
+  type EngineSession,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowAttributes,
+} from '../../src/sdk/index.ts';
 
 const settingsSchema = z.object({}).strict();
 
@@ -109,7 +126,16 @@ class ExactSession implements EngineSession {
       rows = matchingRows(req.filter, this.attrs, this.n);
       if (this.deleted.size > 0) rows = rows.filter((r) => !this.deleted.has(this.ids[r]));
     }
-    const r = exactTopK({ base: this.base.subarray(0, this.n * this.d), n: this.n, d: this.d, queries: req.vector, nq: 1, metric: this.metric, k: req.k, rows });
+    const r = exactTopK({
+      base: this.base.subarray(0, this.n * this.d),
+      n: this.n,
+      d: this.d,
+      queries: req.vector,
+      nq: 1,
+      metric: this.metric,
+      k: req.k,
+      rows,
+    });
     return r.ids.subarray(0, r.counts[0]).map((i) => this.ids[i]);
   }
 

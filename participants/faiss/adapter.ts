@@ -15,7 +15,22 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { ATTRIBUTES, fileBytes, filterKey, readColumns, SetupNeeded, UserError, writeColumns, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  fileBytes,
+  filterKey,
+  readColumns,
+  SetupNeeded,
+  UserError,
+  writeColumns,
+  type AttrName,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+} from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
   .object({
@@ -26,7 +41,12 @@ export const settingsSchema = z
     /** HNSW candidate list size while inserting. */
     efConstruction: z.number().int().min(1).max(10_000).default(200),
     /** IVF lists; 0: 4 x sqrt(n), at most n / 39 (faiss wants 39 training points a centroid). */
-    nlist: z.number().int().min(0).max(1 << 20).default(0),
+    nlist: z
+      .number()
+      .int()
+      .min(0)
+      .max(1 << 20)
+      .default(0),
     /** IVFPQ sub-quantizers (must divide d); 0: the largest divisor of d up to d / 4. */
     pq_m: z.number().int().min(0).max(4096).default(0),
     /** Bits per IVFPQ sub-quantizer code. */
@@ -58,7 +78,17 @@ interface Addon {
   train(h: Handle, vectors: Float32Array, threads: number): void;
   add(h: Handle, vectors: Float32Array, firstLabel: number, threads: number): void;
   remove(h: Handle, labels: Int32Array): number;
-  search(h: Handle, query: Float32Array, k: number, knob: number, kFactor: number, clauses: Int32Array | null, alive: Uint8Array | null, rowOf: Int32Array, ...cols: Int32Array[]): Int32Array;
+  search(
+    h: Handle,
+    query: Float32Array,
+    k: number,
+    knob: number,
+    kFactor: number,
+    clauses: Int32Array | null,
+    alive: Uint8Array | null,
+    rowOf: Int32Array,
+    ...cols: Int32Array[]
+  ): Int32Array;
   free(h: Handle): void;
 }
 
@@ -68,7 +98,9 @@ const BUILD_COMMAND = 'node scripts/build-native.mjs participants/faiss/native';
 /** The addon at `path`, or the one-line reason it is unavailable (naming the setup command). */
 export function loadAddon(path: string): Addon | SetupNeeded {
   if (!existsSync(path)) {
-    return new SetupNeeded(`faiss is unavailable: its addon ${path} is not built (it needs libfaiss-dev; after setup, \`npm ci\` or \`${BUILD_COMMAND}\` builds it)`);
+    return new SetupNeeded(
+      `faiss is unavailable: its addon ${path} is not built (it needs libfaiss-dev; after setup, \`npm ci\` or \`${BUILD_COMMAND}\` builds it)`,
+    );
   }
   // libgomp reads its wait policy when it is loaded (with the addon). Spinning OpenMP threads
   // made IVFPQ training 20x slower on this busy 2-core machine (48 s instead of 2 s at 3,000 x
@@ -182,11 +214,14 @@ class FaissSession implements EngineSession {
     const rowsPath = join(workDir, ROWS_FILE);
     const { meta, columns } = readColumns(rowsPath);
     if (meta.d !== d || meta.innerProduct !== innerProduct || meta.type !== settings.type) {
-      throw new Error(`faiss: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.type)} index (inner product ${String(meta.innerProduct)}); the dataset is d=${d} and the settings say ${settings.type} (inner product ${String(innerProduct)})`);
+      throw new Error(
+        `faiss: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.type)} index (inner product ${String(meta.innerProduct)}); the dataset is d=${d} and the settings say ${settings.type} (inner product ${String(innerProduct)})`,
+      );
     }
     const handle = native.read(join(workDir, INDEX_FILE));
     const info = native.info(handle);
-    if (info.kind !== settings.type || info.d !== d) throw new Error(`faiss: ${join(workDir, INDEX_FILE)} holds a d=${info.d} ${info.kind} index, expected d=${d} ${settings.type}`);
+    if (info.kind !== settings.type || info.d !== d)
+      throw new Error(`faiss: ${join(workDir, INDEX_FILE)} holds a d=${info.d} ${info.kind} index, expected d=${d} ${settings.type}`);
     const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
     return new FaissSession(settings, d, innerProduct, workDir, {
       handle,
@@ -361,7 +396,22 @@ class FaissSession implements EngineSession {
     const clauses = request.filter === null ? null : this.clausesOf(request.filter);
     const alive = this.tombstones > 0 ? this.alive : null;
     const c = this.cols;
-    return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, clauses, alive, this.rowOf, c.cat10, c.cat100, c.cat1000, c.num, c.cluster, c.lang);
+    return this.native.search(
+      this.handle,
+      query,
+      request.k,
+      this.knob,
+      this.kFactor,
+      clauses,
+      alive,
+      this.rowOf,
+      c.cat10,
+      c.cat100,
+      c.cat1000,
+      c.num,
+      c.cluster,
+      c.lang,
+    );
   }
 
   async explain(request: SearchRequest): Promise<string> {
@@ -394,7 +444,8 @@ const participant: Participant<FaissSettings> = {
   engineVersion: async () => addon().version,
   settingsSchema,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
-  filterStrategy: 'during the search: a faiss IDSelector (search parameters sel) checks each candidate label against the attribute columns (HNSW: during the graph walk, only passing labels enter the results; IVF: while scanning the probed lists)',
+  filterStrategy:
+    'during the search: a faiss IDSelector (search parameters sel) checks each candidate label against the attribute columns (HNSW: during the graph walk, only passing labels enter the results; IVF: while scanning the probed lists)',
   concurrentSearch: false,
   // reopen reads the two files buildIndex saved into memory; searches never write them.
   reopenInThreads: true,

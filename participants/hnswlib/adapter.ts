@@ -8,13 +8,29 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, filterKey, UserError, compileFilter, packageVersion, fileBytes, readColumns, writeColumns, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Participant, type RowBatch, type SearchRequest, type RowPredicate } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  filterKey,
+  UserError,
+  compileFilter,
+  packageVersion,
+  fileBytes,
+  readColumns,
+  writeColumns,
+  type AttrName,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+  type RowPredicate,
+} from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package whose exports Node's ESM loader cannot list statically.
 const hnswlib = require('hnswlib-node') as typeof import('hnswlib-node');
 type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
-
 
 export const settingsSchema = z
   .object({
@@ -23,7 +39,12 @@ export const settingsSchema = z
     /** Candidate list size while inserting. */
     efConstruction: z.number().int().min(1).max(10_000).default(200),
     /** Seed of the level generator (hnswlib's randomSeed). */
-    seed: z.number().int().min(0).max(2 ** 32 - 1).default(100),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1)
+      .default(100),
     /** Let new labels reuse the slots of deleted ones (hnswlib's allowReplaceDeleted). */
     replaceDeleted: z.boolean().default(true),
   })

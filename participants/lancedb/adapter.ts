@@ -9,14 +9,26 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import * as lancedb from '@lancedb/lancedb';
-import { ATTRIBUTES, UserError, packageVersion, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  UserError,
+  packageVersion,
+  type AttrName,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+} from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // LanceDB's own code loads apache-arrow through require(); the ESM build of apache-arrow is a
 // different module instance whose Table fails LanceDB's `instanceof` checks, so this adapter
 // uses the CommonJS instance too.
 const arrow = require('apache-arrow') as typeof import('apache-arrow');
-
 
 const INDEX_TYPES = ['IVF_HNSW_SQ', 'IVF_HNSW_PQ', 'IVF_FLAT', 'IVF_PQ', 'IVF_RQ', 'NONE'] as const;
 const positiveInt = z.number().int().positive();
@@ -78,7 +90,9 @@ function checkUnitLength(batch: RowBatch, d: number): void {
     let s = 0;
     for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
     if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(`lancedb: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`);
+      throw new UserError(
+        `lancedb: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`,
+      );
     }
   }
 }
@@ -257,7 +271,9 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
           throw new UserError(`lancedb: unknown knob "${name}"; knobs are ${KNOB_NAMES.join(', ')}`);
         }
         if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (name !== 'refine_factor' && name !== 'max_nprobes' && value < 1)) {
-          throw new UserError(`lancedb: knob ${name} must be a positive integer (refine_factor 0 = no refine, max_nprobes 0 = no maximum), got ${JSON.stringify(value)}`);
+          throw new UserError(
+            `lancedb: knob ${name} must be a positive integer (refine_factor 0 = no refine, max_nprobes 0 = no maximum), got ${JSON.stringify(value)}`,
+          );
         }
         next[name as keyof LanceKnobs] = value;
       }
@@ -299,7 +315,11 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
       if (batch.ids.length === 0) return;
       if (!table) return write(batch);
       if (mustBeUnit) checkUnitLength(batch, d);
-      await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, d, batch));
+      await table
+        .mergeInsert('id')
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute(toArrowTable(schema, d, batch));
     },
 
     async delete(ids) {

@@ -13,7 +13,22 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { count, create, getByID, insert, load, remove, save, search, type AnyOrama, type AnySchema, type RawData } from '@orama/orama';
-import { ATTRIBUTES, fileBytes, packageVersion, readColumns, UserError, writeColumns, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  fileBytes,
+  packageVersion,
+  readColumns,
+  UserError,
+  writeColumns,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+} from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
   .object({
@@ -77,13 +92,17 @@ function checkUnitLength(batch: RowBatch, d: number): void {
     let s = 0;
     for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
     if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(`orama: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; Orama ranks by cosine, the same as ip only for unit vectors: leave orama out of --participants for this dataset`);
+      throw new UserError(
+        `orama: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; Orama ranks by cosine, the same as ip only for unit vectors: leave orama out of --participants for this dataset`,
+      );
     }
   }
 }
 
 function metricProblem(dataset: { name: string; metric: Metric }): string | null {
-  return dataset.metric === 'l2' ? `Orama ranks vectors by cosine similarity only and ${dataset.name} is an l2 dataset: leave orama out of --participants for it` : null;
+  return dataset.metric === 'l2'
+    ? `Orama ranks vectors by cosine similarity only and ${dataset.name} is an l2 dataset: leave orama out of --participants for it`
+    : null;
 }
 
 class OramaSession implements EngineSession {

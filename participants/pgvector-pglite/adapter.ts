@@ -7,8 +7,30 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { z } from 'zod';
-import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
-import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, filterToSql, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../_shared/postgres-sql.ts';
+import {
+  ATTRIBUTES,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+} from '../../src/sdk/index.ts';
+import {
+  COLUMNS,
+  HNSW_INDEX,
+  TABLE,
+  checkPlanText,
+  copyBinary,
+  describePath,
+  filterToSql,
+  hnswOpclass,
+  searchStatement,
+  vectorBinary,
+  vectorLiteral,
+} from '../_shared/postgres-sql.ts';
 
 /** Rows' text as tsvectors, for the keyword arm (docs/method.md §8), beside the vector table so the
  * binary COPY of the vectors is unchanged; only datasets with text have it. */
@@ -66,9 +88,11 @@ function parseKnobs(knobs: Knobs): KnobState {
     throw new Error(`pgvector-pglite: knob ef_search must be an integer 1..1000 (pgvector's range) or "exact", got ${ef}`);
   }
   const it = knobs.iterative_scan ?? KNOB_DEFAULTS.iterative_scan;
-  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it)) throw new Error(`pgvector-pglite: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
+  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it))
+    throw new Error(`pgvector-pglite: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
   const mst = knobs.max_scan_tuples ?? KNOB_DEFAULTS.max_scan_tuples;
-  if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1) throw new Error(`pgvector-pglite: knob max_scan_tuples must be a positive integer, got ${mst}`);
+  if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1)
+    throw new Error(`pgvector-pglite: knob max_scan_tuples must be a positive integer, got ${mst}`);
   const ff = knobs.fetch_factor ?? KNOB_DEFAULTS.fetch_factor;
   if (typeof ff !== 'number' || !(ff >= 1) || ff > 100) throw new Error(`pgvector-pglite: knob fetch_factor must be a number 1..100, got ${ff}`);
   return { ef_search: ef, iterative_scan: it as KnobState['iterative_scan'], max_scan_tuples: mst, fetch_factor: ff };
@@ -288,9 +312,13 @@ class PgliteSession implements EngineSession {
     const notices: string[] = [];
     const mwm = s.maintenance_work_mem_mb === 'auto' ? autoMaintenanceMb(this.rows, this.d, s.m) : s.maintenance_work_mem_mb;
     await this.db.exec(`SET maintenance_work_mem = '${mwm}MB'`);
-    await this.db.query(`CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`, [], {
-      onNotice: (n) => notices.push(n.message ?? String(n)),
-    });
+    await this.db.query(
+      `CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`,
+      [],
+      {
+        onNotice: (n) => notices.push(n.message ?? String(n)),
+      },
+    );
     for (const n of notices) this.log(`HNSW build notice: ${n}`);
     if (notices.some((n) => /maintenance_work_mem/.test(n))) {
       this.log(`the HNSW graph did not fit in maintenance_work_mem = ${mwm}MB: the build went slow; raise index.maintenance_work_mem_mb`);
@@ -477,7 +505,8 @@ const participant: Participant<Settings> = {
   // A second PGlite cannot open the live data directory; a copy made after buildIndex (which
   // ends with a CHECKPOINT) opens and answers as the session does (README, "Threads").
   reopenInThreads: 'copy',
-  keywordScoring: "PostgreSQL full text (to_tsvector('english'), GIN index, the query's lexemes OR-ed) ranked by ts_rank: not BM25, no IDF (a rare term weighs no more than a common one)",
+  keywordScoring:
+    "PostgreSQL full text (to_tsvector('english'), GIN index, the query's lexemes OR-ed) ranked by ts_rank: not BM25, no IDF (a rare term weighs no more than a common one)",
   async open(ctx: OpenContext<Settings>): Promise<EngineSession> {
     return connect(ctx, false);
   },

@@ -14,8 +14,39 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
 import { fileURLToPath } from 'node:url';
-import { ATTRIBUTES, serverHandle, spawnServer, userIds, checkReachable, SetupNeeded, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest, type LoadClientSpec, type RemoteServer, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/sdk/index.ts';
-import { COLUMNS, HNSW_INDEX, TABLE, checkPlanText, copyBinary, describePath, hnswOpclass, searchStatement, vectorBinary, vectorLiteral } from '../_shared/postgres-sql.ts';
+import {
+  ATTRIBUTES,
+  serverHandle,
+  spawnServer,
+  userIds,
+  checkReachable,
+  SetupNeeded,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+  type LoadClientSpec,
+  type RemoteServer,
+  type ServerConnection,
+  type ServerHandle,
+  type ServerStartContext,
+} from '../../src/sdk/index.ts';
+import {
+  COLUMNS,
+  HNSW_INDEX,
+  TABLE,
+  checkPlanText,
+  copyBinary,
+  describePath,
+  hnswOpclass,
+  searchStatement,
+  vectorBinary,
+  vectorLiteral,
+} from '../_shared/postgres-sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';
 
@@ -58,9 +89,11 @@ export function parseKnobs(knobs: Knobs): KnobState {
     if (!(name in KNOB_DEFAULTS)) throw new Error(`pgvector: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
   }
   const ef = knobs.ef_search ?? KNOB_DEFAULTS.ef_search;
-  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > 1000) throw new Error(`pgvector: knob ef_search must be an integer 1..1000 (pgvector's range), got ${ef}`);
+  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > 1000)
+    throw new Error(`pgvector: knob ef_search must be an integer 1..1000 (pgvector's range), got ${ef}`);
   const it = knobs.iterative_scan ?? KNOB_DEFAULTS.iterative_scan;
-  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it)) throw new Error(`pgvector: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
+  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it))
+    throw new Error(`pgvector: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
   const mst = knobs.max_scan_tuples ?? KNOB_DEFAULTS.max_scan_tuples;
   if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1) throw new Error(`pgvector: knob max_scan_tuples must be a positive integer, got ${mst}`);
   return { ef_search: ef, iterative_scan: it as KnobState['iterative_scan'], max_scan_tuples: mst };
@@ -71,12 +104,19 @@ export function parseKnobs(knobs: Knobs): KnobState {
 /** The newest installed PostgreSQL that has pgvector: its bin directory and major version. */
 export function findPostgres(): { bin: string; major: number } {
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).map(Number).filter((v) => Number.isInteger(v)).sort((a, b) => b - a) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .map(Number)
+        .filter((v) => Number.isInteger(v))
+        .sort((a, b) => b - a)
+    : [];
   for (const major of majors) {
     const bin = join(root, String(major), 'bin');
     if (existsSync(join(bin, 'postgres')) && existsSync(`/usr/share/postgresql/${major}/extension/vector.control`)) return { bin, major };
   }
-  throw new SetupNeeded(`PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control; ${PROVISION} installs it)`);
+  throw new SetupNeeded(
+    `PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control; ${PROVISION} installs it)`,
+  );
 }
 
 /** Who the server runs as: PostgreSQL refuses root, so as root it runs as `postgres`. */
@@ -256,7 +296,9 @@ class PgvectorSession implements EngineSession {
     try {
       await client.query(`SET maintenance_work_mem = '${s.maintenance_work_mem_mb}MB'`);
       await client.query(`SET max_parallel_maintenance_workers = ${s.parallel_build_workers}`);
-      await client.query(`CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`);
+      await client.query(
+        `CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`,
+      );
       if (s.filter_indexes) for (const a of ATTRIBUTES) await client.query(`CREATE INDEX ${TABLE}_${a}_idx ON ${TABLE} (${a})`);
       await client.query(`ANALYZE ${TABLE}`);
     } finally {
@@ -264,7 +306,8 @@ class PgvectorSession implements EngineSession {
       client.release();
     }
     for (const n of notices) this.log(`HNSW build notice: ${n}`);
-    if (notices.some((n) => /maintenance_work_mem/.test(n))) this.log(`the HNSW graph did not fit in maintenance_work_mem = ${s.maintenance_work_mem_mb}MB: the build went slow; raise index.maintenance_work_mem_mb`);
+    if (notices.some((n) => /maintenance_work_mem/.test(n)))
+      this.log(`the HNSW graph did not fit in maintenance_work_mem = ${s.maintenance_work_mem_mb}MB: the build went slow; raise index.maintenance_work_mem_mb`);
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
@@ -331,7 +374,12 @@ class PgvectorSession implements EngineSession {
       const args = [`'${vectorLiteral(request.vector)}'::vector`, ...params.map(String)].join(', ');
       const rows = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (FORMAT TEXT) EXECUTE ${name}(${args})`)).rows;
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-      const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} ${planSettings(request.filter !== null, this.settings.filtered_plans).map((x) => x.replace(/^SET (\S+) = /, '$1=')).join(' ')}`;
+      const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} ${planSettings(
+        request.filter !== null,
+        this.settings.filtered_plans,
+      )
+        .map((x) => x.replace(/^SET (\S+) = /, '$1='))
+        .join(' ')}`;
       return `${describePath(plan)}\n${knobs}\nstatement: ${text}\n${plan}`;
     } finally {
       client.release();
@@ -341,7 +389,16 @@ class PgvectorSession implements EngineSession {
   /** The load generator's worker threads each open their own pool with the same statements. */
   loadClient(): LoadClientSpec {
     const o = this.pool.options;
-    const options: PgLoadOptions = { host: String(o.host), port: Number(o.port), user: String(o.user), database: String(o.database), password: o.password === undefined ? undefined : String(o.password), metric: this.metric, d: this.d, filteredPlans: this.settings.filtered_plans };
+    const options: PgLoadOptions = {
+      host: String(o.host),
+      port: Number(o.port),
+      user: String(o.user),
+      database: String(o.database),
+      password: o.password === undefined ? undefined : String(o.password),
+      metric: this.metric,
+      d: this.d,
+      filteredPlans: this.settings.filtered_plans,
+    };
     return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
   }
 
@@ -368,7 +425,9 @@ class PgvectorSession implements EngineSession {
       const set = COLUMNS.filter((c) => c !== 'id')
         .map((c) => `${c} = EXCLUDED.${c}`)
         .join(', ');
-      await client.query(`INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}`);
+      await client.query(
+        `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}`,
+      );
       await client.query(`TRUNCATE ${TABLE}_staging`);
     } finally {
       client.release();
@@ -391,7 +450,8 @@ class PgvectorSession implements EngineSession {
 
 function poolFor(ctx: OpenContext<Settings>): pg.Pool {
   const server = ctx.server;
-  if (!server) throw new Error(`pgvector: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)`);
+  if (!server)
+    throw new Error(`pgvector: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)`);
   // No connect time limit in the pool: under 32 slow filtered queries on 2 cores a new backend
   // can take seconds to start, and a 2 s limit failed queries that were only waiting.
   const pool = new pg.Pool({ ...connectionConfig(server.host, server.port, server.params), connectionTimeoutMillis: 0, max: Math.max(1, ctx.maxConcurrency) });

@@ -4,7 +4,18 @@
 // ../_shared/postgres-sql.ts as named prepared statements, the query vector bound in binary) with
 // the same knob SETs and plan mode, through the load generator's PostgreSQL fast path
 // (src/loadgen/clients/pg-ids.ts: executions encoded before the timed loop, only the ids read).
-import { encodeExecution, encodeSetup, PgIdConnections, type CreateLoadClient, type FilterExpr, type Knobs, type LoadClient, type SearchRequest, type PgExecution, type PgSetup } from '../../src/sdk/index.ts';
+import {
+  encodeExecution,
+  encodeSetup,
+  PgIdConnections,
+  type CreateLoadClient,
+  type FilterExpr,
+  type Knobs,
+  type LoadClient,
+  type SearchRequest,
+  type PgExecution,
+  type PgSetup,
+} from '../../src/sdk/index.ts';
 import { searchStatement, vectorBinary } from '../_shared/postgres-sql.ts';
 import { parseKnobs, planSettings, type PgLoadOptions } from './adapter.ts';
 
@@ -41,7 +52,10 @@ export const createLoadClient: CreateLoadClient = async (options, ctx) => {
     async setKnobs(knobs: Knobs) {
       const k = parseKnobs(knobs);
       const sets = [`SET hnsw.ef_search = ${k.ef_search}`, `SET hnsw.iterative_scan = ${k.iterative_scan}`, `SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`];
-      setups = { unfiltered: encodeSetup([...sets, ...planSettings(false, o.filteredPlans)]), filtered: encodeSetup([...sets, ...planSettings(true, o.filteredPlans)]) };
+      setups = {
+        unfiltered: encodeSetup([...sets, ...planSettings(false, o.filteredPlans)]),
+        filtered: encodeSetup([...sets, ...planSettings(true, o.filteredPlans)]),
+      };
       resort = k.iterative_scan === 'relaxed_order';
     },
     prepare,

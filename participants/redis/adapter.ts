@@ -10,7 +10,26 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
-import { ATTRIBUTES, serverHandle, spawnServer, SetupNeeded, UserError, type EngineSession, type FilterExpr, type Knobs, type Metric, type LoadClientSpec, type OpenContext, type Participant, type RemoteServer, type RowBatch, type SearchRequest, type ServerConnection, type ServerHandle, type ServerStartContext } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  serverHandle,
+  spawnServer,
+  SetupNeeded,
+  UserError,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type LoadClientSpec,
+  type OpenContext,
+  type Participant,
+  type RemoteServer,
+  type RowBatch,
+  type SearchRequest,
+  type ServerConnection,
+  type ServerHandle,
+  type ServerStartContext,
+} from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
 const KEY = 'vb:items';
@@ -44,7 +63,8 @@ export function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
   const ef = knobs.ef ?? KNOB_DEFAULTS.ef;
   if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1) throw new Error(`redis: knob ef must be a positive integer, got ${ef}`);
   const fef = knobs.filter_ef ?? KNOB_DEFAULTS.filter_ef;
-  if (typeof fef !== 'number' || !Number.isInteger(fef) || fef < 0) throw new Error(`redis: knob filter_ef must be an integer >= 0 (0: Redis's default, COUNT x 100), got ${fef}`);
+  if (typeof fef !== 'number' || !Number.isInteger(fef) || fef < 0)
+    throw new Error(`redis: knob filter_ef must be an integer >= 0 (0: Redis's default, COUNT x 100), got ${fef}`);
   return { ef, filter_ef: fef };
 }
 
@@ -81,22 +101,34 @@ export function filterToRedis(f: FilterExpr): string {
 export function redisServerPath(): string {
   const cache = process.env.VECBENCH_CACHE ?? '/var/cache/vecbench';
   const path = join(cache, 'redis', 'current', 'bin', 'redis-server');
-  if (!existsSync(path)) throw new SetupNeeded(`Redis 8 is not built (${path} is missing; ${PROVISION} builds it, also without root when VECBENCH_CACHE names a writable directory)`);
+  if (!existsSync(path))
+    throw new SetupNeeded(
+      `Redis 8 is not built (${path} is missing; ${PROVISION} builds it, also without root when VECBENCH_CACHE names a writable directory)`,
+    );
   return path;
 }
 
 async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
   const args = [
-    '--bind', '127.0.0.1',
-    '--port', String(ctx.port),
-    '--dir', ctx.dataDir,
-    '--dbfilename', 'dump.rdb',
+    '--bind',
+    '127.0.0.1',
+    '--port',
+    String(ctx.port),
+    '--dir',
+    ctx.dataDir,
+    '--dbfilename',
+    'dump.rdb',
     // No background saves during the run (a fork would land in the figures); SIGTERM saves.
-    '--save', '',
-    '--appendonly', 'no',
-    '--shutdown-on-sigterm', 'save',
-    '--daemonize', 'no',
-    '--logfile', '',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--shutdown-on-sigterm',
+    'save',
+    '--daemonize',
+    'no',
+    '--logfile',
+    '',
   ];
   const proc = spawnServer({ name: 'redis', command: redisServerPath(), args, dataDir: ctx.dataDir, logFile: ctx.logFile, stopSignal: 'SIGTERM' });
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: {} };
@@ -291,7 +323,9 @@ async function poolFor(ctx: OpenContext<Settings>): Promise<Pool> {
 
 /** Why this dataset's metric cannot be served (vector sets rank by cosine only), or null. */
 function metricProblem(dataset: { name: string; metric: Metric }): string | null {
-  return dataset.metric === 'l2' ? `Redis vector sets rank by cosine similarity only and ${dataset.name} is an l2 dataset: leave this participant out of --participants for it` : null;
+  return dataset.metric === 'l2'
+    ? `Redis vector sets rank by cosine similarity only and ${dataset.name} is an l2 dataset: leave this participant out of --participants for it`
+    : null;
 }
 
 const participant: Participant<Settings> = {
@@ -301,7 +335,8 @@ const participant: Participant<Settings> = {
   },
   settingsSchema,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
-  filterStrategy: "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
+  filterStrategy:
+    "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
   concurrentSearch: true,
   server: { provision: 'provision.sh', start: startRedis, remote },
   // Asked before any work by the runner; open asks again for the commands that do not (churn).

@@ -11,7 +11,20 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type Database from 'better-sqlite3';
-import { ATTRIBUTES, fileBytes, packageVersion, UserError, type EngineSession, type FilterExpr, type Knobs, type Metric, type OpenContext, type Participant, type RowBatch, type SearchRequest } from '../../src/sdk/index.ts';
+import {
+  ATTRIBUTES,
+  fileBytes,
+  packageVersion,
+  UserError,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+} from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS packages: better-sqlite3 exports its class as module.exports.
@@ -21,12 +34,23 @@ const sqliteVec = require('sqlite-vec') as { load(db: Database.Database): void }
 export const settingsSchema = z
   .object({
     /** Rows per vec0 chunk (sqlite-vec's chunk_size, a multiple of 8; its default 1024). */
-    chunk_size: z.number().int().min(8).max(1 << 20).multipleOf(8).default(1024),
+    chunk_size: z
+      .number()
+      .int()
+      .min(8)
+      .max(1 << 20)
+      .multipleOf(8)
+      .default(1024),
     /** The vec0 distance used for metric ip / cosine (vectors are unit length, so cosine and
      * l2 rank as ip does; vec0 has no inner-product distance). */
     ip_distance: z.enum(['cosine', 'l2']).default('cosine'),
     /** SQLite's page cache of the connection, MiB (PRAGMA cache_size). */
-    cache_mib: z.number().int().min(1).max(1 << 16).default(256),
+    cache_mib: z
+      .number()
+      .int()
+      .min(1)
+      .max(1 << 16)
+      .default(256),
   })
   .strict();
 export type SqliteVecSettings = z.infer<typeof settingsSchema>;
@@ -64,7 +88,9 @@ function checkUnitLength(batch: RowBatch, d: number): void {
     let s = 0;
     for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
     if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(`sqlite-vec: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; vec0 has no inner-product distance, and cosine or l2 rank as ip only for unit vectors: leave sqlite-vec out of --participants for this dataset`);
+      throw new UserError(
+        `sqlite-vec: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; vec0 has no inner-product distance, and cosine or l2 rank as ip only for unit vectors: leave sqlite-vec out of --participants for this dataset`,
+      );
     }
   }
 }
@@ -129,7 +155,9 @@ class SqliteVecSession implements EngineSession {
     const db = connect(path, s);
     const distance = metric === 'l2' ? 'l2' : s.ip_distance;
     // Integer metadata columns: vec0 tests them chunk by chunk, before any distance.
-    db.exec(`CREATE VIRTUAL TABLE ${TABLE} USING vec0(embedding float[${d}] distance_metric=${distance}, ${ATTRIBUTES.map((a) => `${a} integer`).join(', ')}, chunk_size=${s.chunk_size})`);
+    db.exec(
+      `CREATE VIRTUAL TABLE ${TABLE} USING vec0(embedding float[${d}] distance_metric=${distance}, ${ATTRIBUTES.map((a) => `${a} integer`).join(', ')}, chunk_size=${s.chunk_size})`,
+    );
     if (hasText) {
       // Porter stems over unicode61 tokens (no stop-word list); the attributes ride along
       // unindexed, so a filtered keyword query reads them from the rows it matched.
@@ -144,7 +172,7 @@ class SqliteVecSession implements EngineSession {
     const { d, metric, hasText } = ctx.dataset;
     const path = join(ctx.workDir, DB_FILE);
     const db = connect(path, ctx.settings, true);
-    const tables = new Set((db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]));
+    const tables = new Set(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]);
     if (!tables.has(TABLE) || tables.has(TEXT_TABLE) !== hasText) {
       db.close();
       throw new Error(`sqlite-vec: ${path} holds no ${TABLE} table${hasText ? ` and ${TEXT_TABLE} table` : ''} for this dataset; nothing to reopen`);

@@ -10,9 +10,24 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import { ATTRIBUTES, filterKey, UserError, compileFilter, packageVersion, fileBytes, readColumns, writeColumns, type AttrName, type EngineSession, type FilterExpr, type Knobs, type Participant, type RowBatch, type SearchRequest, type RowPredicate } from '../../src/sdk/index.ts';
-
-
+import {
+  ATTRIBUTES,
+  filterKey,
+  UserError,
+  compileFilter,
+  packageVersion,
+  fileBytes,
+  readColumns,
+  writeColumns,
+  type AttrName,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+  type RowPredicate,
+} from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
   .object({
@@ -85,7 +100,8 @@ class UsearchSession implements EngineSession {
     s.live = columns.live as Uint8Array;
     let liveRows = 0;
     for (let i = 0; i < s.live.length; i++) liveRows += s.live[i];
-    if (liveRows !== s.index.size()) throw new Error(`usearch: ${s.path} holds ${s.index.size()} vectors, ${s.rowsPath} ${liveRows} live rows (saved by different sessions)`);
+    if (liveRows !== s.index.size())
+      throw new Error(`usearch: ${s.path} holds ${s.index.size()} vectors, ${s.rowsPath} ${liveRows} live rows (saved by different sessions)`);
     s.savedClean = s.colsClean = true;
     return s;
   }

@@ -81,7 +81,11 @@ export function readColumns(path: string): { meta: Record<string, unknown>; colu
     const headerLength = Buffer.from(lenBuf).readUInt32LE(0);
     const headerBytes = new Uint8Array(headerLength);
     readAll(fd, headerBytes, 4, path);
-    const header = JSON.parse(Buffer.from(headerBytes).toString('utf8')) as { format?: string; meta: Record<string, unknown>; columns: { name: string; type: TypeName; length: number }[] };
+    const header = JSON.parse(Buffer.from(headerBytes).toString('utf8')) as {
+      format?: string;
+      meta: Record<string, unknown>;
+      columns: { name: string; type: TypeName; length: number }[];
+    };
     if (header.format !== FORMAT) throw new Error(`${path}: not a ${FORMAT} file (format ${JSON.stringify(header.format)})`);
     let pos = pad8(4 + headerLength);
     const columns: Record<string, Column> = {};

@@ -174,7 +174,16 @@ export class RunbookExecutor {
   }
 
   /** Scores searches of dataset queries at the current snapshot; counts leaks. */
-  private scoreSearches(queries: number[], filters: (FilterExpr | null)[], k: number, ids: Int32Array, offsets: Int32Array, errors: (string | null)[], stepIndex: number, op: string): { scores: QueryScore[]; leaks: number } {
+  private scoreSearches(
+    queries: number[],
+    filters: (FilterExpr | null)[],
+    k: number,
+    ids: Int32Array,
+    offsets: Int32Array,
+    errors: (string | null)[],
+    stepIndex: number,
+    op: string,
+  ): { scores: QueryScore[]; leaks: number } {
     const s = this.store.version;
     const vectors = this.queryVectors(queries);
     const truth = liveTruth(this.store, s, vectors, filters, k);
@@ -190,7 +199,9 @@ export class RunbookExecutor {
         }
       }
       if (errors[i] !== null) return;
-      scores.push(scoreRead({ store: this.store, truth, qi: i, query: vectors.subarray(i * this.ds.d, (i + 1) * this.ds.d), filter: filters[i], returned, k, s, e: s }));
+      scores.push(
+        scoreRead({ store: this.store, truth, qi: i, query: vectors.subarray(i * this.ds.d, (i + 1) * this.ds.d), filter: filters[i], returned, k, s, e: s }),
+      );
     });
     return { scores, leaks };
   }
@@ -216,7 +227,10 @@ export class RunbookExecutor {
       const tried: { ladder_index: number; recall: number }[] = [];
       let pick = -1;
       for (let li = 0; li < ladder.length; li++) {
-        const r = await this.target.request<'churn-searched'>({ type: 'churn-search', knobs: ladder[li], k: g.k, queries, filters, clients: 1 }, this.opts.stepTimeoutS);
+        const r = await this.target.request<'churn-searched'>(
+          { type: 'churn-search', knobs: ladder[li], k: g.k, queries, filters, clients: 1 },
+          this.opts.stepTimeoutS,
+        );
         const { scores } = this.scoreSearches(queries, filters, g.k, r.reply.ids, r.reply.offsets, r.reply.errors, stepIndex, 'calibration');
         const recall = summarize(scores).recall;
         tried.push({ ladder_index: li, recall: Number.isFinite(recall) ? recall : 0 });
@@ -226,7 +240,8 @@ export class RunbookExecutor {
         }
       }
       const best = Math.max(...tried.map((t) => t.recall));
-      const rule = pick >= 0 ? `first with recall >= ${spec.recall}` : `first with recall >= ${spec.recall} (not reached: max ${best.toFixed(3)}; the last point)`;
+      const rule =
+        pick >= 0 ? `first with recall >= ${spec.recall}` : `first with recall >= ${spec.recall} (not reached: max ${best.toFixed(3)}; the last point)`;
       if (pick < 0) pick = ladder.length - 1;
       choice = { ladder_index: pick, knobs: ladder[pick], rule, calibration: tried };
     }
@@ -238,7 +253,10 @@ export class RunbookExecutor {
     switch (step.op) {
       case 'load': {
         const [from, to] = step.rows ?? [0, this.ds.n];
-        const r = await this.target.request<'churn-loaded'>({ type: 'churn-load', from, to, batchSize: step.batch ?? this.p.settings.batch_size ?? 10_000 }, this.opts.loadTimeoutS);
+        const r = await this.target.request<'churn-loaded'>(
+          { type: 'churn-load', from, to, batchSize: step.batch ?? this.p.settings.batch_size ?? 10_000 },
+          this.opts.loadTimeoutS,
+        );
         this.store.load(from, to);
         rec.load = { rows: r.rows, ingest_s: r.ingestS, index_s: r.indexS };
         return;
@@ -312,12 +330,22 @@ export class RunbookExecutor {
       wire = { ids };
     }
     const count = wire.ids.length;
-    const r = count === 0 ? { durationS: 0, batches: 0 } : await this.target.request<'churn-written'>({ type: 'churn-write', op, rows: wire, batchSize: step.batch }, this.opts.stepTimeoutS);
+    const r =
+      count === 0
+        ? { durationS: 0, batches: 0 }
+        : await this.target.request<'churn-written'>({ type: 'churn-write', op, rows: wire, batchSize: step.batch }, this.opts.stepTimeoutS);
     const v = store.nextVersion();
     this.versionStep[v] = i + 1;
     if (op === 'delete') store.remove(wire.ids, v);
     else store.put(rows!, v, fromBase);
-    rec.write = { rows: count, skipped, batch: step.batch, batches: r.batches, duration_s: r.durationS, rows_per_s: r.durationS > 0 ? count / r.durationS : null };
+    rec.write = {
+      rows: count,
+      skipped,
+      batch: step.batch,
+      batches: r.batches,
+      duration_s: r.durationS,
+      rows_per_s: r.durationS > 0 ? count / r.durationS : null,
+    };
   }
 
   private async search(step: SearchStep, i: number): Promise<SearchResult> {
@@ -327,7 +355,10 @@ export class RunbookExecutor {
     const why = this.supportReason(g, filters);
     if (why) throw new Unsupported(why);
     const choice = await this.choosePoint(g, step.point, i);
-    const r = await this.target.request<'churn-searched'>({ type: 'churn-search', knobs: choice.knobs, k: g.k, queries, filters, clients: step.clients }, this.opts.stepTimeoutS);
+    const r = await this.target.request<'churn-searched'>(
+      { type: 'churn-search', knobs: choice.knobs, k: g.k, queries, filters, clients: step.clients },
+      this.opts.stepTimeoutS,
+    );
     const reply = r.reply;
     const { scores, leaks } = this.scoreSearches(queries, filters, g.k, reply.ids, reply.offsets, reply.errors, i, 'search');
     const s = summarize(scores);
@@ -364,7 +395,20 @@ export class RunbookExecutor {
     const rows = store.movedRows(store.takeNewIds(step.writes), this.rng(i));
     const s0 = store.version;
     const limit = this.opts.stepTimeoutS + step.writes * (step.timeout_ms / 1000 + 1);
-    const r = (await this.target.request<'churn-freshness'>({ type: 'churn-freshness', knobs: choice.knobs, rows: rows as Required<WireRows>, k: step.k, timeoutMs: step.timeout_ms, giveUpAfter: step.give_up_after, tombstones: store.deadIds() }, limit)).reply;
+    const r = (
+      await this.target.request<'churn-freshness'>(
+        {
+          type: 'churn-freshness',
+          knobs: choice.knobs,
+          rows: rows as Required<WireRows>,
+          k: step.k,
+          timeoutMs: step.timeout_ms,
+          giveUpAfter: step.give_up_after,
+          tombstones: store.deadIds(),
+        },
+        limit,
+      )
+    ).reply;
     const d = this.ds.d;
     let failed = 0;
     let firstError: string | undefined;
@@ -436,7 +480,10 @@ export class RunbookExecutor {
     }
     // One draw of new vectors for every insert and upsert (it runs an exact neighbour search).
     const writes = Int32Array.from({ length: count }, (_, w) => w).filter((w) => ops[w] !== OP_CODE.delete);
-    const rows = store.movedRows(Int32Array.from(writes, (w) => ids[w]), rng);
+    const rows = store.movedRows(
+      Int32Array.from(writes, (w) => ids[w]),
+      rng,
+    );
     writes.forEach((w, j) => {
       vectors.set(rows.vectors.subarray(j * d, (j + 1) * d), w * d);
       for (const a of ATTRIBUTES) attrs[a][w] = rows.attrs[a][j];
@@ -460,7 +507,12 @@ export class RunbookExecutor {
     const { plan } = this.planMixed(step, planned, this.rng(i));
     const liveBefore = store.liveCount;
     const limit = this.opts.stepTimeoutS + step.duration_s * 2;
-    const r = (await this.target.request<'churn-mixed'>({ type: 'churn-mixed', knobs: choice.knobs, k: g.k, queries, filters, readers: step.readers, durationS: step.duration_s, rate: step.write_rate, plan }, limit)).reply;
+    const r = (
+      await this.target.request<'churn-mixed'>(
+        { type: 'churn-mixed', knobs: choice.knobs, k: g.k, queries, filters, readers: step.readers, durationS: step.duration_s, rate: step.write_rate, plan },
+        limit,
+      )
+    ).reply;
 
     // The truth at the start, kept deep enough to follow the writes (built before they are
     // recorded); then replay the issued ops into the live record: op w is version v0 + w + 1.
@@ -524,7 +576,20 @@ export class RunbookExecutor {
       const s = v0 + reads.acked[x];
       const p = reads.pos[x];
       const truth = truthFrom.at(p, s);
-      recallOf.set(x, scoreRead({ store, truth, qi: 0, query: allVectors.subarray(p * d, (p + 1) * d), filter: filters[p], returned: reads.ids.subarray(reads.offsets[x], reads.offsets[x + 1]), k: g.k, s, e: v0 + reads.issuedAtEnd[x] }));
+      recallOf.set(
+        x,
+        scoreRead({
+          store,
+          truth,
+          qi: 0,
+          query: allVectors.subarray(p * d, (p + 1) * d),
+          filter: filters[p],
+          returned: reads.ids.subarray(reads.offsets[x], reads.offsets[x + 1]),
+          k: g.k,
+          s,
+          e: v0 + reads.issuedAtEnd[x],
+        }),
+      );
     }
 
     const ackTimes = Array.from(r.writeAckMs).filter((t, w) => r.writeErrors[w] === null && Number.isFinite(t));

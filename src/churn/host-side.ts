@@ -55,7 +55,12 @@ function requireOp(s: EngineSession, op: WriteOp): void {
 }
 
 /** Each query once with `clients` in flight, timed beside the engine. */
-async function timedSearches(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-search' }>): Promise<PointReply> {
+async function timedSearches(
+  s: EngineSession,
+  ds: Dataset,
+  concurrent: boolean,
+  req: Extract<ChurnHostRequest, { type: 'churn-search' }>,
+): Promise<PointReply> {
   await s.setKnobs(req.knobs);
   const n = req.queries.length;
   const vectors = req.queries.map((q) => ds.queries.slice(q * ds.d, (q + 1) * ds.d));
@@ -67,7 +72,12 @@ async function timedSearches(s: EngineSession, ds: Dataset, concurrent: boolean,
 
 /** Single-row inserts; after each, searches for the row's own vector until the id is among the
  * first k hits (visible) or the timeout passes (never visible). */
-async function freshness(s: EngineSession, ds: Dataset, req: Extract<ChurnHostRequest, { type: 'churn-freshness' }>, progress?: ProgressFn): Promise<FreshnessReply> {
+async function freshness(
+  s: EngineSession,
+  ds: Dataset,
+  req: Extract<ChurnHostRequest, { type: 'churn-freshness' }>,
+  progress?: ProgressFn,
+): Promise<FreshnessReply> {
   requireOp(s, 'insert');
   await s.setKnobs(req.knobs);
   const m = req.rows.ids.length;
@@ -128,7 +138,15 @@ async function freshness(s: EngineSession, ds: Dataset, req: Extract<ChurnHostRe
     }
     await yieldLoop();
   }
-  return { applied, ackMs: ackMs.slice(0, applied), visibleMs: visibleMs.slice(0, applied), polls: polls.slice(0, applied), errors: errors.slice(0, applied), leaks, gaveUp };
+  return {
+    applied,
+    ackMs: ackMs.slice(0, applied),
+    visibleMs: visibleMs.slice(0, applied),
+    polls: polls.slice(0, applied),
+    errors: errors.slice(0, applied),
+    leaks,
+    gaveUp,
+  };
 }
 
 /** One writer issuing the plan's ops at the target rate and `readers` loops searching the
@@ -136,7 +154,13 @@ async function freshness(s: EngineSession, ds: Dataset, req: Extract<ChurnHostRe
  * started and how many were issued when it ended, so the runner can judge it against the rows
  * live at that moment. A writer that falls behind issues its next op at once, so the achieved
  * rate falls short of the target only when writes take longer than 1 / rate on average. */
-async function mixed(s: EngineSession, ds: Dataset, concurrent: boolean, req: Extract<ChurnHostRequest, { type: 'churn-mixed' }>, progress?: ProgressFn): Promise<MixedReply> {
+async function mixed(
+  s: EngineSession,
+  ds: Dataset,
+  concurrent: boolean,
+  req: Extract<ChurnHostRequest, { type: 'churn-mixed' }>,
+  progress?: ProgressFn,
+): Promise<MixedReply> {
   const { plan } = req;
   const W = plan.ops.length;
   for (const code of new Set(plan.ops)) requireOp(s, (['insert', 'upsert', 'delete'] as const)[code]);
@@ -216,7 +240,10 @@ async function mixed(s: EngineSession, ds: Dataset, concurrent: boolean, req: Ex
 
   const readersUsed = concurrent ? req.readers : 1;
   const total = Math.ceil(req.durationS);
-  const ticker = setInterval(() => progress?.({ what: 'reads under writes (s)', done: Math.min(total, Math.round((performance.now() - t0) / 1000)), total }), 1000);
+  const ticker = setInterval(
+    () => progress?.({ what: 'reads under writes (s)', done: Math.min(total, Math.round((performance.now() - t0) / 1000)), total }),
+    1000,
+  );
   try {
     await Promise.all([writer(), ...Array.from({ length: readersUsed }, reader)]);
   } finally {
@@ -273,7 +300,11 @@ export async function handleChurn(s: EngineSession, ds: Dataset, concurrent: boo
       const t0 = performance.now();
       for (let from = 0; from < total; from += req.batchSize) {
         const to = Math.min(total, from + req.batchSize);
-        await applyWrite(s, req.op, req.op === 'delete' ? { ids: req.rows.ids.slice(from, to), vectors: new Float32Array(0), attrs: emptyAttrs() } : sliceRows(ds, req.rows, from, to));
+        await applyWrite(
+          s,
+          req.op,
+          req.op === 'delete' ? { ids: req.rows.ids.slice(from, to), vectors: new Float32Array(0), attrs: emptyAttrs() } : sliceRows(ds, req.rows, from, to),
+        );
         batches++;
         progress?.({ what: req.op, done: to, total });
       }

@@ -12,7 +12,7 @@ import { hashedAttributes } from '../datasets/attributes.ts';
 import { passes } from '../datasets/groups.ts';
 import { exactTopK } from '../groundtruth/exact.ts';
 import type { Dataset } from '../datasets/layout.ts';
-import { makeRng } from '../util/hash.ts';
+import type { makeRng } from '../util/hash.ts';
 
 /** "Not yet" for born, "never" for died. */
 const NEVER = 0x7fffffff;
@@ -55,11 +55,13 @@ export class LiveStore {
     const cap = Math.ceil(ds.n * 1.25) + 16;
     this.vectors = new Float32Array(cap * ds.d);
     this.vectors.set(ds.base);
-    this.attrs = Object.fromEntries(ATTRIBUTES.map((a) => {
-      const col = new Int32Array(cap);
-      col.set(ds.attrs[a]);
-      return [a, col];
-    })) as RowAttributes;
+    this.attrs = Object.fromEntries(
+      ATTRIBUTES.map((a) => {
+        const col = new Int32Array(cap);
+        col.set(ds.attrs[a]);
+        return [a, col];
+      }),
+    ) as RowAttributes;
     this.slotId = new Int32Array(cap);
     for (let i = 0; i < ds.n; i++) this.slotId[i] = i;
     this.born = new Int32Array(cap).fill(NEVER);

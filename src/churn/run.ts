@@ -143,7 +143,15 @@ function progressRouter(prefix: string) {
   };
 }
 
-async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: RunbookResult, result: ResultFile, opts: ChurnOptions, save: () => void): Promise<void> {
+async function runOne(
+  p: LoadedParticipant,
+  ds: Dataset,
+  rb: Runbook,
+  rr: RunbookResult,
+  result: ResultFile,
+  opts: ChurnOptions,
+  save: () => void,
+): Promise<void> {
   const workRoot = join(opts.outDir, '.work');
   mkdirSync(workRoot, { recursive: true });
   const workDir = mkdtempSync(join(workRoot, `churn-${p.name}-`));
@@ -186,7 +194,16 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
       });
     }
     const opened = await host.request<'opened'>(
-      { type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: engineDir, maxConcurrency: maxInFlight(rb), server: server?.handle.connection },
+      {
+        type: 'open',
+        participant: p.name,
+        settingsPath: p.settingsPath,
+        dataDir: opts.dataDir,
+        dataset: ds.name,
+        workDir: engineDir,
+        maxConcurrency: maxInFlight(rb),
+        server: server?.handle.connection,
+      },
       opts.loadTimeoutS,
     );
     rr.engine_version = opened.engineVersion;
@@ -206,7 +223,16 @@ async function runOne(p: LoadedParticipant, ds: Dataset, rb: Runbook, rr: Runboo
       stepTimeoutS: opts.stepTimeoutS,
       onStep: (i, total, what) => (i >= total ? steps.done() : steps.update(i, `step ${i + 1}: ${what}`)),
     };
-    const exec = new RunbookExecutor(rb, ds, { name: p.name, settings: p.settings, filters: p.adapter.filters, concurrentSearch: p.adapter.concurrentSearch }, new HostTarget(host, server ? [engineDir, server.handle.connection.dataDir] : [engineDir]), caps, rr, save, execOpts);
+    const exec = new RunbookExecutor(
+      rb,
+      ds,
+      { name: p.name, settings: p.settings, filters: p.adapter.filters, concurrentSearch: p.adapter.concurrentSearch },
+      new HostTarget(host, server ? [engineDir, server.handle.connection.dataDir] : [engineDir]),
+      caps,
+      rr,
+      save,
+      execOpts,
+    );
     await exec.run();
     if (rr.status === 'failed') log(`${prefix}: ${rr.reason}`);
   } catch (e) {
@@ -231,7 +257,9 @@ async function churnParticipant(p: LoadedParticipant, ds: Dataset, opts: ChurnOp
   if (existsSync(path)) {
     result = readResult(path);
     if (result.dataset.hash !== ds.hash) {
-      throw new UserError(`${path} was measured on another version of ${ds.name}; run "vecbench run --fresh --participants ${p.name}" first, or use another --out directory`);
+      throw new UserError(
+        `${path} was measured on another version of ${ds.name}; run "vecbench run --fresh --participants ${p.name}" first, or use another --out directory`,
+      );
     }
   } else result = skeleton(p, ds);
   const section: ChurnSection = readChurnSection(result.extra, `result ${path}`) ?? { format: CHURN_FORMAT, runbooks: {} };

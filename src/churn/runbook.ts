@@ -14,12 +14,7 @@ const share = z.number().gt(0, 'must be > 0').lte(1, 'must be <= 1');
 const batch = z.number().int().positive().max(100_000).default(1000);
 /** Which ladder point a read uses: an index, the first or last, or the first point whose
  * recall on the live set reaches a target (measured just before the step that needs it). */
-const pointSpec = z.union([
-  z.literal('first'),
-  z.literal('last'),
-  z.number().int().nonnegative(),
-  z.object({ recall: z.number().gt(0).lte(1) }).strict(),
-]);
+const pointSpec = z.union([z.literal('first'), z.literal('last'), z.number().int().nonnegative(), z.object({ recall: z.number().gt(0).lte(1) }).strict()]);
 export type PointSpec = z.infer<typeof pointSpec>;
 const DEFAULT_POINT: PointSpec = { recall: 0.95 };
 const label = z.string().min(1).max(60).optional();
@@ -215,7 +210,9 @@ export function parseRunbook(raw: unknown, where: string): Runbook {
 export function checkRunbookRows(rb: Runbook, n: number, dataset: string): void {
   rb.steps.forEach((s, i) => {
     if ('rows' in s && s.rows !== undefined && s.rows[1] > n) {
-      throw new UserError(`runbook ${rb.name}: step ${i + 1} (${s.op}): rows [${s.rows[0]}, ${s.rows[1]}) go past the ${n} rows of ${dataset}; use rows below ${n}`);
+      throw new UserError(
+        `runbook ${rb.name}: step ${i + 1} (${s.op}): rows [${s.rows[0]}, ${s.rows[1]}) go past the ${n} rows of ${dataset}; use rows below ${n}`,
+      );
     }
   });
 }
@@ -235,7 +232,8 @@ const FRESHNESS: Runbook = parseRunbook(
 const MIXED: Runbook = parseRunbook(
   {
     name: 'mixed',
-    description: 'one writer at 150 single-row writes/s (half inserts of new rows, half deletes) and six readers for 60 s; recall against the live set over time',
+    description:
+      'one writer at 150 single-row writes/s (half inserts of new rows, half deletes) and six readers for 60 s; recall against the live set over time',
     seed: 11,
     steps: [
       { op: 'load' },
@@ -252,7 +250,8 @@ const MIXED: Runbook = parseRunbook(
 const DELETE_REINSERT: Runbook = parseRunbook(
   {
     name: 'delete-reinsert',
-    description: 'delete a random 20 % of the rows and insert 20 % new ones; deleted ids must never come back; recall after the cycle and after compaction; disk before and after',
+    description:
+      'delete a random 20 % of the rows and insert 20 % new ones; deleted ids must never come back; recall after the cycle and after compaction; disk before and after',
     seed: 13,
     steps: [
       { op: 'load' },
@@ -278,7 +277,9 @@ export function loadRunbook(arg: string): Runbook {
   const built = BUILT_IN[arg];
   if (built) return built;
   if (!existsSync(arg)) {
-    throw new UserError(`runbook "${arg}" is neither a built-in runbook (${Object.keys(BUILT_IN).join(', ')}) nor a file; give a JSON file's path or one of those names`);
+    throw new UserError(
+      `runbook "${arg}" is neither a built-in runbook (${Object.keys(BUILT_IN).join(', ')}) nor a file; give a JSON file's path or one of those names`,
+    );
   }
   let raw: unknown;
   try {

@@ -196,7 +196,9 @@ export function readChurnSection(extra: Record<string, unknown>, where: string):
   const parsed = churnSectionSchema.safeParse(extra.churn);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UserError(`${where}: extra.churn does not validate at ${issue.path.join('.')}: ${issue.message}; run vecbench churn --fresh for this participant`);
+    throw new UserError(
+      `${where}: extra.churn does not validate at ${issue.path.join('.')}: ${issue.message}; run vecbench churn --fresh for this participant`,
+    );
   }
   return parsed.data;
 }

@@ -46,7 +46,16 @@ function liveTopSlots(store: LiveStore, s: number, queries: Float32Array, filter
     const rows = store.liveSlots(s, filters[qs[0]]);
     const qv = new Float32Array(qs.length * d);
     qs.forEach((q, i) => qv.set(queries.subarray(q * d, (q + 1) * d), i * d));
-    const r = exactTopK({ base: store.vectors.subarray(0, store.slots * d), n: store.slots, d, queries: qv, nq: qs.length, metric: store.metric, k: depth, rows });
+    const r = exactTopK({
+      base: store.vectors.subarray(0, store.slots * d),
+      n: store.slots,
+      d,
+      queries: qv,
+      nq: qs.length,
+      metric: store.metric,
+      k: depth,
+      rows,
+    });
     qs.forEach((q, i) => {
       matches[q] = rows.length;
       counts[q] = r.counts[i];

@@ -28,7 +28,9 @@ export function registerCeiling(program: Command): void {
   const servers = ceilingProtocols().map((c) => c.name);
   program
     .command('ceiling')
-    .description(`measure the load client's own maximum rate per protocol against null engines (in process; HTTP with the null HTTP server${servers.length > 0 ? `; ${spoken(servers)} with their servers holding k rows` : ''})`)
+    .description(
+      `measure the load client's own maximum rate per protocol against null engines (in process; HTTP with the null HTTP server${servers.length > 0 ? `; ${spoken(servers)} with their servers holding k rows` : ''})`,
+    )
     .option('--protocols <list>', `protocols to measure: ${PROTOCOLS.join(', ')}`, list, PROTOCOLS)
     .option('--in-flight <levels>', 'in-flight levels', (v: string) => parseLevels(v, '--in-flight', true), [1, 64])
     .option('--client-workers <n>', 'client worker threads for network protocols', positiveInt('--client-workers'))

@@ -14,7 +14,9 @@ import { defaultRunParticipants } from '../runner/registry.ts';
 export function registerChurn(program: Command): void {
   program
     .command('churn')
-    .description('live churn: write-to-visible freshness, recall and latency under writes, delete + reinsert without tombstone leaks; stored in each result file as extra.churn')
+    .description(
+      'live churn: write-to-visible freshness, recall and latency under writes, delete + reinsert without tombstone leaks; stored in each result file as extra.churn',
+    )
     .option('--dataset <name>', 'dataset to run on', DEFAULT_DATASET)
     .option('--participants <list>', 'comma-separated participants (those that cannot write are listed as unsupported)', list, defaultRunParticipants())
     .option('--runbook <list>', `comma-separated runbooks: built-in (${Object.keys(BUILT_IN).join(', ')}) or JSON files`, list, Object.keys(BUILT_IN))
@@ -32,15 +34,42 @@ export function registerChurn(program: Command): void {
     )
     .option('--fresh', 'run a runbook again even where its result exists for the same runbook, settings and data')
     .option('--load-timeout <s>', 'time limit of one engine start and load in seconds', positiveInt('--load-timeout'), 3600)
-    .option('--step-timeout <s>', 'time limit of one write, search or compaction step in seconds (freshness and mixed get their own length on top)', positiveInt('--step-timeout'), 1800)
-    .action(async (o: { dataset: string; participants: string[]; runbook: string[]; out?: string; data?: string; fresh?: boolean; loadTimeout: number; stepTimeout: number; settings: Record<string, string> }) => {
-      if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
-      const runbooks = o.runbook.map(loadRunbook);
-      const out = outDir(o);
-      lockOutDir(out);
-      await runChurn({ dataset: o.dataset, participants: o.participants, runbooks, outDir: out, dataDir: dataDir(o), fresh: o.fresh, loadTimeoutS: o.loadTimeout, stepTimeoutS: o.stepTimeout, settingsFiles: o.settings });
-      const results = readAllResults(out).filter((r) => r.dataset.name === o.dataset && o.participants.includes(r.participant));
-      process.stdout.write(`${renderChurn(deriveChurn(results), results)}\n`);
-      process.stdout.write(`results: ${out}\n`);
-    });
+    .option(
+      '--step-timeout <s>',
+      'time limit of one write, search or compaction step in seconds (freshness and mixed get their own length on top)',
+      positiveInt('--step-timeout'),
+      1800,
+    )
+    .action(
+      async (o: {
+        dataset: string;
+        participants: string[];
+        runbook: string[];
+        out?: string;
+        data?: string;
+        fresh?: boolean;
+        loadTimeout: number;
+        stepTimeout: number;
+        settings: Record<string, string>;
+      }) => {
+        if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
+        const runbooks = o.runbook.map(loadRunbook);
+        const out = outDir(o);
+        lockOutDir(out);
+        await runChurn({
+          dataset: o.dataset,
+          participants: o.participants,
+          runbooks,
+          outDir: out,
+          dataDir: dataDir(o),
+          fresh: o.fresh,
+          loadTimeoutS: o.loadTimeout,
+          stepTimeoutS: o.stepTimeout,
+          settingsFiles: o.settings,
+        });
+        const results = readAllResults(out).filter((r) => r.dataset.name === o.dataset && o.participants.includes(r.participant));
+        process.stdout.write(`${renderChurn(deriveChurn(results), results)}\n`);
+        process.stdout.write(`results: ${out}\n`);
+      },
+    );
 }

@@ -30,5 +30,8 @@ export function positiveInt(name: string) {
 }
 
 export function list(v: string): string[] {
-  return v.split(',').map((s) => s.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

@@ -1,5 +1,5 @@
 // compare: two result directories, cell by cell (src/report/compare.ts has the rules).
-import { Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { deriveCells } from '../report/cells.ts';
@@ -10,9 +10,13 @@ import { UserError } from '../util/errors.ts';
 
 function readDir(dir: string, which: 'A' | 'B'): ResultFile[] {
   if (!existsSync(dir)) throw new UserError(`compare: directory ${dir} (${which}) does not exist; pass a results directory vecbench run wrote (its --out DIR)`);
-  if (!statSync(dir).isDirectory()) throw new UserError(`compare: ${dir} (${which}) is not a directory; pass a results directory vecbench run wrote (its --out DIR)`);
+  if (!statSync(dir).isDirectory())
+    throw new UserError(`compare: ${dir} (${which}) is not a directory; pass a results directory vecbench run wrote (its --out DIR)`);
   const results = readAllResults(dir);
-  if (results.length === 0) throw new UserError(`compare: no result files in ${dir} (${which}); run vecbench run --out ${dir} first, or pass the directory that holds <dataset>/<participant>.json`);
+  if (results.length === 0)
+    throw new UserError(
+      `compare: no result files in ${dir} (${which}); run vecbench run --out ${dir} first, or pass the directory that holds <dataset>/<participant>.json`,
+    );
   return results;
 }
 
@@ -23,12 +27,14 @@ function notesOf(a: ResultFile[], b: ResultFile[]): Map<string, string[]> {
   const firstLine = (s: string) => s.split('\n')[0];
   for (const ra of a) {
     const rb = b.find((r) => r.dataset.name === ra.dataset.name && r.participant === ra.participant);
-    if (rb && ra.engine_version !== rb.engine_version) add(ra.dataset.name, `${ra.participant}: ${ra.engine} ${firstLine(ra.engine_version)} in A, ${rb.engine} ${firstLine(rb.engine_version)} in B`);
+    if (rb && ra.engine_version !== rb.engine_version)
+      add(ra.dataset.name, `${ra.participant}: ${ra.engine} ${firstLine(ra.engine_version)} in A, ${rb.engine} ${firstLine(rb.engine_version)} in B`);
   }
   for (const ds of new Set(a.map((r) => r.dataset.name))) {
     const ha = a.find((r) => r.dataset.name === ds)!.dataset.hash;
     const hb = b.find((r) => r.dataset.name === ds)?.dataset.hash;
-    if (hb !== undefined && ha !== hb) add(ds, `warning: the dataset's contents differ (hash ${ha.slice(0, 12)} in A, ${hb.slice(0, 12)} in B): the cells do not measure the same thing`);
+    if (hb !== undefined && ha !== hb)
+      add(ds, `warning: the dataset's contents differ (hash ${ha.slice(0, 12)} in A, ${hb.slice(0, 12)} in B): the cells do not measure the same thing`);
     const host = hostSpeedNote(hostProbes(a, ds), hostProbes(b, ds));
     if (host) add(ds, host);
   }
@@ -40,7 +46,8 @@ function notesOf(a: ResultFile[], b: ResultFile[]): Map<string, string[]> {
  * double do not happen in practice). */
 function hostProbes(results: ResultFile[], ds: string): number[] {
   const out = new Set<number>();
-  for (const r of results) if (r.dataset.name === ds) for (const g of r.groups) for (const p of g.points) for (const x of p.pass?.host_ms ?? []) if (x !== null) out.add(x);
+  for (const r of results)
+    if (r.dataset.name === ds) for (const g of r.groups) for (const p of g.points) for (const x of p.pass?.host_ms ?? []) if (x !== null) out.add(x);
   return [...out];
 }
 

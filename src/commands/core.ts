@@ -1,5 +1,5 @@
 // prepare, datasets, participants, run, report.
-import { Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { isPrepared } from '../datasets/layout.ts';
 import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
@@ -38,7 +38,10 @@ function printReport(out: string, json: boolean): void {
   const churn = deriveChurn(results);
   const load = deriveLoad(results);
   if (json) process.stdout.write(`${JSON.stringify({ cells, quality, general, churn, load }, null, 1)}\n`);
-  else process.stdout.write(`${renderTable(cells)}\n${renderQuality(quality, results) ? `\n${renderQuality(quality, results)}` : ''}\n${renderGeneral(general)}\n${churn.length > 0 ? `\n${renderChurn(churn, results)}\n` : ''}${load.length > 0 ? `\n${renderLoad(load)}\n` : ''}`);
+  else
+    process.stdout.write(
+      `${renderTable(cells)}\n${renderQuality(quality, results) ? `\n${renderQuality(quality, results)}` : ''}\n${renderGeneral(general)}\n${churn.length > 0 ? `\n${renderChurn(churn, results)}\n` : ''}${load.length > 0 ? `\n${renderLoad(load)}\n` : ''}`,
+    );
 }
 
 export function registerCore(program: Command): void {
@@ -64,23 +67,51 @@ export function registerCore(program: Command): void {
     .option('--dir <dir>', 'with "prepare beir": the BEIR directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)')
     .option('--split <split>', 'with "prepare beir": the qrels split', 'test')
     .option('--embed <provider>', `with "prepare beir": ${EMBED_HELP}`, 'glove')
-    .action(async (name: string, o: { data?: string; force?: boolean; name?: string; dir?: string; split: string; embed: string; base?: string; queries?: string; groundtruth?: string; metric?: Metric }) => {
-      if (name === CUSTOM_NAME) {
-        if (!o.name || !o.base || !o.queries) throw new UserError('prepare custom needs --name N --base FILE --queries FILE (optional: --groundtruth FILE --metric ip|cosine|l2)');
-        const { ds, check } = await prepareCustom(dataDir(o), { name: o.name, base: o.base, queries: o.queries, groundtruth: o.groundtruth, metric: o.metric, force: o.force });
+    .action(
+      async (
+        name: string,
+        o: {
+          data?: string;
+          force?: boolean;
+          name?: string;
+          dir?: string;
+          split: string;
+          embed: string;
+          base?: string;
+          queries?: string;
+          groundtruth?: string;
+          metric?: Metric;
+        },
+      ) => {
+        if (name === CUSTOM_NAME) {
+          if (!o.name || !o.base || !o.queries)
+            throw new UserError('prepare custom needs --name N --base FILE --queries FILE (optional: --groundtruth FILE --metric ip|cosine|l2)');
+          const { ds, check } = await prepareCustom(dataDir(o), {
+            name: o.name,
+            base: o.base,
+            queries: o.queries,
+            groundtruth: o.groundtruth,
+            metric: o.metric,
+            force: o.force,
+          });
+          process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
+          if (check)
+            process.stdout.write(
+              `ground truth ${o.groundtruth}: agrees with vecbench's exact top-${check.k} on all ${check.queries} queries (${check.tiesOnly} differ only by ties within 1e-6)\n`,
+            );
+          return;
+        }
+        if (name === 'beir') {
+          if (!o.name || !o.dir)
+            throw new UserError('prepare beir needs --name NAME and --dir DIR (a BEIR directory with corpus.jsonl, queries.jsonl and qrels/<split>.tsv)');
+          const ds = await prepareBeir(dataDir(o), { name: o.name, dir: o.dir, embed: o.embed, split: o.split, force: o.force });
+          process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} labelled queries, in ${ds.dir}\n`);
+          return;
+        }
+        const ds = await prepareDataset(dataDir(o), name, { force: o.force });
         process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
-        if (check) process.stdout.write(`ground truth ${o.groundtruth}: agrees with vecbench's exact top-${check.k} on all ${check.queries} queries (${check.tiesOnly} differ only by ties within 1e-6)\n`);
-        return;
-      }
-      if (name === 'beir') {
-        if (!o.name || !o.dir) throw new UserError('prepare beir needs --name NAME and --dir DIR (a BEIR directory with corpus.jsonl, queries.jsonl and qrels/<split>.tsv)');
-        const ds = await prepareBeir(dataDir(o), { name: o.name, dir: o.dir, embed: o.embed, split: o.split, force: o.force });
-        process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} labelled queries, in ${ds.dir}\n`);
-        return;
-      }
-      const ds = await prepareDataset(dataDir(o), name, { force: o.force });
-      process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
-    });
+      },
+    );
 
   program
     .command('datasets')
@@ -143,65 +174,146 @@ export function registerCore(program: Command): void {
       },
       {} as Record<string, number>,
     )
-    .option('--cold', 'cold protocol: evict the engine\'s data files from the page cache before every group (needs vmtouch)')
+    .option('--cold', "cold protocol: evict the engine's data files from the page cache before every group (needs vmtouch)")
     .option('--fresh', 'measure again even where a complete result exists (default: resume unfinished results, keep complete ones)')
-    .option('--keep-engines', 'keep each engine\'s built data (<out>/.engines/) after its result is complete (default: removed; an unfinished result keeps it so a resumed run can reopen the index)')
+    .option(
+      '--keep-engines',
+      "keep each engine's built data (<out>/.engines/) after its result is complete (default: removed; an unfinished result keeps it so a resumed run can reopen the index)",
+    )
     .option('--clients <n>', 'in-flight requests in the throughput view', positiveInt('--clients'), 32)
     .option('--point-timeout <s>', 'time limit of one point in seconds', positiveInt('--point-timeout'), 900)
     .option('--load-timeout <s>', 'time limit of one load in seconds', positiveInt('--load-timeout'), 3600)
-    .option('--queries <n|all>', `warm protocol: queries every point of a group answers, a seeded subset of the dataset's (default ${DEFAULT_QUERY_SET}), or all`, (v: string) => {
-      if (v === 'all') return 'all' as const;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('--queries must be a positive integer or "all"');
-      return n;
-    })
+    .option(
+      '--queries <n|all>',
+      `warm protocol: queries every point of a group answers, a seeded subset of the dataset's (default ${DEFAULT_QUERY_SET}), or all`,
+      (v: string) => {
+        if (v === 'all') return 'all' as const;
+        const n = Number(v);
+        if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('--queries must be a positive integer or "all"');
+        return n;
+      },
+    )
     .option('--min-passes <n>', `warm protocol: timed passes per point at least (default ${DEFAULT_TIMING.minPasses})`, positiveInt('--min-passes'))
     .option('--min-seconds <s>', `warm protocol: timed seconds per point at least (default ${DEFAULT_TIMING.minSeconds})`, (v: string) => {
       const n = Number(v);
       if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--min-seconds must be a number >= 0');
       return n;
     })
-    .option('--max-passes <n>', `warm protocol: passes per point at most, busy ones included (default ${DEFAULT_TIMING.maxPasses})`, positiveInt('--max-passes'))
-    .option('--busy-cores <n>', `warm protocol: cores other processes may use (averaged over a round of passes) before the round counts as busy and is retaken (default ${DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES})`, (v: string) => {
-      const n = Number(v);
-      if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--busy-cores must be a number >= 0');
-      return n;
-    })
-    .option('--host-slow <x>', `warm protocol: a round whose host-speed probe (a fixed workload timed on every core between rounds) took more than x times the run's fastest probe ran on a slowed host and is retaken; 0 turns the probe off (default ${DEFAULT_HOST_SLOW})`, (v: string) => {
-      const n = Number(v);
-      if (!Number.isFinite(n) || !(n === 0 || n >= 1)) throw new InvalidArgumentError('--host-slow must be 0 (off) or a number >= 1, e.g. 1.25');
-      return n;
-    })
+    .option(
+      '--max-passes <n>',
+      `warm protocol: passes per point at most, busy ones included (default ${DEFAULT_TIMING.maxPasses})`,
+      positiveInt('--max-passes'),
+    )
+    .option(
+      '--busy-cores <n>',
+      `warm protocol: cores other processes may use (averaged over a round of passes) before the round counts as busy and is retaken (default ${DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES})`,
+      (v: string) => {
+        const n = Number(v);
+        if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--busy-cores must be a number >= 0');
+        return n;
+      },
+    )
+    .option(
+      '--host-slow <x>',
+      `warm protocol: a round whose host-speed probe (a fixed workload timed on every core between rounds) took more than x times the run's fastest probe ran on a slowed host and is retaken; 0 turns the probe off (default ${DEFAULT_HOST_SLOW})`,
+      (v: string) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || !(n === 0 || n >= 1)) throw new InvalidArgumentError('--host-slow must be 0 (off) or a number >= 1, e.g. 1.25');
+        return n;
+      },
+    )
     .option('--threads <n>', 'throughput view: threads for synchronous in-process engines (default: the cores)', positiveInt('--threads'))
-    .option('--builds <n>', `build each index this many times from scratch, each in a fresh engine process, and time the points the cells read on each (default 1; ${DEFAULT_BUILDS} for the embedded default run)`, positiveInt('--builds'))
+    .option(
+      '--builds <n>',
+      `build each index this many times from scratch, each in a fresh engine process, and time the points the cells read on each (default 1; ${DEFAULT_BUILDS} for the embedded default run)`,
+      positiveInt('--builds'),
+    )
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
-  addLoadOptions(program.commands.find((c) => c.name() === 'run')!)
-    .action(
-      async (o: { busyCores?: number; hostSlow?: number; queries?: number | 'all'; minPasses?: number; minSeconds?: number; maxPasses?: number; threads?: number; builds?: number; dataset?: string; participants: string[]; groups?: string[]; out?: string; data?: string; clients: number; pointTimeout: number; loadTimeout: number; settings: Record<string, string>; connect: Record<string, string>; serverPort: Record<string, number>; fresh?: boolean; keepEngines?: boolean; cold?: boolean; quality: boolean; qualityK: number } & LoadCliOptions) => {
-        // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
-        const embedded = o.dataset === undefined;
-        o.dataset ??= DEFAULT_DATASET;
-        if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
-        const groups = (o.groups ?? (embedded ? DEFAULT_GROUPS : undefined))?.map(parseGroupKey);
-        const out = outDir(o);
-        lockOutDir(out);
-        // Servers given by URL, and fixed ports, are checked before any work (one line each).
-        const connect = connectionsFor(o.participants, o.connect);
-        if (o.cold && Object.keys(connect).length > 0) throw new UserError(`--cold evicts the engine's files from this machine's page cache, which a server given by URL (${Object.keys(connect).join(', ')}) does not use; drop --cold or the server URL`);
-        if (Object.keys(connect).length + Object.keys(o.serverPort).length > 0) {
-          const servers = [];
-          for (const name of o.participants) servers.push({ name, life: (await loadParticipant(name, o.settings[name])).adapter.server });
-          await preflightServers(servers, connect, o.serverPort);
-        }
-        const timing = { minPasses: o.minPasses ?? DEFAULT_TIMING.minPasses, minSeconds: o.minSeconds ?? DEFAULT_TIMING.minSeconds, maxPasses: o.maxPasses ?? DEFAULT_TIMING.maxPasses };
-        if (timing.maxPasses < timing.minPasses) throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
-        await run({ busyCores: o.busyCores, hostSlow: o.hostSlow, querySet: o.queries, timing, threads: o.threads, builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1), dataset: o.dataset, participants: o.participants, outDir: out, dataDir: dataDir(o), clients: o.clients, groups, pointTimeoutS: o.pointTimeout, loadTimeoutS: o.loadTimeout, settingsFiles: o.settings, fresh: o.fresh, keepEngines: o.keepEngines, cold: o.cold, quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o), connect, serverPorts: o.serverPort });
-        printReport(out, false);
-        process.stdout.write(`results: ${out}\n`);
-        process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);
-      },
-    );
+  addLoadOptions(program.commands.find((c) => c.name() === 'run')!).action(
+    async (
+      o: {
+        busyCores?: number;
+        hostSlow?: number;
+        queries?: number | 'all';
+        minPasses?: number;
+        minSeconds?: number;
+        maxPasses?: number;
+        threads?: number;
+        builds?: number;
+        dataset?: string;
+        participants: string[];
+        groups?: string[];
+        out?: string;
+        data?: string;
+        clients: number;
+        pointTimeout: number;
+        loadTimeout: number;
+        settings: Record<string, string>;
+        connect: Record<string, string>;
+        serverPort: Record<string, number>;
+        fresh?: boolean;
+        keepEngines?: boolean;
+        cold?: boolean;
+        quality: boolean;
+        qualityK: number;
+      } & LoadCliOptions,
+    ) => {
+      // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
+      const embedded = o.dataset === undefined;
+      o.dataset ??= DEFAULT_DATASET;
+      if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
+      const groups = (o.groups ?? (embedded ? DEFAULT_GROUPS : undefined))?.map(parseGroupKey);
+      const out = outDir(o);
+      lockOutDir(out);
+      // Servers given by URL, and fixed ports, are checked before any work (one line each).
+      const connect = connectionsFor(o.participants, o.connect);
+      if (o.cold && Object.keys(connect).length > 0)
+        throw new UserError(
+          `--cold evicts the engine's files from this machine's page cache, which a server given by URL (${Object.keys(connect).join(', ')}) does not use; drop --cold or the server URL`,
+        );
+      if (Object.keys(connect).length + Object.keys(o.serverPort).length > 0) {
+        const servers = [];
+        for (const name of o.participants) servers.push({ name, life: (await loadParticipant(name, o.settings[name])).adapter.server });
+        await preflightServers(servers, connect, o.serverPort);
+      }
+      const timing = {
+        minPasses: o.minPasses ?? DEFAULT_TIMING.minPasses,
+        minSeconds: o.minSeconds ?? DEFAULT_TIMING.minSeconds,
+        maxPasses: o.maxPasses ?? DEFAULT_TIMING.maxPasses,
+      };
+      if (timing.maxPasses < timing.minPasses)
+        throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
+      await run({
+        busyCores: o.busyCores,
+        hostSlow: o.hostSlow,
+        querySet: o.queries,
+        timing,
+        threads: o.threads,
+        builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1),
+        dataset: o.dataset,
+        participants: o.participants,
+        outDir: out,
+        dataDir: dataDir(o),
+        clients: o.clients,
+        groups,
+        pointTimeoutS: o.pointTimeout,
+        loadTimeoutS: o.loadTimeout,
+        settingsFiles: o.settings,
+        fresh: o.fresh,
+        keepEngines: o.keepEngines,
+        cold: o.cold,
+        quality: o.quality,
+        qualityK: o.qualityK,
+        load: loadOptionsOf(o),
+        connect,
+        serverPorts: o.serverPort,
+      });
+      printReport(out, false);
+      process.stdout.write(`results: ${out}\n`);
+      process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);
+    },
+  );
 
   program
     .command('report')

@@ -23,13 +23,15 @@ export function registerQuality(program: Command): void {
       const qrels = readQrels(o.qrels);
       const run = readRun(o.run);
       const ev = evaluateRun(qrels, run, { complete: o.complete });
-      if (ev.perQuery.length === 0) throw new UserError(`no query of ${o.run} is judged in ${o.qrels}; check that both use the same query ids (or pass --complete)`);
+      if (ev.perQuery.length === 0)
+        throw new UserError(`no query of ${o.run} is judged in ${o.qrels}; check that both use the same query ids (or pass --complete)`);
       if (o.json) {
         process.stdout.write(`${JSON.stringify({ queries: ev.perQuery.length, mean: ev.mean, per_query: o.perQuery ? ev.perQuery : undefined }, null, 1)}\n`);
         return;
       }
       const rows: string[] = [];
-      if (o.perQuery) for (const q of ev.perQuery) for (const m of QUALITY_MEASURES) rows.push(`${TREC_NAMES[m].padEnd(16)}\t${q.qid}\t${q.scores[m].toFixed(4)}`);
+      if (o.perQuery)
+        for (const q of ev.perQuery) for (const m of QUALITY_MEASURES) rows.push(`${TREC_NAMES[m].padEnd(16)}\t${q.qid}\t${q.scores[m].toFixed(4)}`);
       rows.push(`${'num_q'.padEnd(16)}\tall\t${ev.perQuery.length}`);
       for (const m of QUALITY_MEASURES) rows.push(`${TREC_NAMES[m].padEnd(16)}\tall\t${ev.mean[m].toFixed(4)}`);
       process.stdout.write(`${rows.join('\n')}\n`);

@@ -38,7 +38,15 @@ function similarity(metric: Metric, a: Float32Array, ao: number, b: Float32Array
 
 /** Seeded k-means (Lloyd) on a sample of rows; returns centroids (c x d). For ip / cosine the
  * centroids are renormalised (spherical k-means), matching how the engines rank. */
-export function kmeans(v: Float32Array, n: number, d: number, c: number, metric: Metric, seed: number, opts: { sample?: number; iterations?: number } = {}): Float32Array {
+export function kmeans(
+  v: Float32Array,
+  n: number,
+  d: number,
+  c: number,
+  metric: Metric,
+  seed: number,
+  opts: { sample?: number; iterations?: number } = {},
+): Float32Array {
   const rng = makeRng(seed);
   const sampleSize = Math.min(n, opts.sample ?? 50_000);
   const sample = new Int32Array(sampleSize);
@@ -98,7 +106,14 @@ export function kmeans(v: Float32Array, n: number, d: number, c: number, metric:
 }
 
 /** Nearest and farthest centroid of each row. */
-export function assignClusters(v: Float32Array, rows: number, d: number, cent: Float32Array, c: number, metric: Metric): { nearest: Int32Array; farthest: Int32Array } {
+export function assignClusters(
+  v: Float32Array,
+  rows: number,
+  d: number,
+  cent: Float32Array,
+  c: number,
+  metric: Metric,
+): { nearest: Int32Array; farthest: Int32Array } {
   const nearest = new Int32Array(rows);
   const farthest = new Int32Array(rows);
   for (let i = 0; i < rows; i++) {

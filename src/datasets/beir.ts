@@ -44,7 +44,11 @@ export async function readBeir(dirArg: string, split = 'test'): Promise<Labelled
   const dir = resolve(dirArg);
   const files = { corpus: join(dir, 'corpus.jsonl'), queries: join(dir, 'queries.jsonl'), qrels: join(dir, 'qrels', `${split}.tsv`) };
   if (!existsSync(dir)) throw new UserError(`BEIR directory ${dir} does not exist; pass --dir with corpus.jsonl, queries.jsonl and qrels/${split}.tsv`);
-  for (const f of Object.values(files)) if (!existsSync(f)) throw new UserError(`BEIR directory ${dir} lacks ${f.slice(dir.length + 1)}; a BEIR dataset holds corpus.jsonl, queries.jsonl and qrels/${split}.tsv (choose another split with --split)`);
+  for (const f of Object.values(files))
+    if (!existsSync(f))
+      throw new UserError(
+        `BEIR directory ${dir} lacks ${f.slice(dir.length + 1)}; a BEIR dataset holds corpus.jsonl, queries.jsonl and qrels/${split}.tsv (choose another split with --split)`,
+      );
 
   const docs: LabelledCorpus['docs'] = [];
   const seen = new Set<string>();
@@ -55,14 +59,16 @@ export async function readBeir(dirArg: string, split = 'test'): Promise<Labelled
     seen.add(id);
     const title = typeof value.title === 'string' ? value.title : '';
     const text = typeof value.text === 'string' ? value.text : '';
-    if (title.trim() === '' && text.trim() === '') throw new UserError(`${files.corpus} line ${line}: document ${JSON.stringify(id)} has neither title nor text`);
+    if (title.trim() === '' && text.trim() === '')
+      throw new UserError(`${files.corpus} line ${line}: document ${JSON.stringify(id)} has neither title nor text`);
     docs.push({ id, title, text });
   }
   const queries: LabelledCorpus['queries'] = [];
   const qseen = new Set<string>();
   for await (const { line, value } of jsonLines(files.queries)) {
     const id = idOf(value._id);
-    if (id === null || typeof value.text !== 'string' || value.text.trim() === '') throw new UserError(`${files.queries} line ${line} needs "_id" and a non-empty "text"`);
+    if (id === null || typeof value.text !== 'string' || value.text.trim() === '')
+      throw new UserError(`${files.queries} line ${line} needs "_id" and a non-empty "text"`);
     if (qseen.has(id)) throw new UserError(`${files.queries} line ${line}: query id ${JSON.stringify(id)} appears twice; ids must be unique`);
     qseen.add(id);
     queries.push({ id, text: value.text });
@@ -75,7 +81,8 @@ export async function readBeir(dirArg: string, split = 'test'): Promise<Labelled
     if (text.trim() === '') continue;
     const cols = text.trim().split(/\t|\s+/);
     if (lineNo === 1 && cols[0] === 'query-id') continue;
-    if (cols.length !== 3 || !/^-?\d+$/.test(cols[2])) throw new UserError(`${files.qrels} line ${lineNo} is not "query-id<TAB>corpus-id<TAB>integer score"; fix the file`);
+    if (cols.length !== 3 || !/^-?\d+$/.test(cols[2]))
+      throw new UserError(`${files.qrels} line ${lineNo} is not "query-id<TAB>corpus-id<TAB>integer score"; fix the file`);
     const [qid, doc, score] = cols;
     if (!qseen.has(qid)) throw new UserError(`${files.qrels} line ${lineNo} judges query ${JSON.stringify(qid)}, which queries.jsonl does not have`);
     let m = qrels.get(qid);
@@ -92,7 +99,11 @@ export async function readBeir(dirArg: string, split = 'test'): Promise<Labelled
       generator: 'beir',
       dir,
       split,
-      files: { 'corpus.jsonl': await sha256File(files.corpus), 'queries.jsonl': await sha256File(files.queries), [`qrels/${split}.tsv`]: await sha256File(files.qrels) },
+      files: {
+        'corpus.jsonl': await sha256File(files.corpus),
+        'queries.jsonl': await sha256File(files.queries),
+        [`qrels/${split}.tsv`]: await sha256File(files.qrels),
+      },
     },
   };
 }
@@ -122,6 +133,8 @@ export const beirSource = {
   origin: 'local BEIR directory',
   matches: (name: string) => name.startsWith(BEIR_PREFIX),
   make: async (name: string): Promise<never> => {
-    throw new UserError(`dataset ${name} is not prepared; prepare it from its files first: vecbench prepare beir --name ${name.slice(BEIR_PREFIX.length)} --dir DIR`);
+    throw new UserError(
+      `dataset ${name} is not prepared; prepare it from its files first: vecbench prepare beir --name ${name.slice(BEIR_PREFIX.length)} --dir DIR`,
+    );
   },
 };

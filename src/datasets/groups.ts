@@ -39,8 +39,18 @@ export const FILTER_KINDS: FilterKind[] = [
     describe: 'cat10 = v AND num range 10 % (1 %)',
     forQuery: (q) => ({ op: 'and', args: [eq('cat10', hashMod(q, 106, 10)), numBucket(q, 10, 107)] }),
   },
-  { name: 'cluster', nominal: null, describe: "the query's own k-means cluster (~2 %): agrees with the vector", forQuery: (q, qa) => eq('cluster', qa.cluster[q]) },
-  { name: 'farcluster', nominal: null, describe: 'the cluster farthest from the query: fights the vector', forQuery: (q, qa) => eq('cluster', qa.far_cluster[q]) },
+  {
+    name: 'cluster',
+    nominal: null,
+    describe: "the query's own k-means cluster (~2 %): agrees with the vector",
+    forQuery: (q, qa) => eq('cluster', qa.cluster[q]),
+  },
+  {
+    name: 'farcluster',
+    nominal: null,
+    describe: 'the cluster farthest from the query: fights the vector',
+    forQuery: (q, qa) => eq('cluster', qa.far_cluster[q]),
+  },
   { name: 'lang', nominal: null, describe: "the query's language: a real attribute that agrees", forQuery: (q, qa) => eq('lang', qa.lang[q]) },
   { name: 'otherlang', nominal: null, describe: 'another language: a real attribute that does not', forQuery: (q, qa) => eq('lang', qa.other_lang[q]) },
 ];

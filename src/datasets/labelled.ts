@@ -40,7 +40,8 @@ export async function assembleLabelled(corpus: LabelledCorpus, embedder: TextEmb
   const text = docs.map(documentText);
   const base = await embedder.embed({ ids: docs.map((d) => d.id), texts: text }, 'corpus');
   const q = await embedder.embed({ ids: queries.map((x) => x.id), texts: queries.map((x) => x.text) }, 'queries');
-  if (base.d !== q.d) throw new UserError(`${corpus.origin}: document vectors have ${base.d} dimensions, query vectors ${q.d}; both must come from the same model`);
+  if (base.d !== q.d)
+    throw new UserError(`${corpus.origin}: document vectors have ${base.d} dimensions, query vectors ${q.d}; both must come from the same model`);
   const n = docs.length;
   const nq = queries.length;
   const d = base.d;

@@ -94,8 +94,13 @@ const jsonLines = (xs: string[]) => Buffer.from(`${xs.map((t) => JSON.stringify(
 function readJsonLines(dir: string, manifest: Manifest, file: string, expected: number): string[] {
   const path = join(dir, file);
   if (!existsSync(path)) throw new UserError(`dataset ${manifest.name}: ${path} is missing; re-prepare it (vecbench prepare ${manifest.name} --force)`);
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
-  if (lines.length !== expected) throw new UserError(`dataset ${manifest.name}: ${file} has ${lines.length} lines, expected ${expected} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
+  if (lines.length !== expected)
+    throw new UserError(
+      `dataset ${manifest.name}: ${file} has ${lines.length} lines, expected ${expected} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`,
+    );
   return lines.map((l) => JSON.parse(l) as string);
 }
 
@@ -114,12 +119,17 @@ function readLabels(dir: string, manifest: Manifest): Labels {
   const queryText = readJsonLines(dir, manifest, fileNames.queryText, manifest.nq);
   const byId = new Map(queryIds.map((id, i) => [id, i]));
   const qrels = new Map<number, Map<string, number>>();
-  const lines = readFileSync(join(dir, fileNames.qrels), 'utf8').split('\n').slice(1).filter((l) => l.length > 0);
+  const lines = readFileSync(join(dir, fileNames.qrels), 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.length > 0);
   for (const line of lines) {
     const [qid, doc, rel] = line.split('\t');
     const q = byId.get(qid);
     if (q === undefined || doc === undefined || !Number.isInteger(Number(rel))) {
-      throw new UserError(`dataset ${manifest.name}: ${fileNames.qrels} line "${line}" is not query-id, corpus-id, integer score of a known query; re-prepare it (vecbench prepare ${manifest.name} --force)`);
+      throw new UserError(
+        `dataset ${manifest.name}: ${fileNames.qrels} line "${line}" is not query-id, corpus-id, integer score of a known query; re-prepare it (vecbench prepare ${manifest.name} --force)`,
+      );
     }
     let m = qrels.get(q);
     if (!m) qrels.set(q, (m = new Map()));
@@ -150,7 +160,9 @@ function validateVectors(name: string, what: string, v: Float32Array, rows: numb
     for (let j = i * d, e = j + d; j < e; j++) {
       const x = v[j];
       if (!Number.isFinite(x)) {
-        throw new UserError(`dataset ${name}: ${what} row ${i} has ${Number.isNaN(x) ? 'NaN' : 'Inf'} at dimension ${j - i * d}; fix the input file and prepare again`);
+        throw new UserError(
+          `dataset ${name}: ${what} row ${i} has ${Number.isNaN(x) ? 'NaN' : 'Inf'} at dimension ${j - i * d}; fix the input file and prepare again`,
+        );
       }
       norm += x * x;
     }
@@ -200,7 +212,9 @@ async function writePreparedFiles(tmp: string, name: string, data: PreparedData)
   if (data.labels) {
     const l = data.labels;
     if (l.docIds.length !== n || l.queryIds.length !== nq || l.queryText.length !== nq) {
-      throw new Error(`labels: ${l.docIds.length} doc ids for ${n} rows, ${l.queryIds.length} query ids and ${l.queryText.length} query texts for ${nq} queries`);
+      throw new Error(
+        `labels: ${l.docIds.length} doc ids for ${n} rows, ${l.queryIds.length} query ids and ${l.queryText.length} query texts for ${nq} queries`,
+      );
     }
     await put(fileNames.docIds, jsonLines(l.docIds));
     await put(fileNames.queryIds, jsonLines(l.queryIds));
@@ -238,7 +252,9 @@ function readTyped<T extends Float32Array | Int32Array>(
   if (!existsSync(path)) throw new UserError(`dataset ${manifest.name}: ${path} is missing; re-prepare it (vecbench prepare ${manifest.name} --force)`);
   const size = statSync(path).size;
   if (size !== entry.bytes || size !== expected * 4) {
-    throw new UserError(`dataset ${manifest.name}: ${file} has ${size} bytes, expected ${expected * 4} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`);
+    throw new UserError(
+      `dataset ${manifest.name}: ${file} has ${size} bytes, expected ${expected * 4} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`,
+    );
   }
   const buf = readFileSync(path);
   // Copy into an aligned buffer of its own: typed arrays need 4-byte alignment, and engines
@@ -266,7 +282,9 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
   const parsed = manifestSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UserError(`dataset ${name}: manifest field ${issue.path.join('.') || '(root)'}: ${issue.message}; re-prepare it (vecbench prepare ${name} --force)`);
+    throw new UserError(
+      `dataset ${name}: manifest field ${issue.path.join('.') || '(root)'}: ${issue.message}; re-prepare it (vecbench prepare ${name} --force)`,
+    );
   }
   const manifest = parsed.data;
   if (opts.verify !== false) {
@@ -275,7 +293,9 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
       if (!existsSync(path)) throw new UserError(`dataset ${name}: ${path} is missing; re-prepare it (vecbench prepare ${name} --force)`);
       const got = await sha256File(path);
       if (got !== entry.sha256) {
-        throw new UserError(`dataset ${name}: ${file} does not match the sha256 in its manifest (corrupt or changed); re-prepare it (vecbench prepare ${name} --force)`);
+        throw new UserError(
+          `dataset ${name}: ${file} does not match the sha256 in its manifest (corrupt or changed); re-prepare it (vecbench prepare ${name} --force)`,
+        );
       }
     }
   }
@@ -283,17 +303,27 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
   const base = readTyped(dir, manifest, fileNames.base, Float32Array, n * d);
   const queries = readTyped(dir, manifest, fileNames.queries, Float32Array, nq * d);
   const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.attr(a), Int32Array, n)])) as RowAttributes;
-  const queryAttrs = Object.fromEntries(
-    QUERY_ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq)]),
-  ) as Record<QueryAttrName, Int32Array>;
+  const queryAttrs = Object.fromEntries(QUERY_ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq)])) as Record<
+    QueryAttrName,
+    Int32Array
+  >;
   let text: string[] | undefined;
   if (manifest.has_text) {
-    text = readFileSync(join(dir, fileNames.text), 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as string);
+    text = readFileSync(join(dir, fileNames.text), 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => JSON.parse(l) as string);
   }
   const labels = manifest.has_labels ? readLabels(dir, manifest) : undefined;
   validateVectors(name, 'base', base, n, d, manifest.metric);
   validateVectors(name, 'queries', queries, nq, d, manifest.metric);
-  const hash = sha256(JSON.stringify(Object.entries(manifest.files).sort().map(([f, e]) => [f, e.sha256])));
+  const hash = sha256(
+    JSON.stringify(
+      Object.entries(manifest.files)
+        .sort()
+        .map(([f, e]) => [f, e.sha256]),
+    ),
+  );
   return {
     name,
     dir,

@@ -16,7 +16,11 @@ export function datasetLockPath(dataDir: string, name: string): string {
 /** Runs body holding the lock of dataset name in dataDir; refused in one line when another
  * vecbench prepares it. */
 export async function whilePreparing<T>(dataDir: string, name: string, body: () => Promise<T>): Promise<T> {
-  const lock = acquireLock(datasetLockPath(dataDir, name), { what: `dataset ${name} in ${dataDir}`, busy: 'is being prepared by', fix: 'or use another --data directory' });
+  const lock = acquireLock(datasetLockPath(dataDir, name), {
+    what: `dataset ${name} in ${dataDir}`,
+    busy: 'is being prepared by',
+    fix: 'or use another --data directory',
+  });
   try {
     return await body();
   } finally {
@@ -28,7 +32,10 @@ export async function whilePreparing<T>(dataDir: string, name: string, body: () 
  * as its files are being replaced. Takes no lock, so readers never block each other. */
 export function refuseWhileBeingPrepared(dataDir: string, name: string): void {
   const holder = liveHolder(datasetLockPath(dataDir, name));
-  if (holder) throw new UserError(`dataset ${name} in ${dataDir} is being prepared by ${describeHolder(holder)}; wait for it to finish (or stop it), or use another --data directory`);
+  if (holder)
+    throw new UserError(
+      `dataset ${name} in ${dataDir} is being prepared by ${describeHolder(holder)}; wait for it to finish (or stop it), or use another --data directory`,
+    );
 }
 
 /** Clock error of a process start time from /proc (whole-second boot time, 10 ms ticks). */

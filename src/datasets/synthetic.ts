@@ -31,7 +31,7 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
   // Generator clusters: Zipf-like sizes, own centres and own per-axis spreads.
   const weights = new Float64Array(G);
   let wsum = 0;
-  for (let g = 0; g < G; g++) wsum += weights[g] = 1 / Math.pow(g + 1, 0.6);
+  for (let g = 0; g < G; g++) wsum += weights[g] = 1 / (g + 1) ** 0.6;
   const cdf = new Float64Array(G);
   let acc = 0;
   for (let g = 0; g < G; g++) cdf[g] = acc += weights[g] / wsum;

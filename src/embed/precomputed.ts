@@ -17,7 +17,8 @@ import { normalizeRows, type TextEmbedder } from './embedder.ts';
 type Role = 'corpus' | 'queries';
 type VectorSource = { kind: 'jsonl'; file: string } | { kind: 'matrix'; file: string; ids: string };
 
-const layoutHelp = (role: Role) => `give ${role}.jsonl ({"_id": ID, "vector": [...]} per line) or ${role}.<npy|fvecs|hdf5|parquet> with ${role}.ids.txt (one id per row, in order)`;
+const layoutHelp = (role: Role) =>
+  `give ${role}.jsonl ({"_id": ID, "vector": [...]} per line) or ${role}.<npy|fvecs|hdf5|parquet> with ${role}.ids.txt (one id per row, in order)`;
 
 function findSource(dir: string, dirArg: string, role: Role): VectorSource {
   const jsonl = join(dir, `${role}.jsonl`);
@@ -25,39 +26,50 @@ function findSource(dir: string, dirArg: string, role: Role): VectorSource {
   const matrix = readdirSync(dir).find((f) => f.startsWith(`${role}.`) && formatOf(f) !== null);
   if (!matrix) throw new UserError(`--embed precomputed:${dirArg}: no vectors for the ${role} in ${dir}; ${layoutHelp(role)}`);
   const ids = join(dir, `${role}.ids.txt`);
-  if (!existsSync(ids)) throw new UserError(`--embed precomputed:${dirArg}: ${matrix} needs ${role}.ids.txt beside it, one ${role === 'corpus' ? 'document' : 'query'} id per line in row order`);
+  if (!existsSync(ids))
+    throw new UserError(
+      `--embed precomputed:${dirArg}: ${matrix} needs ${role}.ids.txt beside it, one ${role === 'corpus' ? 'document' : 'query'} id per line in row order`,
+    );
   return { kind: 'matrix', file: join(dir, matrix), ids };
 }
 
 async function readJsonl(file: string): Promise<{ byId: Map<string, Float32Array>; d: number }> {
   const byId = new Map<string, Float32Array>();
   let d = -1;
-  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let row: { _id?: unknown; vector?: unknown; embedding?: unknown };
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw new UserError(`${file} line ${i + 1} is not valid JSON; fix the file`);
-    }
-    const v = row.vector ?? row.embedding;
-    if ((typeof row._id !== 'string' && typeof row._id !== 'number') || !Array.isArray(v)) {
-      throw new UserError(`${file} line ${i + 1} needs "_id" (string) and "vector" (array of numbers); fix the file`);
-    }
-    if (d < 0) d = v.length;
-    if (v.length !== d || v.length === 0) throw new UserError(`${file} line ${i + 1} has ${v.length} dimensions, earlier lines ${d}; every vector needs the same dimension`);
-    if (!v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw new UserError(`${file} line ${i + 1} has a value that is not a finite number (NaN, Inf or text); fix the file`);
-    byId.set(String(row._id), Float32Array.from(v as number[]));
-  });
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '') return;
+      let row: { _id?: unknown; vector?: unknown; embedding?: unknown };
+      try {
+        row = JSON.parse(line);
+      } catch {
+        throw new UserError(`${file} line ${i + 1} is not valid JSON; fix the file`);
+      }
+      const v = row.vector ?? row.embedding;
+      if ((typeof row._id !== 'string' && typeof row._id !== 'number') || !Array.isArray(v)) {
+        throw new UserError(`${file} line ${i + 1} needs "_id" (string) and "vector" (array of numbers); fix the file`);
+      }
+      if (d < 0) d = v.length;
+      if (v.length !== d || v.length === 0)
+        throw new UserError(`${file} line ${i + 1} has ${v.length} dimensions, earlier lines ${d}; every vector needs the same dimension`);
+      if (!v.every((x) => typeof x === 'number' && Number.isFinite(x)))
+        throw new UserError(`${file} line ${i + 1} has a value that is not a finite number (NaN, Inf or text); fix the file`);
+      byId.set(String(row._id), Float32Array.from(v as number[]));
+    });
   if (d < 0) throw new UserError(`${file} has no vectors; write one {"_id", "vector"} line per row`);
   return { byId, d };
 }
 
 async function readMatrix(src: Extract<VectorSource, { kind: 'matrix' }>): Promise<{ byId: Map<string, Float32Array>; d: number }> {
-  const ids = readFileSync(src.ids, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  const ids = readFileSync(src.ids, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   const reader = await openVectors(src.file);
   try {
-    if (reader.rows !== ids.length) throw new UserError(`${reader.label} has ${reader.rows} rows but ${src.ids} names ${ids.length} ids; they must match row for row`);
+    if (reader.rows !== ids.length)
+      throw new UserError(`${reader.label} has ${reader.rows} rows but ${src.ids} names ${ids.length} ids; they must match row for row`);
     const all = await reader.readFloats(0, reader.rows);
     const byId = new Map<string, Float32Array>();
     ids.forEach((id, i) => byId.set(id, all.subarray(i * reader.dim, (i + 1) * reader.dim)));
@@ -69,7 +81,10 @@ async function readMatrix(src: Extract<VectorSource, { kind: 'matrix' }>): Promi
 
 export function precomputedEmbedder(dirArg: string): TextEmbedder {
   const dir = resolve(dirArg);
-  if (!existsSync(dir)) throw new UserError(`--embed precomputed:${dirArg}: ${dir} does not exist; give a directory with the corpus and query vectors (${layoutHelp('corpus')}; the same for queries)`);
+  if (!existsSync(dir))
+    throw new UserError(
+      `--embed precomputed:${dirArg}: ${dir} does not exist; give a directory with the corpus and query vectors (${layoutHelp('corpus')}; the same for queries)`,
+    );
   const sources = { corpus: findSource(dir, dirArg, 'corpus'), queries: findSource(dir, dirArg, 'queries') };
   const describe: Record<string, unknown> = { embedder: 'precomputed', dir, corpus: sources.corpus.file, queries: sources.queries.file };
   return {
@@ -82,14 +97,19 @@ export function precomputedEmbedder(dirArg: string): TextEmbedder {
       const out = new Float32Array(input.ids.length * d);
       input.ids.forEach((id, i) => {
         const v = byId.get(id);
-        if (!v) throw new UserError(`${src.file} has no vector for ${role === 'corpus' ? 'document' : 'query'} id ${JSON.stringify(id)}; every id of the dataset needs one`);
+        if (!v)
+          throw new UserError(
+            `${src.file} has no vector for ${role === 'corpus' ? 'document' : 'query'} id ${JSON.stringify(id)}; every id of the dataset needs one`,
+          );
         out.set(v, i * d);
       });
       for (let j = 0; j < out.length; j++) {
-        if (!Number.isFinite(out[j])) throw new UserError(`${src.file}: the vector of id ${JSON.stringify(input.ids[Math.floor(j / d)])} has NaN or Inf; fix the file`);
+        if (!Number.isFinite(out[j]))
+          throw new UserError(`${src.file}: the vector of id ${JSON.stringify(input.ids[Math.floor(j / d)])} has NaN or Inf; fix the file`);
       }
       const zero = normalizeRows(out, input.ids.length, d);
-      if (zero.length > 0) throw new UserError(`${src.file}: the vector of id ${JSON.stringify(input.ids[zero[0]])} is all zeros, which has no direction; fix or drop it`);
+      if (zero.length > 0)
+        throw new UserError(`${src.file}: the vector of id ${JSON.stringify(input.ids[zero[0]])} is all zeros, which has no direction; fix or drop it`);
       return { vectors: out, d };
     },
   };

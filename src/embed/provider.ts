@@ -9,7 +9,8 @@ import { precomputedEmbedder } from './precomputed.ts';
 import { transformerEmbedder } from './transformer.ts';
 import type { TextEmbedder } from './embedder.ts';
 
-export const EMBED_HELP = 'glove | precomputed:DIR (corpus and queries vectors by id: <role>.jsonl of {"_id", "vector"}, or <role>.npy/.fvecs/... with <role>.ids.txt) | model:DIR (a local transformers.js model directory)';
+export const EMBED_HELP =
+  'glove | precomputed:DIR (corpus and queries vectors by id: <role>.jsonl of {"_id", "vector"}, or <role>.npy/.fvecs/... with <role>.ids.txt) | model:DIR (a local transformers.js model directory)';
 
 export function parseEmbedSpec(spec: string): TextEmbedder {
   if (spec === 'glove') return gloveEmbedder();

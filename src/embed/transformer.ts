@@ -20,7 +20,8 @@ const layoutHelp = `a transformers.js model directory holds ${MODEL_FILES.join('
 /** Checks the directory before any runtime is loaded; returns the weights file found. */
 export function checkModelDir(dirArg: string): { dir: string; weights: string } {
   const dir = resolve(dirArg);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`--embed model:${dirArg}: no model directory at ${dir}; ${layoutHelp}. vecbench never downloads models`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`--embed model:${dirArg}: no model directory at ${dir}; ${layoutHelp}. vecbench never downloads models`);
   const missing: string[] = MODEL_FILES.filter((f) => !existsSync(join(dir, f)));
   const weights = MODEL_WEIGHTS.find((f) => existsSync(join(dir, f)));
   if (!weights) missing.push(MODEL_WEIGHTS[0]);
@@ -44,7 +45,9 @@ async function loadRuntime(dirArg: string): Promise<TransformersModule> {
   try {
     return (await import(name)) as TransformersModule;
   } catch (e) {
-    throw new UserError(`--embed model:${dirArg} needs the transformers.js runtime, which is not installed (${(e as Error).message.split('\n')[0]}); run: npm install --save-exact ${RUNTIME_PACKAGE}, or use --embed glove or precomputed:DIR`);
+    throw new UserError(
+      `--embed model:${dirArg} needs the transformers.js runtime, which is not installed (${(e as Error).message.split('\n')[0]}); run: npm install --save-exact ${RUNTIME_PACKAGE}, or use --embed glove or precomputed:DIR`,
+    );
   }
 }
 

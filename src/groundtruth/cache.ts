@@ -77,7 +77,12 @@ function readArray<T extends Int32Array | Float32Array>(path: string, ctor: { ne
 
 /** Computes exact top-depth for every query under one filter kind. Queries sharing a filter
  * (same category, same range bucket, same cluster) go through one matrix product. */
-export function computeGroundTruth(ds: Dataset, filterName: string, depth = Math.min(GT_DEPTH, ds.n), opts: { backend?: 'auto' | Backend; quiet?: boolean; live?: Int32Array } = {}): GroundTruth {
+export function computeGroundTruth(
+  ds: Dataset,
+  filterName: string,
+  depth = Math.min(GT_DEPTH, ds.n),
+  opts: { backend?: 'auto' | Backend; quiet?: boolean; live?: Int32Array } = {},
+): GroundTruth {
   const kind = filterKind(filterName);
   const { nq, d } = ds;
   const ids = new Int32Array(nq * depth).fill(-1);
@@ -188,7 +193,9 @@ export function prepareGroundTruth(ds: Dataset, opts: { quiet?: boolean } = {}):
     queries += gt.nq;
   }
   if (queries > 0 && !opts.quiet) {
-    log(`ground truth ${ds.name}: ${FILTER_KINDS.length} filter kinds, ${queries.toLocaleString('en-US')} query lists in ${seconds.toFixed(1)}s: ${throughputText(queries, seconds, flops, cpuSeconds)} (effective: 2 x d per query and matching row)`);
+    log(
+      `ground truth ${ds.name}: ${FILTER_KINDS.length} filter kinds, ${queries.toLocaleString('en-US')} query lists in ${seconds.toFixed(1)}s: ${throughputText(queries, seconds, flops, cpuSeconds)} (effective: 2 x d per query and matching row)`,
+    );
   }
   return { seconds, flops, queries, cpuSeconds };
 }

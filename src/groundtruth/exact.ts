@@ -42,14 +42,30 @@ export interface ExactArgs {
 interface NativeModule {
   /** Candidate ids: the kk best per query by float32 score (unordered, -1 padding). */
   topk(
-    base: Float32Array, n: number, d: number, queries: Float32Array, nq: number,
-    metric: number, kk: number, rows: Int32Array | null, threads: number,
+    base: Float32Array,
+    n: number,
+    d: number,
+    queries: Float32Array,
+    nq: number,
+    metric: number,
+    kk: number,
+    rows: Int32Array | null,
+    threads: number,
   ): Int32Array;
   /** topk, then the candidates ranked as rerank() does, the k best written to ids / dists. */
   ranked?(
-    base: Float32Array, n: number, d: number, queries: Float32Array, nq: number,
-    metric: number, kk: number, rows: Int32Array | null, threads: number,
-    k: number, ids: Int32Array, dists: Float32Array,
+    base: Float32Array,
+    n: number,
+    d: number,
+    queries: Float32Array,
+    nq: number,
+    metric: number,
+    kk: number,
+    rows: Int32Array | null,
+    threads: number,
+    k: number,
+    ids: Int32Array,
+    dists: Float32Array,
   ): void;
   cores: number;
 }
@@ -80,9 +96,7 @@ export function nativeAvailable(): boolean {
 }
 
 /** Float64 accumulation. ip -> -dot, cosine -> 1 - dot, l2 -> sqrt(sum of squares). */
-export function exactDistance(
-  metric: Metric, a: Float32Array, aOff: number, b: Float32Array, bOff: number, d: number,
-): number {
+export function exactDistance(metric: Metric, a: Float32Array, aOff: number, b: Float32Array, bOff: number, d: number): number {
   let s = 0;
   if (metric === 'l2') {
     for (let i = 0; i < d; i++) {
@@ -172,8 +186,15 @@ export function exactTopK(args: ExactArgs): ExactResult {
 }
 
 function rerank(
-  base: Float32Array, d: number, queries: Float32Array, nq: number, metric: Metric,
-  k: number, kk: number, candIds: Int32Array, backend: Backend,
+  base: Float32Array,
+  d: number,
+  queries: Float32Array,
+  nq: number,
+  metric: Metric,
+  k: number,
+  kk: number,
+  candIds: Int32Array,
+  backend: Backend,
 ): ExactResult {
   const ids = new Int32Array(nq * k).fill(-1);
   const dists = new Float32Array(nq * k).fill(Infinity);
@@ -206,31 +227,52 @@ function rerank(
  * candidates at a time, each sum accumulated in the same order with the same float64 operations
  * (the interleaving only hides the add latency; the test suite checks the equality).
  */
-function candidateDistances(
-  metric: Metric, q: Float32Array, qOff: number, base: Float32Array, ids: Int32Array, c: number,
-  d: number, out: Float64Array,
-): void {
+function candidateDistances(metric: Metric, q: Float32Array, qOff: number, base: Float32Array, ids: Int32Array, c: number, d: number, out: Float64Array): void {
   const l2 = metric === 'l2';
   let e = 0;
   for (; e + 4 <= c; e += 4) {
-    const b0 = ids[e] * d, b1 = ids[e + 1] * d, b2 = ids[e + 2] * d, b3 = ids[e + 3] * d;
-    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    const b0 = ids[e] * d,
+      b1 = ids[e + 1] * d,
+      b2 = ids[e + 2] * d,
+      b3 = ids[e + 3] * d;
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0;
     if (l2) {
       for (let i = 0; i < d; i++) {
         const v = q[qOff + i];
-        const t0 = v - base[b0 + i], t1 = v - base[b1 + i], t2 = v - base[b2 + i], t3 = v - base[b3 + i];
-        s0 += t0 * t0; s1 += t1 * t1; s2 += t2 * t2; s3 += t3 * t3;
+        const t0 = v - base[b0 + i],
+          t1 = v - base[b1 + i],
+          t2 = v - base[b2 + i],
+          t3 = v - base[b3 + i];
+        s0 += t0 * t0;
+        s1 += t1 * t1;
+        s2 += t2 * t2;
+        s3 += t3 * t3;
       }
-      out[e] = Math.sqrt(s0); out[e + 1] = Math.sqrt(s1); out[e + 2] = Math.sqrt(s2); out[e + 3] = Math.sqrt(s3);
+      out[e] = Math.sqrt(s0);
+      out[e + 1] = Math.sqrt(s1);
+      out[e + 2] = Math.sqrt(s2);
+      out[e + 3] = Math.sqrt(s3);
     } else {
       for (let i = 0; i < d; i++) {
         const v = q[qOff + i];
-        s0 += v * base[b0 + i]; s1 += v * base[b1 + i]; s2 += v * base[b2 + i]; s3 += v * base[b3 + i];
+        s0 += v * base[b0 + i];
+        s1 += v * base[b1 + i];
+        s2 += v * base[b2 + i];
+        s3 += v * base[b3 + i];
       }
       if (metric === 'ip') {
-        out[e] = -s0; out[e + 1] = -s1; out[e + 2] = -s2; out[e + 3] = -s3;
+        out[e] = -s0;
+        out[e + 1] = -s1;
+        out[e + 2] = -s2;
+        out[e + 3] = -s3;
       } else {
-        out[e] = 1 - s0; out[e + 1] = 1 - s1; out[e + 2] = 1 - s2; out[e + 3] = 1 - s3;
+        out[e] = 1 - s0;
+        out[e + 1] = 1 - s1;
+        out[e + 2] = 1 - s2;
+        out[e + 3] = 1 - s3;
       }
     }
   }
@@ -245,7 +287,10 @@ class TopK {
   /** The root's key per query, or +Infinity while the heap is not full. */
   readonly thr: Float64Array;
 
-  constructor(nq: number, readonly kk: number) {
+  constructor(
+    nq: number,
+    readonly kk: number,
+  ) {
     this.key = new Float64Array(nq * kk);
     this.id = new Int32Array(nq * kk);
     this.count = new Int32Array(nq);
@@ -254,14 +299,19 @@ class TopK {
 
   /** Offer (v, vi) to query q; callers check v <= thr[q] first. */
   push(q: number, v: number, vi: number): void {
-    const kk = this.kk, key = this.key, id = this.id, o = q * kk;
+    const kk = this.kk,
+      key = this.key,
+      id = this.id,
+      o = q * kk;
     let i: number;
     if (this.count[q] < kk) {
       i = this.count[q]++;
       while (i > 0) {
         const p = (i - 1) >> 1;
         if (!(v > key[o + p] || (v === key[o + p] && vi > id[o + p]))) break;
-        key[o + i] = key[o + p]; id[o + i] = id[o + p]; i = p;
+        key[o + i] = key[o + p];
+        id[o + i] = id[o + p];
+        i = p;
       }
     } else {
       if (!(v < key[o] || (v === key[o] && vi < id[o]))) return;
@@ -271,10 +321,13 @@ class TopK {
         if (c >= kk) break;
         if (c + 1 < kk && (key[o + c + 1] > key[o + c] || (key[o + c + 1] === key[o + c] && id[o + c + 1] > id[o + c]))) c++;
         if (!(key[o + c] > v || (key[o + c] === v && id[o + c] > vi))) break;
-        key[o + i] = key[o + c]; id[o + i] = id[o + c]; i = c;
+        key[o + i] = key[o + c];
+        id[o + i] = id[o + c];
+        i = c;
       }
     }
-    key[o + i] = v; id[o + i] = vi;
+    key[o + i] = v;
+    id[o + i] = vi;
     if (this.count[q] === kk) this.thr[q] = key[o];
   }
 
@@ -290,8 +343,14 @@ const JS_ROW_BLOCK = 128;
  * inner loop (8 float64 accumulators). key is -dot (ip, cosine) or the squared distance (l2).
  */
 function jsCandidates(
-  base: Float32Array, d: number, queries: Float32Array, nq: number, metric: Metric,
-  kk: number, rows: Int32Array | undefined, cands: number,
+  base: Float32Array,
+  d: number,
+  queries: Float32Array,
+  nq: number,
+  metric: Metric,
+  kk: number,
+  rows: Int32Array | undefined,
+  cands: number,
 ): Int32Array {
   const heap = new TopK(nq, kk);
   const l2 = metric === 'l2';
@@ -301,32 +360,74 @@ function jsCandidates(
     const r1 = Math.min(cands, r0 + JS_ROW_BLOCK);
     const r1p = r1 - ((r1 - r0) % 2);
     for (let q = 0; q < nq4; q += 4) {
-      const a0 = q * d, a1 = a0 + d, a2 = a1 + d, a3 = a2 + d;
+      const a0 = q * d,
+        a1 = a0 + d,
+        a2 = a1 + d,
+        a3 = a2 + d;
       for (let j = r0; j < r1p; j += 2) {
-        const ia = rowAt(j), ib = rowAt(j + 1);
-        const b0 = ia * d, b1 = ib * d;
-        let s00 = 0, s01 = 0, s10 = 0, s11 = 0, s20 = 0, s21 = 0, s30 = 0, s31 = 0;
+        const ia = rowAt(j),
+          ib = rowAt(j + 1);
+        const b0 = ia * d,
+          b1 = ib * d;
+        let s00 = 0,
+          s01 = 0,
+          s10 = 0,
+          s11 = 0,
+          s20 = 0,
+          s21 = 0,
+          s30 = 0,
+          s31 = 0;
         if (l2) {
           for (let i = 0; i < d; i++) {
-            const x = base[b0 + i], y = base[b1 + i];
-            const v0 = queries[a0 + i], v1 = queries[a1 + i], v2 = queries[a2 + i], v3 = queries[a3 + i];
-            let t = v0 - x; s00 += t * t; t = v0 - y; s01 += t * t;
-            t = v1 - x; s10 += t * t; t = v1 - y; s11 += t * t;
-            t = v2 - x; s20 += t * t; t = v2 - y; s21 += t * t;
-            t = v3 - x; s30 += t * t; t = v3 - y; s31 += t * t;
+            const x = base[b0 + i],
+              y = base[b1 + i];
+            const v0 = queries[a0 + i],
+              v1 = queries[a1 + i],
+              v2 = queries[a2 + i],
+              v3 = queries[a3 + i];
+            let t = v0 - x;
+            s00 += t * t;
+            t = v0 - y;
+            s01 += t * t;
+            t = v1 - x;
+            s10 += t * t;
+            t = v1 - y;
+            s11 += t * t;
+            t = v2 - x;
+            s20 += t * t;
+            t = v2 - y;
+            s21 += t * t;
+            t = v3 - x;
+            s30 += t * t;
+            t = v3 - y;
+            s31 += t * t;
           }
         } else {
           for (let i = 0; i < d; i++) {
-            const x = base[b0 + i], y = base[b1 + i];
-            const v0 = queries[a0 + i], v1 = queries[a1 + i], v2 = queries[a2 + i], v3 = queries[a3 + i];
-            s00 -= v0 * x; s01 -= v0 * y; s10 -= v1 * x; s11 -= v1 * y;
-            s20 -= v2 * x; s21 -= v2 * y; s30 -= v3 * x; s31 -= v3 * y;
+            const x = base[b0 + i],
+              y = base[b1 + i];
+            const v0 = queries[a0 + i],
+              v1 = queries[a1 + i],
+              v2 = queries[a2 + i],
+              v3 = queries[a3 + i];
+            s00 -= v0 * x;
+            s01 -= v0 * y;
+            s10 -= v1 * x;
+            s11 -= v1 * y;
+            s20 -= v2 * x;
+            s21 -= v2 * y;
+            s30 -= v3 * x;
+            s31 -= v3 * y;
           }
         }
-        heap.offer(q, s00, ia); heap.offer(q, s01, ib);
-        heap.offer(q + 1, s10, ia); heap.offer(q + 1, s11, ib);
-        heap.offer(q + 2, s20, ia); heap.offer(q + 2, s21, ib);
-        heap.offer(q + 3, s30, ia); heap.offer(q + 3, s31, ib);
+        heap.offer(q, s00, ia);
+        heap.offer(q, s01, ib);
+        heap.offer(q + 1, s10, ia);
+        heap.offer(q + 1, s11, ib);
+        heap.offer(q + 2, s20, ia);
+        heap.offer(q + 2, s21, ib);
+        heap.offer(q + 3, s30, ia);
+        heap.offer(q + 3, s31, ib);
       }
       for (let j = r1p; j < r1; j++) {
         for (let qq = q; qq < q + 4; qq++) heap.offer(qq, jsKey(l2, queries, qq * d, base, rowAt(j) * d, d), rowAt(j));

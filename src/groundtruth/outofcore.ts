@@ -75,7 +75,16 @@ function emptyPartial(nq: number, depth: number): PartialTopK {
 }
 
 /** Merges candidates (sorted by (distance, id)) into query q's sorted list, keeping depth. */
-function mergeInto(p: PartialTopK, q: number, ids: ArrayLike<number>, dists: ArrayLike<number>, from: number, count: number, scratchI: Int32Array, scratchD: Float32Array): void {
+function mergeInto(
+  p: PartialTopK,
+  q: number,
+  ids: ArrayLike<number>,
+  dists: ArrayLike<number>,
+  from: number,
+  count: number,
+  scratchI: Int32Array,
+  scratchD: Float32Array,
+): void {
   const depth = p.depth;
   const o = q * depth;
   const have = p.counts[q];
@@ -264,7 +273,18 @@ export function runShard(spec: ShardSpec, onRows: (rowsDone: number) => void = (
         const matched = rows ? rows.length : count;
         for (const q of g.queries) p.matches[q] += matched;
         if (matched === 0) return;
-        const r = exactTopK({ base: block, n: count, d, queries: groupQueries[gi], nq: g.queries.length, metric, k: depth, rows, backend: spec.backend, threads: spec.threads });
+        const r = exactTopK({
+          base: block,
+          n: count,
+          d,
+          queries: groupQueries[gi],
+          nq: g.queries.length,
+          metric,
+          k: depth,
+          rows,
+          backend: spec.backend,
+          threads: spec.threads,
+        });
         for (let i = 0; i < g.queries.length; i++) {
           // Block-local ids to row ids.
           const o = i * depth;
@@ -379,7 +399,15 @@ export function planShards(src: GtSource, filterName: string, depth: number, opt
   const pdir = partialDir(src, filterName);
   mkdirSync(pdir, { recursive: true });
   const headerOf = (range: [number, number]) =>
-    JSON.stringify({ format: CKPT_FORMAT, dataset: src.hash, filter: filterName, depth, range, blockRows, groups: sha256(JSON.stringify(groups.map((g) => [g.filter, Array.from(g.queries)]))) });
+    JSON.stringify({
+      format: CKPT_FORMAT,
+      dataset: src.hash,
+      filter: filterName,
+      depth,
+      range,
+      blockRows,
+      groups: sha256(JSON.stringify(groups.map((g) => [g.filter, Array.from(g.queries)]))),
+    });
   const specs: ShardSpec[] = bounds.map((range) => ({
     dir: src.dir,
     n: src.n,
@@ -457,8 +485,12 @@ function runShardsInWorkers(specs: ShardSpec[], onRows: (rowsDone: number) => vo
         const state = Atomics.load(control, 2 * i);
         if (state === 0) running++;
         if (state === 2) {
-          const text = Buffer.from(errorText.subarray(4096 * i, 4096 * (i + 1))).toString('utf8').replace(/\0+$/, '');
-          throw text.startsWith('UserError: ') ? new UserError(text.slice(11)) : new Error(`ground truth worker ${i} failed: ${text || startupErrors.join('; ') || 'unknown error'}`);
+          const text = Buffer.from(errorText.subarray(4096 * i, 4096 * (i + 1)))
+            .toString('utf8')
+            .replace(/\0+$/, '');
+          throw text.startsWith('UserError: ')
+            ? new UserError(text.slice(11))
+            : new Error(`ground truth worker ${i} failed: ${text || startupErrors.join('; ') || 'unknown error'}`);
         }
         done += Atomics.load(control, 2 * i + 1);
       }

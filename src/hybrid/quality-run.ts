@@ -64,7 +64,12 @@ function answersOf(reply: PointReply, n: number, k: number): Answers {
 /** Scores ranked row lists against the labels of each query. */
 function scoreLists(ds: Dataset, queries: number[], lists: number[][]): QueryQuality[] {
   const labels = ds.labels!;
-  return queries.map((q, i) => scoreRanking(lists[i].map((row) => labels.docIds[row]), labels.qrels.get(q) ?? new Map()));
+  return queries.map((q, i) =>
+    scoreRanking(
+      lists[i].map((row) => labels.docIds[row]),
+      labels.qrels.get(q) ?? new Map(),
+    ),
+  );
 }
 
 function summarizeScores(scores: QueryQuality[], k: number): QualityMetrics {
@@ -82,7 +87,18 @@ function summarizeScores(scores: QueryQuality[], k: number): QualityMetrics {
 export async function measureQuality(host: () => Promise<HostClient>, p: LoadedParticipant, ds: Dataset, opts: QualityOptions): Promise<QualitySection> {
   const k = Math.min(opts.qualityK ?? DEFAULT_QUALITY_K, ds.n);
   const labels = ds.labels;
-  const section: QualitySection = { format: QUALITY_FORMAT, status: 'measured', k, queries: 0, labels: String(ds.source.labels ?? ds.source.generator ?? 'qrels'), keyword: null, fusion: null, oracle: null, points: [], unsupported: [] };
+  const section: QualitySection = {
+    format: QUALITY_FORMAT,
+    status: 'measured',
+    k,
+    queries: 0,
+    labels: String(ds.source.labels ?? ds.source.generator ?? 'qrels'),
+    keyword: null,
+    fusion: null,
+    oracle: null,
+    points: [],
+    unsupported: [],
+  };
   if (!labels || !ds.text) {
     section.status = 'failed';
     section.reason = `dataset ${ds.name} has no relevance labels or no text`;
@@ -90,7 +106,10 @@ export async function measureQuality(host: () => Promise<HostClient>, p: LoadedP
   }
   const queries = [...labels.qrels.keys()].sort((a, b) => a - b);
   section.queries = queries.length;
-  const setup = await (await host()).request<'quality-setup'>({ type: 'quality-setup', keywordScoring: p.adapter.keywordScoring ?? null, fusionMethod: p.adapter.fusionMethod ?? null }, opts.pointTimeoutS);
+  const setup = await (await host()).request<'quality-setup'>(
+    { type: 'quality-setup', keywordScoring: p.adapter.keywordScoring ?? null, fusionMethod: p.adapter.fusionMethod ?? null },
+    opts.pointTimeoutS,
+  );
   section.keyword = setup.keyword;
   section.fusion = setup.fusion;
 
@@ -171,7 +190,13 @@ export async function measureQuality(host: () => Promise<HostClient>, p: LoadedP
     section.unsupported.push({ arm: 'keyword', reason: setup.reason ?? 'no keyword arm' });
     section.unsupported.push({ arm: 'hybrid', reason: 'fusion needs the keyword arm' });
   }
-  const oracleHybrid = keywordLists ? scoreLists(ds, queries, oracleLists.map((l, i) => rrfFuse([l, keywordLists![i]], k))) : null;
+  const oracleHybrid = keywordLists
+    ? scoreLists(
+        ds,
+        queries,
+        oracleLists.map((l, i) => rrfFuse([l, keywordLists![i]], k)),
+      )
+    : null;
   section.oracle = { dense: summarizeScores(oracleDense, k), hybrid: oracleHybrid ? summarizeScores(oracleHybrid, k) : null };
 
   for (let li = 0; li < ladder.length; li++) {
@@ -191,7 +216,10 @@ export async function measureQuality(host: () => Promise<HostClient>, p: LoadedP
     const hDelta = pairedLift(ndcgs(oracleHybrid), ndcgs(hybridScores));
     hybrid.delta_ndcg10 = hDelta.estimate;
     hybrid.delta_ndcg10_ci = [hDelta.low, hDelta.high];
-    hybrid.lift_ndcg10 = { over_dense: pairedLift(ndcgs(hybridScores), ndcgs(denseScores)), over_keyword: pairedLift(ndcgs(hybridScores), ndcgs(keywordScores)) };
+    hybrid.lift_ndcg10 = {
+      over_dense: pairedLift(ndcgs(hybridScores), ndcgs(denseScores)),
+      over_keyword: pairedLift(ndcgs(hybridScores), ndcgs(keywordScores)),
+    };
     section.points.push(hybrid);
   }
   progress.done();
@@ -199,6 +227,8 @@ export async function measureQuality(host: () => Promise<HostClient>, p: LoadedP
     const xs = section.points.filter((x) => x.arm === arm).map((x) => x.metrics.ndcg10);
     return xs.length > 0 ? Math.max(...xs).toFixed(3) : '-';
   };
-  log(`${p.name}: nDCG@10 on ${queries.length} labelled queries: dense ${best('dense')} (oracle ${section.oracle.dense.ndcg10.toFixed(3)}), keyword ${best('keyword')}, hybrid ${best('hybrid')}`);
+  log(
+    `${p.name}: nDCG@10 on ${queries.length} labelled queries: dense ${best('dense')} (oracle ${section.oracle.dense.ndcg10.toFixed(3)}), keyword ${best('keyword')}, hybrid ${best('hybrid')}`,
+  );
   return section;
 }

@@ -80,7 +80,18 @@ export async function inProcessCeiling(inFlight: number, requests: number, k = 1
     const rps = requests / r.reply.wallS;
     // One thread: its capacity is the rate per CPU-second it actually got.
     const capacity = cores !== null && cores > 0 ? rps / Math.min(1, cores) : rps;
-    return { protocol: 'in-process', in_flight: inFlight, workers: 0, requests, rps, client_cpu_cores: cores, null_engine_cpu_cores: null, client_capacity_rps: capacity, bound_by: boundBy(cores, 1, null), null_engine: 'a session answering every search at once (the host loop)' };
+    return {
+      protocol: 'in-process',
+      in_flight: inFlight,
+      workers: 0,
+      requests,
+      rps,
+      client_cpu_cores: cores,
+      null_engine_cpu_cores: null,
+      client_capacity_rps: capacity,
+      bound_by: boundBy(cores, 1, null),
+      null_engine: 'a session answering every search at once (the host loop)',
+    };
   } finally {
     await host.close();
   }
@@ -169,7 +180,11 @@ async function nullServerTarget(protocol: string, d: number, k: number, log: (m:
   const dataset = { name: `null-${k}`, n: k, d, metric: 'ip' as const, hasText: false };
   let started;
   try {
-    started = await startServer(life.start, { dataset, settings: p.index, dataDir: join(dir, 'server'), existing: false, logFile: join(dir, 'server.log'), log }, 120);
+    started = await startServer(
+      life.start,
+      { dataset, settings: p.index, dataDir: join(dir, 'server'), existing: false, logFile: join(dir, 'server.log'), log },
+      120,
+    );
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -190,9 +205,18 @@ async function nullServerTarget(protocol: string, d: number, k: number, log: (m:
     const spec = session.loadClient?.();
     if (!spec) throw new Error(`participant ${name} has no load client`);
     const spoken = await loadClientProtocol(spec);
-    if (spoken !== protocol) throw new Error(`participant ${name} declares the ${protocol} ceiling (settings.json registry.ceiling), but its load client speaks ${spoken ?? 'no protocol'} (its protocol export)`);
+    if (spoken !== protocol)
+      throw new Error(
+        `participant ${name} declares the ${protocol} ceiling (settings.json registry.ceiling), but its load client speaks ${spoken ?? 'no protocol'} (its protocol export)`,
+      );
     const version = await p.adapter.engineVersion();
-    return { spec, serverPid: handle.pid, serverTree: true, describe: `${version} holding ${k} rows, queried through participants/${name}'s load client`, stop };
+    return {
+      spec,
+      serverPid: handle.pid,
+      serverTree: true,
+      describe: `${version} holding ${k} rows, queried through participants/${name}'s load client`,
+      stop,
+    };
   } catch (e) {
     await stop();
     throw e;

@@ -14,10 +14,16 @@ export interface LoadCliOptions {
 /** "1,2,4,...,64" -> 1,2,4,8,16,32,64 and "100,200,...,500" -> 100,200,300,400,500 (the two
  * values before "..." give the ratio or the step); plain lists are taken as written. */
 export function parseLevels(v: string, name: string, integer: boolean): number[] {
-  const parts = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const num = (s: string) => {
     const n = Number(s);
-    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new InvalidArgumentError(`${name}: "${s}" is not a positive ${integer ? 'integer' : 'number'} (write e.g. ${integer ? '1,2,4,...,64' : '100,200,400'})`);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+      throw new InvalidArgumentError(
+        `${name}: "${s}" is not a positive ${integer ? 'integer' : 'number'} (write e.g. ${integer ? '1,2,4,...,64' : '100,200,400'})`,
+      );
     return n;
   };
   const dots = parts.indexOf('...');
@@ -40,28 +46,49 @@ export function parseLevels(v: string, name: string, integer: boolean): number[]
 
 export function addLoadOptions(cmd: Command): Command {
   return cmd
-    .option('--concurrency <levels>', 'closed-loop concurrency sweep over these in-flight levels after the groups, e.g. 1,2,4,...,64', (v: string) => parseLevels(v, '--concurrency', true))
-    .option('--open-loop [rates]', 'open-loop Poisson arrivals at these rates (requests/s), latency from the intended send time; without rates, a ramp up to saturation', (v: string) => parseLevels(v, '--open-loop', false))
-    .option('--budget <ms>', 'open-loop p99 latency budget in ms (the highest rate within it is reported)', (v: string) => {
-      const n = Number(v);
-      if (!(n > 0)) throw new InvalidArgumentError('--budget must be a positive number of milliseconds');
-      return n;
-    }, 100)
+    .option('--concurrency <levels>', 'closed-loop concurrency sweep over these in-flight levels after the groups, e.g. 1,2,4,...,64', (v: string) =>
+      parseLevels(v, '--concurrency', true),
+    )
+    .option(
+      '--open-loop [rates]',
+      'open-loop Poisson arrivals at these rates (requests/s), latency from the intended send time; without rates, a ramp up to saturation',
+      (v: string) => parseLevels(v, '--open-loop', false),
+    )
+    .option(
+      '--budget <ms>',
+      'open-loop p99 latency budget in ms (the highest rate within it is reported)',
+      (v: string) => {
+        const n = Number(v);
+        if (!(n > 0)) throw new InvalidArgumentError('--budget must be a positive number of milliseconds');
+        return n;
+      },
+      100,
+    )
     .option('--client-workers <n>', 'client worker threads for network engines (default: the cores the engine does not use)', (v: string) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('--client-workers must be a positive integer');
       return n;
     })
-    .option('--load-requests <n>', 'requests per concurrency-sweep point', (v: string) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('--load-requests must be a positive integer');
-      return n;
-    }, 1000)
-    .option('--open-step <s>', 'seconds per open-loop rate', (v: string) => {
-      const n = Number(v);
-      if (!(n > 0)) throw new InvalidArgumentError('--open-step must be a positive number of seconds');
-      return n;
-    }, 3);
+    .option(
+      '--load-requests <n>',
+      'requests per concurrency-sweep point',
+      (v: string) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('--load-requests must be a positive integer');
+        return n;
+      },
+      1000,
+    )
+    .option(
+      '--open-step <s>',
+      'seconds per open-loop rate',
+      (v: string) => {
+        const n = Number(v);
+        if (!(n > 0)) throw new InvalidArgumentError('--open-step must be a positive number of seconds');
+        return n;
+      },
+      3,
+    );
 }
 
 export function loadOptionsOf(o: LoadCliOptions): Omit<LoadOptions, 'pointTimeoutS'> | undefined {

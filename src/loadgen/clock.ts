@@ -4,4 +4,3 @@
 export function nowMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
-

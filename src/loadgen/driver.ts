@@ -221,17 +221,21 @@ export function openLoop(search: SearchFn, o: OpenLoopOptions): Promise<DriveRes
   let completed = 0;
   let firstSend = Infinity;
   return new Promise((resolve) => {
-    const issuer = new Issuer((j) => search(o.indices[j]), o.timeoutMs, (j, sentMs, status, ids, error) => {
-      const intended = o.startAtMs + o.intendedMs[j];
-      rec.record(o.indices[j], nowMs() - intended, sentMs - intended, status, ids, error);
-      inFlight--;
-      completed++;
-      if (qHead < qTail) launch(queue[qHead++]);
-      if (completed === n) {
-        issuer.stop();
-        resolve(rec.finish(Number.isFinite(firstSend) ? firstSend : o.startAtMs, nowMs()));
-      }
-    });
+    const issuer = new Issuer(
+      (j) => search(o.indices[j]),
+      o.timeoutMs,
+      (j, sentMs, status, ids, error) => {
+        const intended = o.startAtMs + o.intendedMs[j];
+        rec.record(o.indices[j], nowMs() - intended, sentMs - intended, status, ids, error);
+        inFlight--;
+        completed++;
+        if (qHead < qTail) launch(queue[qHead++]);
+        if (completed === n) {
+          issuer.stop();
+          resolve(rec.finish(Number.isFinite(firstSend) ? firstSend : o.startAtMs, nowMs()));
+        }
+      },
+    );
     const launch = (j: number) => {
       inFlight++;
       const sent = nowMs();

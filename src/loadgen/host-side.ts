@@ -26,7 +26,12 @@ function nullSearch(k: number): () => Promise<Int32Array> {
   return async () => ids;
 }
 
-export async function handleLoadgen(session: EngineSession | null, ds: Dataset | null, concurrent: boolean, req: LoadgenHostRequest): Promise<LoadgenHostReply> {
+export async function handleLoadgen(
+  session: EngineSession | null,
+  ds: Dataset | null,
+  concurrent: boolean,
+  req: LoadgenHostRequest,
+): Promise<LoadgenHostReply> {
   switch (req.type) {
     case 'loadgen-init': {
       const s = session!;
@@ -35,7 +40,8 @@ export async function handleLoadgen(session: EngineSession | null, ds: Dataset |
         pool = null;
       }
       const spec = s.loadClient?.();
-      if (!spec) return { type: 'loadgen-ready', mode: 'in-process', workers: 0, client: 'the host event loop (in-process engine)', concurrent, protocol: null };
+      if (!spec)
+        return { type: 'loadgen-ready', mode: 'in-process', workers: 0, client: 'the host event loop (in-process engine)', concurrent, protocol: null };
       const protocol = await loadClientProtocol(spec);
       pool = await WorkerPool.start(spec, req.workers, req.maxInFlight, ds!.queries, ds!.d);
       poolClient = spec.module;
@@ -51,7 +57,11 @@ export async function handleLoadgen(session: EngineSession | null, ds: Dataset |
       }
       const vectors = req.queries.map((q) => d.queries.slice(q * d.d, (q + 1) * d.d));
       const inFlight = concurrent ? req.inFlight : 1;
-      const r = await closedLoop((i) => s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] }), { inFlight, timeoutMs: req.timeoutMs, n: vectors.length });
+      const r = await closedLoop((i) => s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] }), {
+        inFlight,
+        timeoutMs: req.timeoutMs,
+        n: vectors.length,
+      });
       return { type: 'loadgen-result', reply: single(vectors.length, r) };
     }
     case 'loadgen-open': {

@@ -18,4 +18,3 @@ export async function hostCeiling(engine: LoadEngine, clients: number, k: number
   }
   return v;
 }
-

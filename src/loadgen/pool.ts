@@ -103,7 +103,18 @@ export function mergeResults(n: number, parts: DriveResult[]): LoadReply {
   for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + (lists[i]?.length ?? 0);
   const ids = new Int32Array(offsets[n]);
   for (let i = 0; i < n; i++) if (lists[i]) ids.set(lists[i]!, offsets[i]);
-  return { latenciesMs, sendLagMs, status, ids, offsets, errors, timeouts, firstError, histogram: hist.encode(), wallS: Number.isFinite(start) ? (end - start) / 1000 : 0 };
+  return {
+    latenciesMs,
+    sendLagMs,
+    status,
+    ids,
+    offsets,
+    errors,
+    timeouts,
+    firstError,
+    histogram: hist.encode(),
+    wallS: Number.isFinite(start) ? (end - start) / 1000 : 0,
+  };
 }
 
 export class WorkerPool {
@@ -148,7 +159,14 @@ export class WorkerPool {
   }
 
   /** Arrivals at intendedMs (ms after a common start a little in the future). */
-  async open(k: number, queries: number[], filters: (FilterExpr | null)[], intendedMs: Float64Array, maxInFlight: number, timeoutMs: number): Promise<LoadReply> {
+  async open(
+    k: number,
+    queries: number[],
+    filters: (FilterExpr | null)[],
+    intendedMs: Float64Array,
+    maxInFlight: number,
+    timeoutMs: number,
+  ): Promise<LoadReply> {
     const n = queries.length;
     const q = Int32Array.from(queries);
     const W = this.workers.length;
@@ -159,7 +177,17 @@ export class WorkerPool {
       for (let i = wi; i < n; i += W) mine.push(i);
       const indices = Int32Array.from(mine);
       const times = Float64Array.from(mine, (i) => intendedMs[i]);
-      return w.call({ type: 'open', k, queries: q, filters, indices, intendedMs: times, startAtMs, maxInFlight: Math.max(1, Math.ceil(maxInFlight / W)), timeoutMs });
+      return w.call({
+        type: 'open',
+        k,
+        queries: q,
+        filters,
+        indices,
+        intendedMs: times,
+        startAtMs,
+        maxInFlight: Math.max(1, Math.ceil(maxInFlight / W)),
+        timeoutMs,
+      });
     });
     return mergeResults(n, (await Promise.all(calls)) as DriveResult[]);
   }

@@ -54,7 +54,17 @@ export type WorkerRequest =
   | { type: 'init'; spec: LoadClientSpec; maxInFlight: number; queries: Float32Array; d: number }
   | { type: 'knobs'; knobs: Knobs }
   | { type: 'closed'; k: number; queries: Int32Array; filters: (FilterExpr | null)[]; inFlight: number; timeoutMs: number; counter: SharedArrayBuffer }
-  | { type: 'open'; k: number; queries: Int32Array; filters: (FilterExpr | null)[]; indices: Int32Array; intendedMs: Float64Array; startAtMs: number; maxInFlight: number; timeoutMs: number }
+  | {
+      type: 'open';
+      k: number;
+      queries: Int32Array;
+      filters: (FilterExpr | null)[];
+      indices: Int32Array;
+      intendedMs: Float64Array;
+      startAtMs: number;
+      maxInFlight: number;
+      timeoutMs: number;
+    }
   | { type: 'close' };
 
 export type WorkerReply = { ok: true; result?: import('./driver.ts').DriveResult } | { ok: false; error: string };

@@ -50,7 +50,8 @@ const pct = (v: number | null, est: boolean) => (v === null ? '-' : `${v.toFixed
 /** The null ceiling the points were held against: the protocol's per in-flight level (workers),
  * or the host loop's (in process). */
 function ceilingText(c: ConcurrencySection['client']): string {
-  if (c.protocol_ceilings && c.protocol_ceilings.length > 0) return `, ${c.protocol} null ceiling ${c.protocol_ceilings.map((x) => `${f(x.qps)} QPS at ${x.in_flight}`).join(', ')}`;
+  if (c.protocol_ceilings && c.protocol_ceilings.length > 0)
+    return `, ${c.protocol} null ceiling ${c.protocol_ceilings.map((x) => `${f(x.qps)} QPS at ${x.in_flight}`).join(', ')}`;
   return c.ceiling_qps !== null ? `, null ceiling ${f(c.ceiling_qps)} QPS` : '';
 }
 
@@ -64,14 +65,32 @@ export function renderLoad(rows: DerivedLoad[]): string {
       const body: string[][] = [];
       for (const r of sweeps) {
         const c = r.concurrency!;
-        for (const p of c.points) body.push([r.participant, String(p.in_flight), f(p.qps), f(p.p50_ms, 2), f(p.p99_ms, 2), f(p.p999_ms, 2), pct(p.engine_cpu_pct, false), pct(p.client_cpu_pct, p.client_cpu_estimated), p.recall === null ? '-' : p.recall.toFixed(3), p.errors + p.timeouts > 0 ? `${p.errors}+${p.timeouts}` : '0', p.flags.join(',')]);
+        for (const p of c.points)
+          body.push([
+            r.participant,
+            String(p.in_flight),
+            f(p.qps),
+            f(p.p50_ms, 2),
+            f(p.p99_ms, 2),
+            f(p.p999_ms, 2),
+            pct(p.engine_cpu_pct, false),
+            pct(p.client_cpu_pct, p.client_cpu_estimated),
+            p.recall === null ? '-' : p.recall.toFixed(3),
+            p.errors + p.timeouts > 0 ? `${p.errors}+${p.timeouts}` : '0',
+            p.flags.join(','),
+          ]);
       }
       out.push(...table(['participant', 'in-flight', 'QPS', 'p50 ms', 'p99 ms', 'p99.9 ms', 'engine CPU', 'client CPU', 'recall', 'err+t/o', 'flags'], body));
       for (const r of sweeps) {
         const c = r.concurrency!;
         const sat = c.saturation ? `saturates at in-flight ${c.saturation.in_flight} (${f(c.saturation.qps)} QPS)` : 'no saturation point';
-        const anti = c.anti_scaling.length > 0 ? `; ANTI-SCALING: ${c.anti_scaling.map((a) => `${a.from_in_flight} -> ${a.to_in_flight} in flight: ${f(a.qps_from)} -> ${f(a.qps_to)} QPS`).join('; ')}` : '';
-        out.push(`${r.participant}: ${c.group} at ${JSON.stringify(c.knobs)} (${c.knobs_reason}); ${sat}${anti}; client: ${c.client.mode}${c.client.mode === 'workers' ? ` x${c.client.workers}` : ''}${ceilingText(c.client)}`);
+        const anti =
+          c.anti_scaling.length > 0
+            ? `; ANTI-SCALING: ${c.anti_scaling.map((a) => `${a.from_in_flight} -> ${a.to_in_flight} in flight: ${f(a.qps_from)} -> ${f(a.qps_to)} QPS`).join('; ')}`
+            : '';
+        out.push(
+          `${r.participant}: ${c.group} at ${JSON.stringify(c.knobs)} (${c.knobs_reason}); ${sat}${anti}; client: ${c.client.mode}${c.client.mode === 'workers' ? ` x${c.client.workers}` : ''}${ceilingText(c.client)}`,
+        );
         for (const n of c.notes) out.push(`  note: ${n}`);
       }
       out.push('');
@@ -81,18 +100,41 @@ export function renderLoad(rows: DerivedLoad[]): string {
       out.push(`${ds}: open loop (Poisson arrivals, latency from the intended send time): p99 vs offered load`);
       const body: string[][] = [];
       for (const r of opens) {
-        for (const s of r.open_loop!.steps) body.push([r.participant, f(s.offered_qps), f(s.achieved_qps), f(s.p50_ms, 2), f(s.p99_ms, 2), f(s.p999_ms, 2), f(s.send_lag_p99_ms, 2), pct(s.engine_cpu_pct, false), pct(s.client_cpu_pct, s.client_cpu_estimated), s.within_budget ? 'yes' : 'no', s.flags.join(',')]);
+        for (const s of r.open_loop!.steps)
+          body.push([
+            r.participant,
+            f(s.offered_qps),
+            f(s.achieved_qps),
+            f(s.p50_ms, 2),
+            f(s.p99_ms, 2),
+            f(s.p999_ms, 2),
+            f(s.send_lag_p99_ms, 2),
+            pct(s.engine_cpu_pct, false),
+            pct(s.client_cpu_pct, s.client_cpu_estimated),
+            s.within_budget ? 'yes' : 'no',
+            s.flags.join(','),
+          ]);
       }
-      out.push(...table(['participant', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'send lag p99', 'engine CPU', 'client CPU', 'in budget', 'flags'], body));
+      out.push(
+        ...table(
+          ['participant', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'send lag p99', 'engine CPU', 'client CPU', 'in budget', 'flags'],
+          body,
+        ),
+      );
       for (const r of opens) {
         const o = r.open_loop!;
-        out.push(`${r.participant}: highest rate with p99 <= ${o.budget_p99_ms} ms: ${o.max_qps_within_budget === null ? 'none' : `${f(o.max_qps_within_budget)}/s`}; ${o.saturated_at_qps === null ? 'not saturated' : `saturated at ${f(o.saturated_at_qps)}/s offered`} (rates: ${o.rates_from}); client: ${o.client.mode}${o.client.mode === 'workers' ? ` x${o.client.workers}` : ''}${ceilingText(o.client)}`);
+        out.push(
+          `${r.participant}: highest rate with p99 <= ${o.budget_p99_ms} ms: ${o.max_qps_within_budget === null ? 'none' : `${f(o.max_qps_within_budget)}/s`}; ${o.saturated_at_qps === null ? 'not saturated' : `saturated at ${f(o.saturated_at_qps)}/s offered`} (rates: ${o.rates_from}); client: ${o.client.mode}${o.client.mode === 'workers' ? ` x${o.client.workers}` : ''}${ceilingText(o.client)}`,
+        );
         for (const n of o.notes) out.push(`  note: ${n}`);
       }
       out.push('');
     }
     for (const r of dr) {
-      if (r.client_limited_ladder_points > 0) out.push(`${r.participant}: ${r.client_limited_ladder_points} ladder point(s) flagged client-limited: the client, not the engine, may have set their rate`);
+      if (r.client_limited_ladder_points > 0)
+        out.push(
+          `${r.participant}: ${r.client_limited_ladder_points} ladder point(s) flagged client-limited: the client, not the engine, may have set their rate`,
+        );
       for (const p of r.problems) out.push(`${r.participant}: ${p}`);
     }
   }

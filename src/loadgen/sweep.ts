@@ -93,7 +93,14 @@ function recallOf(ds: Dataset, g: AskedGroup, queries: number[], reply: LoadRepl
   const ids = new Int32Array(offsets[ok.length]);
   ok.forEach((i, j) => ids.set(reply.ids.subarray(reply.offsets[i], reply.offsets[i + 1]), offsets[j]));
   const sub: PointReply = { ids, offsets, latenciesMs: new Float64Array(ok.length), wallS: reply.wallS, errors: [] };
-  const s = summarize(scorePoint(ds, g, ok.map((i) => queries[i]), sub));
+  const s = summarize(
+    scorePoint(
+      ds,
+      g,
+      ok.map((i) => queries[i]),
+      sub,
+    ),
+  );
   return { recall: s.recall, invalid: s.unknownIds + s.duplicateIds + s.filterViolations > 0 };
 }
 
@@ -141,7 +148,10 @@ class Measurer {
   }
 
   async init(maxInFlight: number): Promise<void> {
-    const ready = await this.engine.request<'loadgen-ready'>({ type: 'loadgen-init', workers: this.opts.workers ?? defaultWorkers(), maxInFlight }, this.opts.pointTimeoutS);
+    const ready = await this.engine.request<'loadgen-ready'>(
+      { type: 'loadgen-init', workers: this.opts.workers ?? defaultWorkers(), maxInFlight },
+      this.opts.pointTimeoutS,
+    );
     // A server driven through its session (no loadClient) has a client of its own, the host's
     // one thread: its CPU is measured, not estimated from the in-process ceiling.
     this.mode = ready.mode === 'in-process' && this.engine.loadPids().engineTree ? 'host-thread' : ready.mode;
@@ -179,9 +189,13 @@ class Measurer {
       try {
         const figures = await protocolCeilings(protocol, { levels, workers: this.workers, seconds: 1, d: this.ds.d, k: this.g.k, log: () => {} });
         for (const f of figures) this.protocolCeilings.set(f.in_flight, f.rps);
-        this.notes.push(`the ${protocol} null ceiling (${figures[0]?.null_engine ?? 'null engine'}) was measured at in-flight ${levels.join(', ')}: ${figures.map((f) => `${f.in_flight}: ${round(f.rps, 0)}/s`).join(', ')}; load average ${machineState().load_average_1m}`);
+        this.notes.push(
+          `the ${protocol} null ceiling (${figures[0]?.null_engine ?? 'null engine'}) was measured at in-flight ${levels.join(', ')}: ${figures.map((f) => `${f.in_flight}: ${round(f.rps, 0)}/s`).join(', ')}; load average ${machineState().load_average_1m}`,
+        );
       } catch (e) {
-        this.notes.push(`the ${protocol} null ceiling could not be measured (${(e as Error).message.split('\n')[0]}): points are flagged by the client's busy thread only`);
+        this.notes.push(
+          `the ${protocol} null ceiling could not be measured (${(e as Error).message.split('\n')[0]}): points are flagged by the client's busy thread only`,
+        );
       }
     }
     const levels = [...this.protocolCeilings.keys()].sort((a, b) => a - b);
@@ -190,8 +204,20 @@ class Measurer {
   }
 
   clientInfo(ceiling: number | null) {
-    const ceilings = this.protocolCeilings ? [...this.protocolCeilings].sort((a, b) => a[0] - b[0]).map(([in_flight, qps]) => ({ in_flight, qps: round(qps, 0) })) : undefined;
-    return { mode: this.mode, workers: this.workers, client: this.client, concurrent: this.concurrent, machine_cores: availableParallelism(), ceiling_qps: ceiling === null ? null : round(ceiling, 0), protocol: this.protocol ?? undefined, protocol_ceilings: ceilings, rule: CLIENT_LIMIT_RULE };
+    const ceilings = this.protocolCeilings
+      ? [...this.protocolCeilings].sort((a, b) => a[0] - b[0]).map(([in_flight, qps]) => ({ in_flight, qps: round(qps, 0) }))
+      : undefined;
+    return {
+      mode: this.mode,
+      workers: this.workers,
+      client: this.client,
+      concurrent: this.concurrent,
+      machine_cores: availableParallelism(),
+      ceiling_qps: ceiling === null ? null : round(ceiling, 0),
+      protocol: this.protocol ?? undefined,
+      protocol_ceilings: ceilings,
+      rule: CLIENT_LIMIT_RULE,
+    };
   }
 
   /** Runs one host request with the engine's and the client's CPU measured around it. */
@@ -206,7 +232,13 @@ class Measurer {
   }
 
   /** Shared columns of a sweep point and an open-loop step. */
-  async common(queries: number[], m: { reply: LoadReply; engineCores: number | null; clientCores: number | null; clientDemand: number | null }, qps: number, inFlight: number, sendLagP99Ms?: number) {
+  async common(
+    queries: number[],
+    m: { reply: LoadReply; engineCores: number | null; clientCores: number | null; clientDemand: number | null },
+    qps: number,
+    inFlight: number,
+    sendLagP99Ms?: number,
+  ) {
     const { reply } = m;
     const hist = LatencyHistogram.decode(reply.histogram);
     const lat = hist.summary();
@@ -217,7 +249,13 @@ class Measurer {
     const limited = isClientLimited(
       estimated
         ? { mode: 'in-process', qps, ceilingQps: ceiling }
-        : { mode: 'threads', qps, ceilingQps: ceiling, busiestThread: m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / Math.min(this.workers, availableParallelism())), sendLagP99Ms },
+        : {
+            mode: 'threads',
+            qps,
+            ceilingQps: ceiling,
+            busiestThread: m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / Math.min(this.workers, availableParallelism())),
+            sendLagP99Ms,
+          },
     );
     const flags: string[] = [];
     if (limited) flags.push('client-limited');
@@ -248,11 +286,20 @@ class Measurer {
 
   async closedPoint(knobs: Knobs, inFlight: number, requests: number): Promise<SweepPoint> {
     const queries = this.slice(requests);
-    const m = await this.measured({ type: 'loadgen-closed', knobs, k: this.g.k, queries, filters: queries.map((q) => this.g.filters[q]), inFlight, timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+    const m = await this.measured({
+      type: 'loadgen-closed',
+      knobs,
+      k: this.g.k,
+      queries,
+      filters: queries.map((q) => this.g.filters[q]),
+      inFlight,
+      timeoutMs: this.opts.requestTimeoutMs ?? 10_000,
+    });
     const okCount = m.reply.status.reduce((a, s) => a + (s === OK ? 1 : 0), 0);
     const qps = m.reply.wallS > 0 ? okCount / m.reply.wallS : 0;
     const { clientCores, ceiling, ...c } = await this.common(queries, m, qps, inFlight);
-    const capacity = this.mode === 'in-process' ? ceiling : clientCores && clientCores > 0 ? (qps / clientCores) * Math.min(this.workers, availableParallelism()) : null;
+    const capacity =
+      this.mode === 'in-process' ? ceiling : clientCores && clientCores > 0 ? (qps / clientCores) * Math.min(this.workers, availableParallelism()) : null;
     return { in_flight: inFlight, qps: round(qps, 1), ...c, client_capacity_qps: capacity === null ? null : round(capacity, 0) };
   }
 
@@ -260,7 +307,15 @@ class Measurer {
     const n = requestsFor(rate, stepS, 50, 100_000);
     const queries = this.slice(n);
     const intendedMs = poissonSchedule(rate, n, seed);
-    const m = await this.measured({ type: 'loadgen-open', knobs, k: this.g.k, queries, filters: queries.map((q) => this.g.filters[q]), intendedMs, timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+    const m = await this.measured({
+      type: 'loadgen-open',
+      knobs,
+      k: this.g.k,
+      queries,
+      filters: queries.map((q) => this.g.filters[q]),
+      intendedMs,
+      timeoutMs: this.opts.requestTimeoutMs ?? 10_000,
+    });
     const okCount = m.reply.status.reduce((a, s) => a + (s === OK ? 1 : 0), 0);
     const achieved = m.reply.wallS > 0 ? okCount / m.reply.wallS : 0;
     // Only a client thread of its own can fall behind its schedule; in process, a late send
@@ -270,7 +325,13 @@ class Measurer {
     void clientCores;
     void ceiling;
     const within = c.p99_ms !== null && c.p99_ms <= budgetMs && c.errors + c.timeouts === 0 && !c.flags.includes('client-limited');
-    return { offered_qps: round(rate, 1), achieved_qps: round(achieved, 1), ...c, send_lag_p99_ms: round(percentileOf(m.reply.sendLagMs, 99)), within_budget: within };
+    return {
+      offered_qps: round(rate, 1),
+      achieved_qps: round(achieved, 1),
+      ...c,
+      send_lag_p99_ms: round(percentileOf(m.reply.sendLagMs, 99)),
+      within_budget: within,
+    };
   }
 }
 
@@ -286,12 +347,21 @@ export function saturationOf(points: { in_flight: number; qps: number }[]): { in
 export function antiScalingOf(points: { in_flight: number; qps: number }[]) {
   const s = [...points].sort((a, b) => a.in_flight - b.in_flight);
   const out: { from_in_flight: number; to_in_flight: number; qps_from: number; qps_to: number }[] = [];
-  for (let i = 1; i < s.length; i++) if (s[i].qps < 0.9 * s[i - 1].qps) out.push({ from_in_flight: s[i - 1].in_flight, to_in_flight: s[i].in_flight, qps_from: s[i - 1].qps, qps_to: s[i].qps });
+  for (let i = 1; i < s.length; i++)
+    if (s[i].qps < 0.9 * s[i - 1].qps) out.push({ from_in_flight: s[i - 1].in_flight, to_in_flight: s[i].in_flight, qps_from: s[i - 1].qps, qps_to: s[i].qps });
   return out;
 }
 
 /** Measures the sweep and / or the open loop for one participant and stores them in result.extra. */
-export async function measureLoad(engine: LoadEngine, p: LoadedParticipant, ds: Dataset, groups: AskedGroup[], result: ResultFile, opts: LoadOptions, save: () => void): Promise<void> {
+export async function measureLoad(
+  engine: LoadEngine,
+  p: LoadedParticipant,
+  ds: Dataset,
+  groups: AskedGroup[],
+  result: ResultFile,
+  opts: LoadOptions,
+  save: () => void,
+): Promise<void> {
   const wantSweep = opts.concurrency !== undefined && opts.concurrency.length > 0 && result.extra.concurrency === undefined;
   const wantOpen = opts.openLoop !== undefined && result.extra.open_loop === undefined;
   if (!wantSweep && !wantOpen) return;

@@ -56,16 +56,7 @@ export interface CurvePoint {
   high?: number;
 }
 
-export type CellStatus =
-  | 'calibrated'
-  | 'point'
-  | 'interpolated'
-  | 'above'
-  | 'not_reached'
-  | 'bracket_too_wide'
-  | 'none'
-  | 'not_asked'
-  | 'unsupported';
+export type CellStatus = 'calibrated' | 'point' | 'interpolated' | 'above' | 'not_reached' | 'bracket_too_wide' | 'none' | 'not_asked' | 'unsupported';
 
 export interface Cell {
   status: CellStatus;
@@ -86,13 +77,7 @@ const RECALL_EPS = 1e-12;
 export const CALIBRATION_TOLERANCE = 0.005;
 
 function isUsable(p: CurvePoint): boolean {
-  return (
-    Number.isFinite(p.recall) &&
-    p.recall >= 0 &&
-    p.recall <= 1 &&
-    Number.isFinite(p.value) &&
-    p.value > 0
-  );
+  return Number.isFinite(p.recall) && p.recall >= 0 && p.recall <= 1 && Number.isFinite(p.value) && p.value > 0;
 }
 
 /** a is strictly better than b in the given direction */
@@ -128,7 +113,7 @@ export function adjacentKnobs(a: Knobs, b: Knobs): boolean {
   if (keysA.length !== keysB.length) return false;
   let differing = 0;
   for (const key of keysA) {
-    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
+    if (!Object.hasOwn(b, key)) return false;
     const va = a[key];
     const vb = b[key];
     if (va === vb) continue;
@@ -166,13 +151,19 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
 
   // A point calibrated for this target: the best value at its recall or better.
   const calibrated = usable
-    .filter((p) => p.calibratedFor !== undefined && Math.abs(p.calibratedFor - target) <= RECALL_EPS && Math.abs(p.recall - target) <= CALIBRATION_TOLERANCE + RECALL_EPS)
+    .filter(
+      (p) =>
+        p.calibratedFor !== undefined && Math.abs(p.calibratedFor - target) <= RECALL_EPS && Math.abs(p.recall - target) <= CALIBRATION_TOLERANCE + RECALL_EPS,
+    )
     .sort((a, b) => b.recall - a.recall)[0];
   if (calibrated) {
     // The best value at its recall or better; a neighbour counts as better only when its
     // interval lies wholly beyond the calibrated point's (noise does not move the reading).
     const reading = frontier.find((p) => p.recall >= calibrated.recall - RECALL_EPS);
-    const beats = reading !== undefined && reading !== calibrated && hasInterval(reading) && hasInterval(calibrated) ? betterThan(better === 'higher' ? reading.low! : reading.high!, better === 'higher' ? calibrated.high! : calibrated.low!, better) : reading !== undefined && reading !== calibrated;
+    const beats =
+      reading !== undefined && reading !== calibrated && hasInterval(reading) && hasInterval(calibrated)
+        ? betterThan(better === 'higher' ? reading.low! : reading.high!, better === 'higher' ? calibrated.high! : calibrated.low!, better)
+        : reading !== undefined && reading !== calibrated;
     return atPoint('calibrated', beats ? reading! : calibrated, maxRecall);
   }
 

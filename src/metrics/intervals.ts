@@ -38,7 +38,14 @@ const interval = (c: { low: number; high: number }): Interval => [c.low, c.high]
 /** One pass's latency figures from its per-query latencies (ms). */
 export function passLatency(latenciesMs: ArrayLike<number>): Record<LatencyKey, number> & { max: number } {
   const sorted = Float64Array.from(latenciesMs).sort();
-  return { mean: mean(sorted), p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), p999: percentile(sorted, 99.9), max: sorted[sorted.length - 1] };
+  return {
+    mean: mean(sorted),
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    p999: percentile(sorted, 99.9),
+    max: sorted[sorted.length - 1],
+  };
 }
 
 /** Estimates and intervals over a warm point's passes; maxLatencyMs is the worst query seen. */
@@ -51,7 +58,14 @@ export function summarizePasses(p: PassFigures, maxLatencyMs: number): PassSumma
   const ci = (xs: number[]) => interval(bootstrapCI(xs, mean, { resamples: RESAMPLES }));
   return {
     qps: mean(qps),
-    latency_ms: { mean: mean(latency.mean), p50: mean(latency.p50), p95: mean(latency.p95), p99: mean(latency.p99), p999: mean(latency.p999), max: maxLatencyMs },
+    latency_ms: {
+      mean: mean(latency.mean),
+      p50: mean(latency.p50),
+      p95: mean(latency.p95),
+      p99: mean(latency.p99),
+      p999: mean(latency.p999),
+      max: maxLatencyMs,
+    },
     ci: { qps: ci(qps), latency_ms: Object.fromEntries(LATENCY_KEYS.map((k) => [k, ci(latency[k])])) as Record<LatencyKey, Interval> },
     trimmed: p.qps.length - qps.length,
   };

@@ -39,7 +39,9 @@ export function ndcgAt(rankedRels: ArrayLike<number>, judgedRels: ArrayLike<numb
     const gain = rankedRels[i];
     if (gain > 0) dcg += gain / Math.log2(i + 2);
   }
-  const ideal = Array.from(judgedRels).filter((r) => r > 0).sort((a, b) => b - a);
+  const ideal = Array.from(judgedRels)
+    .filter((r) => r > 0)
+    .sort((a, b) => b - a);
   let idcg = 0;
   for (let i = 0; i < Math.min(cutoff, ideal.length); i++) idcg += ideal[i] / Math.log2(i + 2);
   return idcg > 0 ? dcg / idcg : dcg;
@@ -147,5 +149,9 @@ export function meanWithCI(perQuery: readonly number[], resamples = 1000): Inter
  * resamples queries, so both arms are always compared on the same queries. */
 export function pairedLift(a: readonly number[], b: readonly number[], resamples = 1000): Interval {
   if (a.length !== b.length) throw new RangeError(`pairedLift: ${a.length} against ${b.length} queries; both arms must score the same queries`);
-  return bootstrapCI(a.map((x, i) => x - b[i]), mean, { resamples });
+  return bootstrapCI(
+    a.map((x, i) => x - b[i]),
+    mean,
+    { resamples },
+  );
 }

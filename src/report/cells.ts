@@ -156,7 +156,22 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
   const builds = [...new Set(g.points.filter((p) => p.view === view).map((p) => p.build ?? 0))].sort((a, b) => a - b);
   const better = BETTER[view];
   for (const target of TARGETS) {
-    const base = { dataset: r.dataset.name, participant: r.participant, origin: r.origin, group: g.key, filter: g.filter, k: g.k, target, view, search, lead: null, lead_ci: null, tie: false, driven, excluded };
+    const base = {
+      dataset: r.dataset.name,
+      participant: r.participant,
+      origin: r.origin,
+      group: g.key,
+      filter: g.filter,
+      k: g.k,
+      target,
+      view,
+      search,
+      lead: null,
+      lead_ci: null,
+      tie: false,
+      driven,
+      excluded,
+    };
     if (g.status === 'not_asked' || g.status === 'unsupported') {
       out.push({ ...base, status: g.status, value: null, ci_low: null, ci_high: null, max_recall: null, read_recall: [], reason: g.reason });
       continue;
@@ -170,7 +185,12 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       ci_high: cell.high,
       max_recall: cell.maxRecall,
       read_recall: cell.from?.map((p) => p.recall) ?? [],
-      reason: g.status === 'failed' ? g.reason : Object.keys(excluded).length > 0 && cell.status === 'none' ? `${ALL_FLAGGED} (${Object.keys(excluded).join(', ')})` : undefined,
+      reason:
+        g.status === 'failed'
+          ? g.reason
+          : Object.keys(excluded).length > 0 && cell.status === 'none'
+            ? `${ALL_FLAGGED} (${Object.keys(excluded).join(', ')})`
+            : undefined,
       // Calibration searches the ANN knob: it has no account of an exact scan.
       why: search === 'ann' ? whyOf(g, target, cell) : undefined,
     };
@@ -204,7 +224,10 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
     // not asked or unsupported says so in both views.
     const measuredViews = views.filter((v) => v === 'throughput' || r.groups.some((g) => g.points.some((p) => p.view === v)));
     for (const g of r.groups) {
-      const curveOf: CurveOf = (view, search, build) => viewPoints(g, view, build).filter((p) => isExact(p) === (search === EXACT)).map((p) => curvePoint(p, view));
+      const curveOf: CurveOf = (view, search, build) =>
+        viewPoints(g, view, build)
+          .filter((p) => isExact(p) === (search === EXACT))
+          .map((p) => curvePoint(p, view));
       for (const view of measuredViews) {
         const inView = g.points.filter((p) => p.view === view);
         cells.push(...readGroup(r, g, view, 'ann', curveOf));
@@ -243,7 +266,10 @@ const intervalOf = (c: DerivedCell) => ({ low: c.ci_low ?? c.value!, high: c.ci_
 
 /** Sets lead, lead_ci and tie on the cells of one row. */
 export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'higher'): void {
-  const l = leads(row.map((c) => c.value), better);
+  const l = leads(
+    row.map((c) => c.value),
+    better,
+  );
   row.forEach((c, i) => (c.lead = l[i]));
   const valued = row.filter((c) => c.lead !== null);
   const best = valued.find((c) => c.lead === 1);

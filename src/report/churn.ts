@@ -56,8 +56,21 @@ function lastStep(runbooks: RunbookResult[], pick: (s: StepResult) => boolean): 
 }
 
 /** The delete-cycle figures of the last runbook that deleted rows. */
-function cycle(runbooks: RunbookResult[]): Pick<ChurnRow, 'recall_after_cycle' | 'recall_after_compaction' | 'compaction_s' | 'disk_before_bytes' | 'disk_after_bytes' | 'dir_before_bytes' | 'dir_after_bytes'> {
-  const out = { recall_after_cycle: null, recall_after_compaction: null, compaction_s: null, disk_before_bytes: null, disk_after_bytes: null, dir_before_bytes: null, dir_after_bytes: null } as ReturnType<typeof cycle>;
+function cycle(
+  runbooks: RunbookResult[],
+): Pick<
+  ChurnRow,
+  'recall_after_cycle' | 'recall_after_compaction' | 'compaction_s' | 'disk_before_bytes' | 'disk_after_bytes' | 'dir_before_bytes' | 'dir_after_bytes'
+> {
+  const out = {
+    recall_after_cycle: null,
+    recall_after_compaction: null,
+    compaction_s: null,
+    disk_before_bytes: null,
+    disk_after_bytes: null,
+    dir_before_bytes: null,
+    dir_after_bytes: null,
+  } as ReturnType<typeof cycle>;
   const rb = [...runbooks].reverse().find((r) => r.steps.some((s) => s.op === 'delete' && s.status === 'done'));
   if (!rb) return out;
   const steps = rb.steps;
@@ -74,7 +87,10 @@ function cycle(runbooks: RunbookResult[]): Pick<ChurnRow, 'recall_after_cycle' |
     out.compaction_s = after[waitIdx].wait?.duration_s ?? null;
     out.recall_after_compaction = after.slice(waitIdx + 1).find((s) => s.op === 'search' && s.status === 'done')?.search?.recall ?? null;
   }
-  const diskBefore = steps.slice(0, firstWrite).filter((s) => s.op === 'disk' && s.status === 'done').at(-1)?.disk;
+  const diskBefore = steps
+    .slice(0, firstWrite)
+    .filter((s) => s.op === 'disk' && s.status === 'done')
+    .at(-1)?.disk;
   const diskAfter = after.filter((s) => s.op === 'disk' && s.status === 'done').at(-1)?.disk;
   out.disk_before_bytes = diskBefore?.bytes ?? null;
   out.disk_after_bytes = diskAfter?.bytes ?? null;
@@ -93,7 +109,11 @@ export function deriveChurn(results: ResultFile[]): ChurnRow[] {
     const measured = all.filter((x) => x.status === 'measured' || x.status === 'incomplete' || (x.status === 'failed' && x.steps.length > 0));
     const unsupported = all.filter((x) => x.status === 'unsupported');
     const failed = all.filter((x) => x.status === 'failed');
-    const status: ChurnRow['status'] = all.some((x) => x.status === 'measured' || (x.status === 'incomplete' && x.steps.length > 0)) ? 'measured' : unsupported.length > 0 && failed.length === 0 ? 'unsupported' : 'failed';
+    const status: ChurnRow['status'] = all.some((x) => x.status === 'measured' || (x.status === 'incomplete' && x.steps.length > 0))
+      ? 'measured'
+      : unsupported.length > 0 && failed.length === 0
+        ? 'unsupported'
+        : 'failed';
     const reasons = [...unsupported.slice(0, 1), ...failed].map((x) => `${x.runbook}: ${x.reason ?? x.status}`);
     const fresh = lastStep(measured, (s) => s.op === 'freshness')?.freshness ?? null;
     const mixed = lastStep(measured, (s) => s.op === 'mixed')?.mixed ?? null;
@@ -103,7 +123,7 @@ export function deriveChurn(results: ResultFile[]): ChurnRow[] {
       participant: r.participant,
       engine_version: engineVersion,
       status,
-      reason: status === 'unsupported' ? unsupported[0].reason ?? 'unsupported' : reasons.length > 0 ? reasons.join('; ') : null,
+      reason: status === 'unsupported' ? (unsupported[0].reason ?? 'unsupported') : reasons.length > 0 ? reasons.join('; ') : null,
       runbooks: measured.filter((x) => x.status === 'measured').map((x) => x.runbook),
       freshness_p50_ms: fresh?.visible_ms?.p50 ?? null,
       freshness_p95_ms: fresh?.visible_ms?.p95 ?? null,
@@ -164,10 +184,28 @@ export function renderChurn(rows: ChurnRow[], results: ResultFile[] = []): strin
   for (const dataset of [...new Set(rows.map((r) => r.dataset))]) {
     const rs = rows.filter((r) => r.dataset === dataset);
     const ok = rs.filter((r) => r.status !== 'unsupported');
-    parts.push(`${dataset}: live churn (freshness = write ack to visible in the top 10; min recall = lowest window under writes; leaks = deleted ids returned)`);
+    parts.push(
+      `${dataset}: live churn (freshness = write ack to visible in the top 10; min recall = lowest window under writes; leaks = deleted ids returned)`,
+    );
     parts.push(
       table(
-        ['participant', 'fresh p50 ms', 'p95', 'max', 'never vis.', 'writes/s (target)', 'read QPS', 'min recall', 'mean', 'leaks', 'recall after cycle', 'after compact', 'compaction s', 'engine bytes before -> after', 'data dir before -> after'],
+        [
+          'participant',
+          'fresh p50 ms',
+          'p95',
+          'max',
+          'never vis.',
+          'writes/s (target)',
+          'read QPS',
+          'min recall',
+          'mean',
+          'leaks',
+          'recall after cycle',
+          'after compact',
+          'compaction s',
+          'engine bytes before -> after',
+          'data dir before -> after',
+        ],
         ok.map((r) => [
           r.participant,
           ms(r.freshness_p50_ms),

@@ -70,7 +70,8 @@ interface Comparison {
 
 export const DEFAULT_WORST = 5;
 
-const keyOf = (c: Pick<DerivedCell, 'dataset' | 'participant' | 'search' | 'group' | 'target' | 'view'>) => [c.dataset, columnName(c), c.group, c.target, c.view].join('\u0000');
+const keyOf = (c: Pick<DerivedCell, 'dataset' | 'participant' | 'search' | 'group' | 'target' | 'view'>) =>
+  [c.dataset, columnName(c), c.group, c.target, c.view].join('\u0000');
 
 function sideOf(c: DerivedCell): CellSide {
   const hw = halfWidth(c);
@@ -111,7 +112,19 @@ function pairOf(a: DerivedCell | undefined, b: DerivedCell | undefined): CellPai
     ratio_ci = [ib.low / ia.high, ib.high / ia.low];
     overlap = intervalsOverlap(ia, ib);
   }
-  return { dataset: id.dataset, participant: columnName(id), group: id.group, target: id.target, view: id.view, a: sa, b: sb, ratio, ratio_ci, overlap, change: changeOf(sa, sb, overlap) };
+  return {
+    dataset: id.dataset,
+    participant: columnName(id),
+    group: id.group,
+    target: id.target,
+    view: id.view,
+    a: sa,
+    b: sb,
+    ratio,
+    ratio_ci,
+    overlap,
+    change: changeOf(sa, sb, overlap),
+  };
 }
 
 function median(xs: number[]): number | null {
@@ -125,7 +138,14 @@ function median(xs: number[]): number | null {
 function pairOrder(x: CellPair, y: CellPair): number {
   const gx = groupOrder(x.group);
   const gy = groupOrder(y.group);
-  return x.dataset.localeCompare(y.dataset) || gx[0] - gy[0] || gx[1] - gy[1] || x.group.localeCompare(y.group) || x.target - y.target || x.participant.localeCompare(y.participant);
+  return (
+    x.dataset.localeCompare(y.dataset) ||
+    gx[0] - gy[0] ||
+    gx[1] - gy[1] ||
+    x.group.localeCompare(y.group) ||
+    x.target - y.target ||
+    x.participant.localeCompare(y.participant)
+  );
 }
 
 export function compareCells(a: DerivedCell[], b: DerivedCell[], opts: { worst?: number } = {}): Comparison {
@@ -136,7 +156,9 @@ export function compareCells(a: DerivedCell[], b: DerivedCell[], opts: { worst?:
   const keys = [...new Set([...inA.keys(), ...inB.keys()])];
   const pairs = keys.map((k) => pairOf(inA.get(k), inB.get(k))).sort(pairOrder);
 
-  const counts = Object.fromEntries((['same', 'better', 'worse', 'lost', 'gained', 'status', 'no_value', 'only_a', 'only_b'] as const).map((c) => [c, 0])) as Record<CellChange, number>;
+  const counts = Object.fromEntries(
+    (['same', 'better', 'worse', 'lost', 'gained', 'status', 'no_value', 'only_a', 'only_b'] as const).map((c) => [c, 0]),
+  ) as Record<CellChange, number>;
   for (const p of pairs) counts[p.change]++;
   const read = pairs.filter((p) => p.ratio !== null);
   const overlap = read.filter((p) => p.overlap).length;
@@ -200,7 +222,11 @@ function ratioText(p: CellPair): string {
 
 function table(rows: string[][], rightAligned: number[]): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((x, i) => (rightAligned.includes(i) ? x.padStart(widths[i]) : x.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((x, i) => (rightAligned.includes(i) ? x.padStart(widths[i]) : x.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
 }
 
@@ -227,7 +253,9 @@ export function renderCompare(cmp: Comparison, opts: RenderOptions): string {
       if (mine.every((p) => p.change === 'only_a')) onlyIn.set(name, 'A');
       else if (mine.every((p) => p.change === 'only_b')) onlyIn.set(name, 'B');
     }
-    const rows = dp.filter((p) => isShown(p) && !onlyIn.has(p.participant)).map((p) => [p.group, p.target.toFixed(2), p.participant, sideText(p.a), sideText(p.b), ratioText(p), verdictText(p)]);
+    const rows = dp
+      .filter((p) => isShown(p) && !onlyIn.has(p.participant))
+      .map((p) => [p.group, p.target.toFixed(2), p.participant, sideText(p.a), sideText(p.b), ratioText(p), verdictText(p)]);
     if (rows.length > 0) out.push(...table([['group', 'recall', 'participant', 'A', 'B', 'B/A', 'verdict'], ...rows], [3, 4, 5]));
     else out.push('(no cell read in either directory)');
     for (const [name, side] of onlyIn) out.push(`${name}: only in ${side}`);
@@ -236,13 +264,25 @@ export function renderCompare(cmp: Comparison, opts: RenderOptions): string {
   const s = cmp.summary;
   const share = s.overlap_share === null ? '-' : fmtPct(s.overlap_share);
   const hw = (x: number | null) => (x === null ? '-' : fmtPct(x));
-  out.push(`${s.both_read} cells both read; ${s.overlap} (${share}) intervals overlap; median CI half-width A ${hw(s.median_half_width.a)}, B ${hw(s.median_half_width.b)}`);
+  out.push(
+    `${s.both_read} cells both read; ${s.overlap} (${share}) intervals overlap; median CI half-width A ${hw(s.median_half_width.a)}, B ${hw(s.median_half_width.b)}`,
+  );
   if (s.without_interval > 0) out.push(`${s.without_interval} of them lack an interval on a side: their verdict compares a bare value`);
   const c = s.counts;
-  out.push(`better ${c.better}, worse ${c.worse}; value only in A ${c.lost}, only in B ${c.gained}; status changed ${c.status}; cells only in A ${c.only_a}, only in B ${c.only_b}`);
+  out.push(
+    `better ${c.better}, worse ${c.worse}; value only in A ${c.lost}, only in B ${c.gained}; status changed ${c.status}; cells only in A ${c.only_a}, only in B ${c.only_b}`,
+  );
   if (s.worst.length > 0) {
     out.push('', `largest changes (|log B/A|), ${s.worst.length}:`);
-    out.push(...table([['dataset', 'group', 'recall', 'participant', 'B/A', 'verdict'], ...s.worst.map((p) => [p.dataset, p.group, p.target.toFixed(2), p.participant, ratioText(p), verdictText(p)])], [4]));
+    out.push(
+      ...table(
+        [
+          ['dataset', 'group', 'recall', 'participant', 'B/A', 'verdict'],
+          ...s.worst.map((p) => [p.dataset, p.group, p.target.toFixed(2), p.participant, ratioText(p), verdictText(p)]),
+        ],
+        [4],
+      ),
+    );
   }
   return `${out.join('\n')}\n`;
 }
@@ -253,7 +293,11 @@ export function renderCompare(cmp: Comparison, opts: RenderOptions): string {
  * says so beside them. Null when a side has no probes. */
 export function hostSpeedNote(aMs: number[], bMs: number[]): string | null {
   if (aMs.length === 0 || bMs.length === 0) return null;
-  const med = (xs: number[]) => quantileSorted([...xs].sort((x, y) => x - y), 0.5);
+  const med = (xs: number[]) =>
+    quantileSorted(
+      [...xs].sort((x, y) => x - y),
+      0.5,
+    );
   const ma = med(aMs);
   const mb = med(bMs);
   // Resample both sides: A's median from A's bootstrap, B's paired by resample index.

@@ -63,7 +63,11 @@ export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
       probe_answered: res?.probe?.answered ?? null,
       probe_recall: res?.probe?.recall ?? null,
       probe_latency_ms_p50: res?.probe?.latency_ms_p50 ?? null,
-      unmeasured: res ? { ...res.unmeasured } : r.origin === 'measured' ? { resources: 'measured before resources were recorded' } : { resources: 'imported result' },
+      unmeasured: res
+        ? { ...res.unmeasured }
+        : r.origin === 'measured'
+          ? { resources: 'measured before resources were recorded' }
+          : { resources: 'imported result' },
     };
   });
   return rows.sort((a, b) => a.dataset.localeCompare(b.dataset) || a.participant.localeCompare(b.participant));
@@ -97,7 +101,21 @@ export function renderGeneral(rows: GeneralRow[]): string {
   const out: string[] = [];
   for (const ds of [...new Set(rows.map((r) => r.dataset))]) {
     const dr = rows.filter((r) => r.dataset === ds);
-    const header = ['participant', 'proc', 'ingest', 'index', 'probe', 'disk', 'disk stopped', 'engine says', 'build peak (anon/file)', 'serving anon', 'serving file', 'cold accept', 'cold 1st query'];
+    const header = [
+      'participant',
+      'proc',
+      'ingest',
+      'index',
+      'probe',
+      'disk',
+      'disk stopped',
+      'engine says',
+      'build peak (anon/file)',
+      'serving anon',
+      'serving file',
+      'cold accept',
+      'cold 1st query',
+    ];
     const table = dr.map((r) => [
       r.participant,
       r.measured_process ?? '-',
@@ -115,7 +133,9 @@ export function renderGeneral(rows: GeneralRow[]): string {
     ]);
     const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
     const line = (t: string[]) => t.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
-    out.push(`${ds}: load, size, memory (PSS of the measured process tree: server, or host = in-process engine + harness) and cold start; probe = recall @ p50 latency of 20 queries between ingest and index build`);
+    out.push(
+      `${ds}: load, size, memory (PSS of the measured process tree: server, or host = in-process engine + harness) and cold start; probe = recall @ p50 latency of 20 queries between ingest and index build`,
+    );
     out.push(line(header));
     out.push(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const t of table) out.push(line(t));

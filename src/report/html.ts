@@ -55,7 +55,10 @@ export function esc(v: unknown): string {
 
 /** JSON safe inside <script type="application/json">: no "</script", no "<!--". */
 export function jsonForScript(v: unknown): string {
-  return JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 // ---------- formatting ----------
@@ -148,7 +151,14 @@ function buildsTitle(c: DerivedCell): string[] {
 
 /** One table cell from a derived cell; the exact numbers ride along in data attributes.
  * groupFailed: the group's run failed (its reason is then a failure, not the flags). */
-function cellHtml(c: DerivedCell | undefined, participant: string, group: string, target: number, groupFailed = false, search: DerivedCell['search'] = 'ann'): string {
+function cellHtml(
+  c: DerivedCell | undefined,
+  participant: string,
+  group: string,
+  target: number,
+  groupFailed = false,
+  search: DerivedCell['search'] = 'ann',
+): string {
   const key = `data-participant="${esc(participant)}" data-group="${esc(group)}" data-target="${target}"`;
   if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
@@ -163,7 +173,9 @@ function cellHtml(c: DerivedCell | undefined, participant: string, group: string
   if (excluded) lines.push(`left off the frontier: ${excluded}`);
   const title = esc(lines.join('\n'));
   // The count of flagged points, with its own title so hovering the mark explains it.
-  const exclMark = excluded ? `<span class="excl" title="${esc(`points left off the frontier: ${excluded}`)}">⚑${Object.values(c.excluded).reduce((a, b) => a + b, 0)}</span>` : '';
+  const exclMark = excluded
+    ? `<span class="excl" title="${esc(`points left off the frontier: ${excluded}`)}">⚑${Object.values(c.excluded).reduce((a, b) => a + b, 0)}</span>`
+    : '';
   switch (c.status) {
     case 'calibrated':
     case 'point':
@@ -237,7 +249,14 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
     const dc = cells.filter((c) => c.dataset === ds && c.view === 'throughput');
     const byKey = new Map(dc.map((c) => [`${c.participant}\u0000${c.search}\u0000${c.group}\u0000${c.target}`, c]));
     // A column per participant, and one after it for its exact-search points where it has some.
-    const columns = parts.flatMap((p) => (dc.some((c) => c.participant === p.name && c.search === EXACT) ? [{ ...p, search: 'ann' as const }, { ...p, search: EXACT }] : [{ ...p, search: 'ann' as const }]));
+    const columns = parts.flatMap((p) =>
+      dc.some((c) => c.participant === p.name && c.search === EXACT)
+        ? [
+            { ...p, search: 'ann' as const },
+            { ...p, search: EXACT },
+          ]
+        : [{ ...p, search: 'ann' as const }],
+    );
     const groups = sortGroups(dc.map((c) => c.group));
     const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
@@ -248,7 +267,9 @@ function tablesSection(results: ResultFile[], cells: DerivedCell[], datasets: st
     for (const p of columns) {
       const r = results.find((x) => x.dataset.name === ds && x.participant === p.name)!;
       const exact = p.search === EXACT ? '<span class="badge exact" title="its exact-search points: a scan, not the index">exact</span>' : '';
-      out.push(`<th scope="col"${p.search === EXACT ? ` data-search="${EXACT}"` : ''}>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}${exact}<span class="driven">${esc(throughputDriven(r))}</span></th>`);
+      out.push(
+        `<th scope="col"${p.search === EXACT ? ` data-search="${EXACT}"` : ''}>${esc(p.name)}${p.origin === 'imported' ? '<span class="badge imported">imported</span>' : ''}${exact}<span class="driven">${esc(throughputDriven(r))}</span></th>`,
+      );
     }
     out.push(`</tr></thead><tbody>`);
     for (const g of groups) {
@@ -293,8 +314,20 @@ function flatten(v: unknown, path: string, into: Flat, depth = 0): void {
   into.leaves.set(path, isRecord(v) ? JSON.stringify(v) : v);
 }
 
-
-const X_KEYS = ['concurrency', 'clients', 'in_flight', 'inflight', 'threads', 'target_rate', 'rate', 'arrival_rate', 'target_qps', 'offered_qps', 'writes_per_s', 'k'];
+const X_KEYS = [
+  'concurrency',
+  'clients',
+  'in_flight',
+  'inflight',
+  'threads',
+  'target_rate',
+  'rate',
+  'arrival_rate',
+  'target_qps',
+  'offered_qps',
+  'writes_per_s',
+  'k',
+];
 
 const KNOWN_SECTIONS: [string, string][] = [
   ['resources', 'Memory (anon / file, build / serving), disk and cold start'],
@@ -322,7 +355,10 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
     row('ingest + index', (r) => (r.load ? esc(fmtSecondsShort(r.load.ingest_s + r.load.index_s)) : nm));
     row('disk size', (r) => (r.load && r.load.disk_bytes !== null ? esc(fmtBytes(r.load.disk_bytes)) : nm));
     row('first query of a group, median', (r) => {
-      const xs = r.groups.map((g) => g.first_query_ms).filter((x): x is number => typeof x === 'number').sort((a, b) => a - b);
+      const xs = r.groups
+        .map((g) => g.first_query_ms)
+        .filter((x): x is number => typeof x === 'number')
+        .sort((a, b) => a - b);
       return xs.length ? esc(`${fmtNum(xs[Math.floor(xs.length / 2)])} ms`) : nm;
     });
     row('groups measured', (r) => esc(`${r.groups.filter((g) => g.status === 'measured').length} of ${r.groups.length}`));
@@ -332,7 +368,13 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
 
     const present = new Set(rs.flatMap((r) => Object.keys(r.extra ?? {})).filter((k) => !NOT_GENERAL.has(k)));
     if (rs.some((r) => resourcesOf(r) !== null)) present.add('resources');
-    const sections: [string, string][] = [...KNOWN_SECTIONS, ...[...present].filter((k) => !KNOWN_SECTIONS.some(([s]) => s === k)).sort().map((k): [string, string] => [k, k])];
+    const sections: [string, string][] = [
+      ...KNOWN_SECTIONS,
+      ...[...present]
+        .filter((k) => !KNOWN_SECTIONS.some(([s]) => s === k))
+        .sort()
+        .map((k): [string, string] => [k, k]),
+    ];
     const absent: string[] = [];
     for (const [key, label] of sections) {
       if (!present.has(key)) {
@@ -347,7 +389,12 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
       out.push(`<h3>${esc(label)}</h3>`);
       // The resources (docs/method.md §6) in a section of their own: labelled tables, a row per participant.
       if (key === 'resources' && rs.some((r) => resourcesOf(r) !== null)) {
-        out.push(resourcesTables(parts.map((p, i) => ({ participant: p.name, origin: p.origin, resources: resourcesOf(rs[i]) })), { bytes: fmtBytes, seconds: fmtSecondsShort, number: fmtNum }));
+        out.push(
+          resourcesTables(
+            parts.map((p, i) => ({ participant: p.name, origin: p.origin, resources: resourcesOf(rs[i]) })),
+            { bytes: fmtBytes, seconds: fmtSecondsShort, number: fmtNum },
+          ),
+        );
       }
       // Sections of other shapes (and resources kept under extra by older results) are shown as
       // stored, a row per field.
@@ -375,7 +422,10 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
         const xKey = X_KEYS.find((x) => cols.includes(x) && rowsOf.flat().every((r) => typeof r[x] === 'number'));
         if (xKey) {
           const yKeys = cols.filter((c) => c !== xKey && rowsOf.flat().some((r) => typeof r[c] === 'number')).slice(0, 6);
-          const xs = rowsOf.flat().map((r) => r[xKey] as number).filter((x) => x > 0);
+          const xs = rowsOf
+            .flat()
+            .map((r) => r[xKey] as number)
+            .filter((x) => x > 0);
           const logX = xs.length > 0 && Math.max(...xs) / Math.min(...xs) >= 16;
           out.push(`<div class="chart-grid">`);
           for (const y of yKeys) {
@@ -391,14 +441,22 @@ function generalSection(results: ResultFile[], datasets: string[], curves: Extra
                 origin: p.origin,
                 points: rowsOf[i]
                   .filter((r) => typeof r[y] === 'number' && Number.isFinite(r[y]))
-                  .map((r) => ({ x: r[xKey] as number, y: r[y] as number, ...(Array.isArray(r.flags) && r.flags.includes('client-limited') ? { flagged: true } : {}) })),
+                  .map((r) => ({
+                    x: r[xKey] as number,
+                    y: r[y] as number,
+                    ...(Array.isArray(r.flags) && r.flags.includes('client-limited') ? { flagged: true } : {}),
+                  })),
               })),
             });
-            out.push(`<figure class="chart-card"><figcaption>${esc(`${path ? `${path}: ` : ''}${y} by ${xKey}`)}</figcaption><div class="extra-chart" data-extra-chart="${id}"></div></figure>`);
+            out.push(
+              `<figure class="chart-card"><figcaption>${esc(`${path ? `${path}: ` : ''}${y} by ${xKey}`)}</figcaption><div class="extra-chart" data-extra-chart="${id}"></div></figure>`,
+            );
           }
           out.push(`</div>`);
         }
-        out.push(`<details><summary>${esc(path || key)}: the stored rows</summary><div class="scroll"><table><thead><tr><th>participant</th>${cols.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>`);
+        out.push(
+          `<details><summary>${esc(path || key)}: the stored rows</summary><div class="scroll"><table><thead><tr><th>participant</th>${cols.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>`,
+        );
         parts.forEach((p, i) => {
           if (rowsOf[i].length === 0) out.push(`<tr><td>${esc(p.name)}</td><td colspan="${Math.max(1, cols.length)}">${nm}</td></tr>`);
           for (const r of rowsOf[i]) out.push(`<tr><td>${esc(p.name)}</td>${cols.map((c) => `<td>${c in r ? fmtLeaf(c, r[c]) : nm}</td>`).join('')}</tr>`);
@@ -478,7 +536,12 @@ function participantsSection(results: ResultFile[], datasets: string[], particip
       if (r.settings.notes) fact('notes', esc(r.settings.notes));
       if (r.settings.batch_size !== undefined) fact('batch size', esc(r.settings.batch_size));
       fact('hardware', esc(hardwareText(r.hardware)));
-      fact('run', esc(`vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, query seed ${r.run.query_seed}, ${r.run.protocol ?? 'warm'} protocol${(r.run.builds ?? 1) > 1 ? `, ${r.run.builds} index builds` : ''}`));
+      fact(
+        'run',
+        esc(
+          `vecbench ${r.run.vecbench_version}, started ${r.run.started}, updated ${r.run.updated}, ${r.run.complete ? 'complete' : 'INCOMPLETE'}, query seed ${r.run.query_seed}, ${r.run.protocol ?? 'warm'} protocol${(r.run.builds ?? 1) > 1 ? `, ${r.run.builds} index builds` : ''}`,
+        ),
+      );
       const latencyDriven = drivenOf(r, 'latency');
       fact('driven', esc(`throughput view: ${throughputDriven(r)}${latencyDriven ? `; latency view: ${latencyDriven}` : ''}`));
       if (r.run.timing) fact('passes per point', esc(`${r.run.timing.min_passes} to ${r.run.timing.max_passes}, at least ${r.run.timing.min_seconds} s`));
@@ -486,19 +549,26 @@ function participantsSection(results: ResultFile[], datasets: string[], particip
       out.push(`<h4>Index settings</h4><pre>${pretty(r.settings.index)}</pre>`);
       if (r.settings.ladders.length) out.push(`<details><summary>knob ladders</summary><pre>${pretty(r.settings.ladders)}</pre></details>`);
       const failed = r.groups.filter((g) => g.status === 'failed');
-      if (failed.length) out.push(`<h4>Failed groups</h4><ul>${failed.map((g) => `<li>${esc(g.key)}: ${esc(g.reason ?? 'no reason recorded')}</li>`).join('')}</ul>`);
+      if (failed.length)
+        out.push(`<h4>Failed groups</h4><ul>${failed.map((g) => `<li>${esc(g.key)}: ${esc(g.reason ?? 'no reason recorded')}</li>`).join('')}</ul>`);
       const skipped = r.groups.flatMap((g) => g.skipped.map((s) => `${g.key} ${JSON.stringify(s.knobs)}: ${s.reason}`));
       if (skipped.length) out.push(`<h4>Points left out</h4><ul>${skipped.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
       if (imp) {
         const runs = isRecord(imp.runs) ? Object.keys(imp.runs).length : 0;
-        const head = [imp.harness, imp.file, runs ? `${runs} run file(s)` : null, typeof imp.note === 'string' ? imp.note : null].filter((x) => typeof x === 'string' && x);
-        out.push(`<h4>Imported</h4><p class="note">${esc(head.join(' — '))}</p><details><summary>what the source file recorded</summary><pre>${pretty(imp)}</pre></details>`);
+        const head = [imp.harness, imp.file, runs ? `${runs} run file(s)` : null, typeof imp.note === 'string' ? imp.note : null].filter(
+          (x) => typeof x === 'string' && x,
+        );
+        out.push(
+          `<h4>Imported</h4><p class="note">${esc(head.join(' — '))}</p><details><summary>what the source file recorded</summary><pre>${pretty(imp)}</pre></details>`,
+        );
       }
       const readme = join(participantsDir, r.participant, 'README.md');
       if (r.origin === 'measured' && existsSync(readme)) {
         // Short READMEs are shown open; long ones fold so the cards stay side by side.
         const md = readFileSync(readme, 'utf8');
-        out.push(`<details${md.length <= 1500 ? ' open' : ''}><summary>facts from its README (participants/${esc(r.participant)}/README.md)</summary><div class="readme">${miniMarkdown(md)}</div></details>`);
+        out.push(
+          `<details${md.length <= 1500 ? ' open' : ''}><summary>facts from its README (participants/${esc(r.participant)}/README.md)</summary><div class="readme">${miniMarkdown(md)}</div></details>`,
+        );
       } else if (r.origin === 'measured') {
         out.push(`<p class="note">No README.md in participants/${esc(r.participant)}.</p>`);
       }
@@ -530,11 +600,23 @@ function datasetSection(results: ResultFile[], datasets: string[], dataDir: stri
     const shapes = [...new Set(rs.map((r) => JSON.stringify(r.dataset)))].map((s) => JSON.parse(s) as ResultFile['dataset']);
     out.push(`<div class="ds-block" data-ds="${esc(ds)}"><div class="cards"><article class="card"><h3>${esc(ds)}</h3><dl class="facts">`);
     const d0 = shapes[0];
-    out.push(`<dt>rows x dim</dt><dd>${esc(`${d0.n.toLocaleString('en-US')} x ${d0.d}`)}</dd><dt>queries</dt><dd>${esc(d0.nq.toLocaleString('en-US'))}</dd><dt>metric</dt><dd>${esc(d0.metric)}</dd><dt>data hash</dt><dd><code>${esc(d0.hash)}</code></dd>`);
+    out.push(
+      `<dt>rows x dim</dt><dd>${esc(`${d0.n.toLocaleString('en-US')} x ${d0.d}`)}</dd><dt>queries</dt><dd>${esc(d0.nq.toLocaleString('en-US'))}</dd><dt>metric</dt><dd>${esc(d0.metric)}</dd><dt>data hash</dt><dd><code>${esc(d0.hash)}</code></dd>`,
+    );
     out.push(`</dl>`);
     if (shapes.length > 1) {
-      out.push(`<p class="note" style="color:var(--bad)">The result files disagree about this dataset (different sizes or data hash): compare with care.</p><ul>`);
-      for (const s of shapes) out.push(`<li>${esc(rs.filter((r) => JSON.stringify(r.dataset) === JSON.stringify(s)).map((r) => r.participant).join(', '))}: ${esc(`${s.n} x ${s.d}, ${s.nq} queries, ${s.metric}, hash ${s.hash}`)}</li>`);
+      out.push(
+        `<p class="note" style="color:var(--bad)">The result files disagree about this dataset (different sizes or data hash): compare with care.</p><ul>`,
+      );
+      for (const s of shapes)
+        out.push(
+          `<li>${esc(
+            rs
+              .filter((r) => JSON.stringify(r.dataset) === JSON.stringify(s))
+              .map((r) => r.participant)
+              .join(', '),
+          )}: ${esc(`${s.n} x ${s.d}, ${s.nq} queries, ${s.metric}, hash ${s.hash}`)}</li>`,
+        );
       out.push(`</ul>`);
     }
     const mpath = dataDir ? join(dataDir, ds, 'manifest.json') : null;
@@ -546,10 +628,14 @@ function datasetSection(results: ResultFile[], datasets: string[], dataDir: stri
         if (Array.isArray(m.langs)) out.push(`<dt>langs</dt><dd>${esc(m.langs.join(', '))}</dd>`);
         out.push(`</dl><h4>Source</h4><pre>${pretty(m.source)}</pre>`);
         if (isRecord(m.files)) {
-          out.push(`<details><summary>files (${Object.keys(m.files).length})</summary><div class="scroll"><table><thead><tr><th>file</th><th>size</th><th>sha256</th></tr></thead><tbody>`);
+          out.push(
+            `<details><summary>files (${Object.keys(m.files).length})</summary><div class="scroll"><table><thead><tr><th>file</th><th>size</th><th>sha256</th></tr></thead><tbody>`,
+          );
           for (const [f, e] of Object.entries(m.files)) {
             const entry = isRecord(e) ? e : {};
-            out.push(`<tr><td>${esc(f)}</td><td>${esc(fmtBytes(Number(entry.bytes)))}</td><td><code>${esc(String(entry.sha256 ?? '').slice(0, 16))}…</code></td></tr>`);
+            out.push(
+              `<tr><td>${esc(f)}</td><td>${esc(fmtBytes(Number(entry.bytes)))}</td><td><code>${esc(String(entry.sha256 ?? '').slice(0, 16))}…</code></td></tr>`,
+            );
           }
           out.push(`</tbody></table></div></details>`);
         }
@@ -557,7 +643,9 @@ function datasetSection(results: ResultFile[], datasets: string[], dataDir: stri
         out.push(`<p class="note">${esc(mpath)} is not readable JSON.</p>`);
       }
     } else {
-      out.push(`<p class="note">The prepared dataset's manifest is not on this machine${dataDir ? ` (looked in ${esc(dataDir)})` : ''}; the figures above come from the result files.</p>`);
+      out.push(
+        `<p class="note">The prepared dataset's manifest is not on this machine${dataDir ? ` (looked in ${esc(dataDir)})` : ''}; the figures above come from the result files.</p>`,
+      );
     }
     out.push(`</article>`);
     const hw = [...new Set(rs.map((r) => JSON.stringify(r.hardware)))].map((s) => JSON.parse(s) as ResultFile['hardware']);

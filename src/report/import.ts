@@ -64,7 +64,8 @@ export function detectFormat(file: string): SourceFormat {
     throw new UserError(`${file}: neither HDF5 (ann-benchmarks) nor JSON (VectorBench); vecbench import reads those two formats`);
   }
   if (looksLikeVectorBench(raw)) return 'vectorbench';
-  if ((raw as { format?: unknown })?.format === RESULT_FORMAT) throw new UserError(`${file}: already a vecbench result file; copy it into <out>/<dataset>/ instead of importing it`);
+  if ((raw as { format?: unknown })?.format === RESULT_FORMAT)
+    throw new UserError(`${file}: already a vecbench result file; copy it into <out>/<dataset>/ instead of importing it`);
   throw new UserError(`${file}: JSON, but not a VectorBench result file (expected top-level participant or name, system and groups)`);
 }
 
@@ -85,15 +86,19 @@ function refuseMeasured(outDir: string, r: ResultFile): void {
 
 function importVectorBench(path: string, opts: ImportOptions): ImportOutcome {
   const raw: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  let dataset = undefined;
+  let dataset;
   if (opts.dataset) {
     dataset = preparedDatasetInfo(opts.dataDir, opts.dataset);
-    if (!dataset) throw new UserError(`dataset ${opts.dataset} is not prepared in ${opts.dataDir}; run: vecbench prepare ${opts.dataset} (or leave out --dataset to keep the file's own dataset name)`);
+    if (!dataset)
+      throw new UserError(
+        `dataset ${opts.dataset} is not prepared in ${opts.dataDir}; run: vecbench prepare ${opts.dataset} (or leave out --dataset to keep the file's own dataset name)`,
+      );
   } else {
     const name = (raw as { dataset?: unknown }).dataset;
     const dsName = typeof name === 'string' ? name : typeof name === 'object' && name !== null ? (name as { name?: unknown }).name : undefined;
     // Checked before it names a directory to look in (convertVectorBench checks it again).
-    if (typeof dsName === 'string') dataset = preparedDatasetInfo(opts.dataDir, checkImportedName(path, typeof name === 'string' ? 'dataset' : 'dataset.name', dsName)) ?? undefined;
+    if (typeof dsName === 'string')
+      dataset = preparedDatasetInfo(opts.dataDir, checkImportedName(path, typeof name === 'string' ? 'dataset' : 'dataset.name', dsName)) ?? undefined;
   }
   const result = convertVectorBench(raw, path, { dataset, vecbenchVersion: VECBENCH_VERSION, now: opts.now });
   refuseMeasured(opts.outDir, result);
@@ -104,7 +109,9 @@ function importVectorBench(path: string, opts: ImportOptions): ImportOutcome {
 
 async function importAnnBenchmarks(path: string, opts: ImportOptions): Promise<ImportOutcome> {
   if (!opts.dataset) {
-    throw new UserError(`${path}: an ann-benchmarks file holds only returned ids; recall needs the dataset's ground truth: pass --dataset NAME (the vecbench dataset prepared from the same data)`);
+    throw new UserError(
+      `${path}: an ann-benchmarks file holds only returned ids; recall needs the dataset's ground truth: pass --dataset NAME (the vecbench dataset prepared from the same data)`,
+    );
   }
   const run = await readAnnBenchmarks(path);
   const ds = await loadDataset(opts.dataDir, opts.dataset, { verify: false });
@@ -161,7 +168,7 @@ async function importAnnBenchmarks(path: string, opts: ImportOptions): Promise<I
     ...result.extra,
     import: {
       harness: 'ann-benchmarks',
-      note: 'ann-benchmarks times one query at a time: QPS = 1 / mean per-query time of the stored run, clients = 1; recall computed by vecbench from the returned ids against this dataset\'s ground truth; build_time is ingest and index build together (one fit call); index_size is ann-benchmarks\' memory reading in kB',
+      note: "ann-benchmarks times one query at a time: QPS = 1 / mean per-query time of the stored run, clients = 1; recall computed by vecbench from the returned ids against this dataset's ground truth; build_time is ingest and index build together (one fit call); index_size is ann-benchmarks' memory reading in kB",
       ...imp,
       runs,
       not_recorded: ['engine_version', 'hardware', 'load'],

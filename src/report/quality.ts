@@ -48,7 +48,7 @@ export function deriveQuality(results: ResultFile[]): QualityRow[] {
     for (const pt of q.points) {
       const lat = pt.views.find((v) => v.view === 'latency') ?? pt.views[0];
       const thr = pt.views.find((v) => v.view === 'throughput') ?? null;
-      const oracle = pt.arm === 'dense' ? q.oracle?.dense.ndcg10 ?? null : pt.arm === 'hybrid' ? q.oracle?.hybrid?.ndcg10 ?? null : null;
+      const oracle = pt.arm === 'dense' ? (q.oracle?.dense.ndcg10 ?? null) : pt.arm === 'hybrid' ? (q.oracle?.hybrid?.ndcg10 ?? null) : null;
       rows.push({
         dataset: r.dataset.name,
         participant: r.participant,
@@ -69,8 +69,8 @@ export function deriveQuality(results: ResultFile[]): QualityRow[] {
         lift_over_keyword: pt.lift_ndcg10?.over_keyword.estimate ?? null,
         lift_over_keyword_ci_low: pt.lift_ndcg10?.over_keyword.low ?? null,
         lift_over_keyword_ci_high: pt.lift_ndcg10?.over_keyword.high ?? null,
-        where: pt.arm === 'dense' ? 'engine' : pt.arm === 'keyword' ? q.keyword?.where ?? 'client-side' : q.fusion?.where ?? 'client-side',
-        scoring: pt.arm === 'keyword' ? q.keyword?.scoring ?? null : pt.arm === 'hybrid' ? q.fusion?.method ?? null : null,
+        where: pt.arm === 'dense' ? 'engine' : pt.arm === 'keyword' ? (q.keyword?.where ?? 'client-side') : (q.fusion?.where ?? 'client-side'),
+        scoring: pt.arm === 'keyword' ? (q.keyword?.scoring ?? null) : pt.arm === 'hybrid' ? (q.fusion?.method ?? null) : null,
         round_trips: pt.round_trips,
         queries: pt.queries,
         k: q.k,
@@ -82,12 +82,25 @@ export function deriveQuality(results: ResultFile[]): QualityRow[] {
     }
   }
   const armOrder = { keyword: 0, dense: 1, hybrid: 2 } as const;
-  return rows.sort((a, b) => a.dataset.localeCompare(b.dataset) || a.participant.localeCompare(b.participant) || (a.ladder_index ?? -1) - (b.ladder_index ?? -1) || armOrder[a.arm] - armOrder[b.arm]);
+  return rows.sort(
+    (a, b) =>
+      a.dataset.localeCompare(b.dataset) ||
+      a.participant.localeCompare(b.participant) ||
+      (a.ladder_index ?? -1) - (b.ladder_index ?? -1) ||
+      armOrder[a.arm] - armOrder[b.arm],
+  );
 }
 
 const f3 = (x: number | null) => (x === null ? '-' : x.toFixed(3));
 const signed = (x: number | null) => (x === null ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(3)}`);
-const knobText = (k: Record<string, number | string> | null) => (k === null ? '-' : Object.keys(k).length === 0 ? '(exact)' : Object.entries(k).map(([a, b]) => `${a}=${b}`).join(' '));
+const knobText = (k: Record<string, number | string> | null) =>
+  k === null
+    ? '-'
+    : Object.keys(k).length === 0
+      ? '(exact)'
+      : Object.entries(k)
+          .map(([a, b]) => `${a}=${b}`)
+          .join(' ');
 
 /** Arms that were not measured, and failed quality runs, with the reason: one line each. */
 function qualityGaps(results: ResultFile[]): { dataset: string; line: string }[] {
@@ -106,7 +119,22 @@ export function renderQuality(rows: QualityRow[], results: ResultFile[] = []): s
   const gaps = qualityGaps(results);
   if (rows.length === 0 && gaps.length === 0) return '';
   const out: string[] = [];
-  const header = ['participant', 'arm', 'knobs', 'nDCG@10 [95% CI]', 'MRR@10', 'Hit@10', 'R@100', 'Δ oracle', 'lift vs dense [CI]', 'lift vs keyword [CI]', 'QPS', 'p50 ms', 'trips', 'where'];
+  const header = [
+    'participant',
+    'arm',
+    'knobs',
+    'nDCG@10 [95% CI]',
+    'MRR@10',
+    'Hit@10',
+    'R@100',
+    'Δ oracle',
+    'lift vs dense [CI]',
+    'lift vs keyword [CI]',
+    'QPS',
+    'p50 ms',
+    'trips',
+    'where',
+  ];
   for (const dataset of [...new Set([...rows.map((r) => r.dataset), ...gaps.map((g) => g.dataset)])]) {
     const rs = rows.filter((r) => r.dataset === dataset);
     const gapLines = gaps.filter((g) => g.dataset === dataset).map((g) => g.line);
@@ -132,7 +160,11 @@ export function renderQuality(rows: QualityRow[], results: ResultFile[] = []): s
       r.where,
     ]);
     const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
-    const line = (cols: string[]) => cols.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+    const line = (cols: string[]) =>
+      cols
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd();
     out.push(line(header), ...table.map(line));
     const notes = new Set(rs.filter((r) => r.scoring).map((r) => `${r.participant} ${r.arm} (${r.where}): ${r.scoring}`));
     out.push(...notes, ...gapLines, '');

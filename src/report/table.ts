@@ -22,10 +22,14 @@ export function renderTable(allCells: DerivedCell[]): string {
       if (notAsked.includes(g)) continue;
       const targets = [...new Set(dc.filter((c) => c.group === g).map((c) => c.target))];
       for (const t of targets) {
-        rows.push([g, t.toFixed(2), ...participants.map((p) => {
-          const c = dc.find((x) => columnName(x) === p && x.group === g && x.target === t);
-          return c ? cellText(c) : '-';
-        })]);
+        rows.push([
+          g,
+          t.toFixed(2),
+          ...participants.map((p) => {
+            const c = dc.find((x) => columnName(x) === p && x.group === g && x.target === t);
+            return c ? cellText(c) : '-';
+          }),
+        ]);
       }
     }
     // How each participant was driven in the throughput view: part of what a figure means.
@@ -34,7 +38,9 @@ export function renderTable(allCells: DerivedCell[]): string {
     const drivenRow = ['', '', ...driven.map((d) => (d ? `(${d})` : ''))];
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
-    out.push(`${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: the interval overlaps the best's (a tie, no lead counts); ^ = read above the target`);
+    out.push(
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: the interval overlaps the best's (a tie, no lead counts); ^ = read above the target`,
+    );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));
     out.push(widths.map((w) => '-'.repeat(w)).join('  '));
@@ -46,12 +52,16 @@ export function renderTable(allCells: DerivedCell[]): string {
     for (const c of dc) {
       if (!c.reason || c.status === 'not_asked' || c.search === EXACT || noted.has(`${c.participant}\u0000${c.group}`)) continue;
       noted.add(`${c.participant}\u0000${c.group}`);
-      out.push(`${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`);
+      out.push(
+        `${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`,
+      );
     }
     // Cells that are not read at a calibrated point, with calibration's account of why.
     for (const c of dc) {
       if (!c.why || (c.status !== 'above' && c.status !== 'bracket_too_wide' && c.status !== 'interpolated')) continue;
-      out.push(`${columnName(c)} ${c.group} ${c.target.toFixed(2)} ${c.status === 'above' ? '^' : c.status === 'interpolated' ? 'interpolated' : 'too wide'}: ${c.why}`);
+      out.push(
+        `${columnName(c)} ${c.group} ${c.target.toFixed(2)} ${c.status === 'above' ? '^' : c.status === 'interpolated' ? 'interpolated' : 'too wide'}: ${c.why}`,
+      );
     }
     // Points left off the frontier, counted per participant by flag.
     for (const p of participants) {

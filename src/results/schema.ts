@@ -158,9 +158,7 @@ const resourcesSchema = z.object({
    * until the health check passes and until the first vector query returns. */
   cold_accept_s: z.number().nullable(),
   cold_first_query_s: z.number().nullable(),
-  cold_eviction: z
-    .object({ method: z.string(), resident_before_bytes: z.number(), resident_after_bytes: z.number(), drop_caches: z.boolean() })
-    .nullable(),
+  cold_eviction: z.object({ method: z.string(), resident_before_bytes: z.number(), resident_after_bytes: z.number(), drop_caches: z.boolean() }).nullable(),
   /** A few unfiltered k=10 queries between ingest and index build: does the engine answer? */
   probe: z
     .object({
@@ -174,7 +172,9 @@ const resourcesSchema = z.object({
     })
     .nullable(),
   /** --cold protocol: the eviction before each group, measured. */
-  group_evictions: z.array(z.object({ group: z.string(), resident_before_bytes: z.number(), resident_after_bytes: z.number(), drop_caches: z.boolean() })).default([]),
+  group_evictions: z
+    .array(z.object({ group: z.string(), resident_before_bytes: z.number(), resident_after_bytes: z.number(), drop_caches: z.boolean() }))
+    .default([]),
   /** Why a null field is null, by field name. */
   unmeasured: z.record(z.string(), z.string()).default({}),
 });
@@ -216,7 +216,15 @@ export const resultSchema = z.object({
      * subset of `size` (docs/contracts.md, "Stable points"). Cold: slices, every query once. */
     query_set: z.object({ mode: z.enum(['all', 'subset', 'slices']), size: z.number().int().positive(), seed: z.number().int() }).optional(),
     /** Timing of warm points: passes until both min_passes and min_seconds are reached, at most max_passes. */
-    timing: z.object({ min_passes: z.number().int().positive(), min_seconds: z.number().nonnegative(), max_passes: z.number().int().positive(), busy_cores: z.number().nonnegative().optional(), host_slow: z.number().nonnegative().optional() }).optional(),
+    timing: z
+      .object({
+        min_passes: z.number().int().positive(),
+        min_seconds: z.number().nonnegative(),
+        max_passes: z.number().int().positive(),
+        busy_cores: z.number().nonnegative().optional(),
+        host_slow: z.number().nonnegative().optional(),
+      })
+      .optional(),
     /** Index builds measured (--builds). */
     builds: z.number().int().positive().optional(),
     /** Throughput view: in-flight requests (servers, async engines) and threads (synchronous in-process engines). */

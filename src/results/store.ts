@@ -37,7 +37,9 @@ export function readResult(path: string): ResultFile {
   }
   const format = (raw as { format?: unknown })?.format;
   if (format !== RESULT_FORMAT) {
-    throw new UserError(`result file ${path} has format ${JSON.stringify(format)}, this vecbench reads ${RESULT_FORMAT}; use a fresh --out directory or the vecbench version that wrote it`);
+    throw new UserError(
+      `result file ${path} has format ${JSON.stringify(format)}, this vecbench reads ${RESULT_FORMAT}; use a fresh --out directory or the vecbench version that wrote it`,
+    );
   }
   const parsed = resultSchema.safeParse(raw);
   if (!parsed.success) {

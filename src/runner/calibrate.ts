@@ -54,7 +54,13 @@ export function familiesOf(ladder: Knobs[], spec: CalibrationSpec): Family[] {
 /** Recall of a knob setting, measured once (a cache in front of the engine). */
 type RecallProbe = (knobs: Knobs) => Promise<number>;
 
-export async function calibrateFamily(f: Family, target: number, spec: CalibrationSpec, probe: RecallProbe, tol = CALIBRATION_TOLERANCE): Promise<CalibrationRecord> {
+export async function calibrateFamily(
+  f: Family,
+  target: number,
+  spec: CalibrationSpec,
+  probe: RecallProbe,
+  tol = CALIBRATION_TOLERANCE,
+): Promise<CalibrationRecord> {
   const probes: { knobs: Knobs; recall: number }[] = [];
   const knobsAt = (v: number): Knobs => ({ ...f.base, [f.knob]: v });
   const cache = new Map<number, number>();
@@ -68,8 +74,16 @@ export async function calibrateFamily(f: Family, target: number, spec: Calibrati
     return r;
   };
   const within = (r: number) => Math.abs(r - target) <= tol + 1e-12;
-  const rec = (status: CalibrationRecord['status'], values: number[], reason?: string): CalibrationRecord => ({ target, knob: f.knob, status, knobs: values.map(knobsAt), probes, ...(reason ? { reason } : {}) });
-  const integer = f.values.every(Number.isInteger) && (spec.min === undefined || Number.isInteger(spec.min)) && (spec.max === undefined || Number.isInteger(spec.max));
+  const rec = (status: CalibrationRecord['status'], values: number[], reason?: string): CalibrationRecord => ({
+    target,
+    knob: f.knob,
+    status,
+    knobs: values.map(knobsAt),
+    probes,
+    ...(reason ? { reason } : {}),
+  });
+  const integer =
+    f.values.every(Number.isInteger) && (spec.min === undefined || Number.isInteger(spec.min)) && (spec.max === undefined || Number.isInteger(spec.max));
 
   const rs: number[] = [];
   for (const v of f.values) rs.push(await recallAt(v));
@@ -118,7 +132,8 @@ export async function calibrateFamily(f: Family, target: number, spec: Calibrati
 /** Calibrates every family of the ladder for one target. */
 export async function calibrate(ladder: Knobs[], target: number, spec: CalibrationSpec, probe: RecallProbe): Promise<CalibrationRecord[]> {
   const families = familiesOf(ladder, spec);
-  if (families.length === 0) return [{ target, knob: spec.knob.join('|'), status: 'no_knob', knobs: [], probes: [], reason: `the ladder has no numeric ${spec.knob.join(' or ')}` }];
+  if (families.length === 0)
+    return [{ target, knob: spec.knob.join('|'), status: 'no_knob', knobs: [], probes: [], reason: `the ladder has no numeric ${spec.knob.join(' or ')}` }];
   const out: CalibrationRecord[] = [];
   for (const f of families) out.push(await calibrateFamily(f, target, spec, probe));
   return out;

@@ -36,7 +36,9 @@ export function parseServerUrl(url: string, schemes: readonly string[], particip
   if (u === null || misread) {
     const span = rawPasswordSpan(url);
     if (span && ENDS_USERINFO.test(url.slice(span.start, span.end))) {
-      throw new UserError(`${head}: its password holds one of / ? #, which end the user and password part of a URL; write those characters percent-encoded (/ as %2F, ? as %3F, # as %23)`);
+      throw new UserError(
+        `${head}: its password holds one of / ? #, which end the user and password part of a URL; write those characters percent-encoded (/ as %2F, ? as %3F, # as %23)`,
+      );
     }
     throw new UserError(`${head} is not a valid URL; write it as ${form}`);
   }

@@ -29,7 +29,12 @@ export const markerSchema = z.object({
   built: z.string(),
   rows: z.number().int(),
   /** Unfiltered queries asked right after the load, and the ids the engine gave each. */
-  check: z.object({ knobs: z.record(z.string(), z.union([z.number(), z.string()])), k: z.number().int(), queries: z.array(z.number().int()), ids: z.array(z.array(z.number())) }),
+  check: z.object({
+    knobs: z.record(z.string(), z.union([z.number(), z.string()])),
+    k: z.number().int(),
+    queries: z.array(z.number().int()),
+    ids: z.array(z.array(z.number())),
+  }),
 });
 export type BuiltMarker = z.infer<typeof markerSchema>;
 

@@ -22,7 +22,12 @@ function median(xs: number[]): number {
 
 /** Per-query harness overhead (the null pass's wall time / queries, median of the passes)
  * and the rate it caps a point at. `request` sends one request to the participant's host. */
-export async function measureHarnessOverhead(request: (req: NullPassRequest) => Promise<NullPassReply>, k: number, queries: number[], clients: number): Promise<{ perQueryMs: number; qps: number }> {
+export async function measureHarnessOverhead(
+  request: (req: NullPassRequest) => Promise<NullPassReply>,
+  k: number,
+  queries: number[],
+  clients: number,
+): Promise<{ perQueryMs: number; qps: number }> {
   if (queries.length === 0) throw new Error('measureHarnessOverhead: no queries');
   const req: NullPassRequest = { type: 'null-pass', k, queries, clients };
   await request(req);

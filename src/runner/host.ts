@@ -82,7 +82,11 @@ async function threadedPass(req: Extract<HostRequest, { type: 'point' }>, thread
 }
 
 /** engine / overlap: the session and whether its searches overlap (the null pass's own). */
-async function runPoint(req: Extract<HostRequest, { type: 'point' }>, engine?: Pick<EngineSession, 'setKnobs' | 'search'>, overlap = concurrent): Promise<PointReply> {
+async function runPoint(
+  req: Extract<HostRequest, { type: 'point' }>,
+  engine?: Pick<EngineSession, 'setKnobs' | 'search'>,
+  overlap = concurrent,
+): Promise<PointReply> {
   const s = engine ?? session!;
   const ds = dataset!;
   const n = req.queries.length;
@@ -116,7 +120,10 @@ async function probeBetween(probe: { knobs: Knobs; k: number; queries: number[] 
     timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_LIMIT_MS / 1000}s`)), PROBE_LIMIT_MS);
   });
   try {
-    const reply = await Promise.race([runPoint({ type: 'point', knobs: probe.knobs, k: probe.k, queries: probe.queries, filters: probe.queries.map(() => null), clients: 1 }), limit]);
+    const reply = await Promise.race([
+      runPoint({ type: 'point', knobs: probe.knobs, k: probe.k, queries: probe.queries, filters: probe.queries.map(() => null), clients: 1 }),
+      limit,
+    ]);
     const failed = reply.errors.find((e) => e !== null);
     return { reply, error: failed ?? null };
   } catch (e) {
@@ -142,7 +149,15 @@ async function handle(req: HostRequest): Promise<HostReply> {
       const inThreads = p.adapter.reopenInThreads;
       threadsFrom =
         inThreads && !concurrent && p.adapter.reopen
-          ? { participant: req.participant, settingsPath: req.settingsPath, dataDir: req.dataDir, dataset: req.dataset, workDir: req.workDir, maxConcurrency: req.maxConcurrency, copyWorkDir: inThreads === 'copy' }
+          ? {
+              participant: req.participant,
+              settingsPath: req.settingsPath,
+              dataDir: req.dataDir,
+              dataset: req.dataset,
+              workDir: req.workDir,
+              maxConcurrency: req.maxConcurrency,
+              copyWorkDir: inThreads === 'copy',
+            }
           : null;
       if (threadsFrom?.copyWorkDir) SearchThreads.removeCopies(req.workDir);
       indexSaved = false;
@@ -183,7 +198,14 @@ async function handle(req: HostRequest): Promise<HostReply> {
     case 'point':
       return { type: 'point', reply: await runPoint(req) };
     case 'null-pass':
-      return { type: 'null-pass', reply: await runPoint({ type: 'point', knobs: {}, k: req.k, queries: req.queries, filters: req.queries.map(() => null), clients: req.clients }, nullSession(req.k), true) };
+      return {
+        type: 'null-pass',
+        reply: await runPoint(
+          { type: 'point', knobs: {}, k: req.k, queries: req.queries, filters: req.queries.map(() => null), clients: req.clients },
+          nullSession(req.k),
+          true,
+        ),
+      };
     case 'explain': {
       const s = session!;
       if (!s.explain) return { type: 'explained', plan: null, planError: null };

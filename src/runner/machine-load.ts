@@ -141,7 +141,8 @@ interface Deltas {
 }
 
 function deltas(a: Reading, b: Reading): Deltas {
-  const t = a.totals && b.totals ? { busy: b.totals.busyS - a.totals.busyS, steal: b.totals.stealS - a.totals.stealS, total: b.totals.totalS - a.totals.totalS } : null;
+  const t =
+    a.totals && b.totals ? { busy: b.totals.busyS - a.totals.busyS, steal: b.totals.stealS - a.totals.stealS, total: b.totals.totalS - a.totals.totalS } : null;
   return {
     wallS: (b.at - a.at) / 1000,
     busyS: t?.busy ?? null,

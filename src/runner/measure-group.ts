@@ -198,7 +198,9 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
     const key = JSON.stringify(knobs);
     const have = recalls.get(key);
     if (have) return have;
-    const reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)).reply;
+    const reply = (
+      await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)
+    ).reply;
     const failed = reply.errors.filter((x) => x !== null);
     if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
     const scores = scorePoint(ds, g, queries, reply);
@@ -216,7 +218,10 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
     // same cells on points of its own.
     const read = new Set<number>();
     for (const target of TARGETS) for (const f of readCell(throughputCurve(group, 0), target, 'higher').from ?? []) read.add(f.ladderIndex);
-    const seen = group.points.filter((pt) => (pt.build ?? 0) === 0 && pt.view === 'throughput' && (read.has(pt.ladder_index) || pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length));
+    const seen = group.points.filter(
+      (pt) =>
+        (pt.build ?? 0) === 0 && pt.view === 'throughput' && (read.has(pt.ladder_index) || pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length),
+    );
     items = seen.map((pt) => ({ li: pt.ladder_index, knobs: pt.knobs, calibratedFor: pt.calibrated_for }));
   }
   const kept: Item[] = [];
@@ -239,7 +244,14 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
     const records: CalibrationRecord[] = [];
     for (const target of TARGETS) {
       try {
-        records.push(...(await calibrate(items.map((i) => i.knobs), target, spec, async (k) => (await probe(k)).summary.recall)));
+        records.push(
+          ...(await calibrate(
+            items.map((i) => i.knobs),
+            target,
+            spec,
+            async (k) => (await probe(k)).summary.recall,
+          )),
+        );
       } catch (e) {
         if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
         records.push({ target, knob: spec.knob[0], status: 'failed', knobs: [], probes: [], reason: e.message });
@@ -315,7 +327,12 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
       const demand = new DemandMeter(engine.loadPids().host);
       let reply: PointReply;
       try {
-        reply = (await engine.request<'point'>({ type: 'point', knobs: e.item.knobs, k: g.k, queries, filters, clients: e.drive.clients, threads: e.drive.threads, ids: false }, pointTimeoutS)).reply;
+        reply = (
+          await engine.request<'point'>(
+            { type: 'point', knobs: e.item.knobs, k: g.k, queries, filters, clients: e.drive.clients, threads: e.drive.threads, ids: false },
+            pointTimeoutS,
+          )
+        ).reply;
       } catch (err) {
         if (!(err instanceof HostError) || err.userError) throw err;
         e.skipped = err.message;
@@ -357,9 +374,14 @@ async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['fi
       // A busy machine is given a few retakes, not max_passes of them: a slow point's retakes
       // would otherwise hold the run for minutes.
       const busyPasses = e.busy.length - quiet;
-      e.done = (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) || e.busy.length >= timing.maxPasses || busyPasses >= BUSY_RETAKES * timing.minPasses;
+      e.done =
+        (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) ||
+        e.busy.length >= timing.maxPasses ||
+        busyPasses >= BUSY_RETAKES * timing.minPasses;
     }
-    run.onProgress(`${g.key}: timing round ${round + 1}${slowHost ? ` (host slowed x${host!.slowdown.toFixed(2)}: retaken)` : busy ? ' (machine busy: retaken)' : ''}, ${entries.filter((x) => x.done).length}/${entries.length} points done`);
+    run.onProgress(
+      `${g.key}: timing round ${round + 1}${slowHost ? ` (host slowed x${host!.slowdown.toFixed(2)}: retaken)` : busy ? ' (machine busy: retaken)' : ''}, ${entries.filter((x) => x.done).length}/${entries.length} points done`,
+    );
     // A slowed host: probe (which keeps the cores busy, unlike sleeping, whose wake-up a probe
     // would time) until it is back to speed, a few seconds at most, rather than spend the next
     // round's passes on it.
@@ -384,7 +406,13 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
   const figures: PassFigures = {
     qps: pick(e.pass.qps),
     wall_s: pick(e.pass.wall_s),
-    latency_ms: { mean: pick(e.pass.latency_ms.mean), p50: pick(e.pass.latency_ms.p50), p95: pick(e.pass.latency_ms.p95), p99: pick(e.pass.latency_ms.p99), p999: pick(e.pass.latency_ms.p999) },
+    latency_ms: {
+      mean: pick(e.pass.latency_ms.mean),
+      p50: pick(e.pass.latency_ms.p50),
+      p95: pick(e.pass.latency_ms.p95),
+      p99: pick(e.pass.latency_ms.p99),
+      p999: pick(e.pass.latency_ms.p999),
+    },
   };
   const sum = summarizePasses(figures, e.maxLatency);
   const r = e.item.recall!;
@@ -428,7 +456,11 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),
     build: run.build,
     driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
-    machine: { other_cores: mean(e.pass.other_cores), steal: mean(e.pass.steal), ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: mean(e.pass.host_ms) } : {}) },
+    machine: {
+      other_cores: mean(e.pass.other_cores),
+      steal: mean(e.pass.steal),
+      ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: mean(e.pass.host_ms) } : {}),
+    },
     ...(harness !== null ? { harness_ms: harness } : {}),
   };
 }
@@ -467,7 +499,10 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
   // Each point is appended, not the whole file rewritten: bytes per point stay constant.
   const keep = (entry: JournalEntry) => (run.append ? run.append(entry) : run.save());
   const slots = ladder.length * VIEWS.length;
-  if (1 + slots * per > ds.nq) log(`${p.name}: ${g.key}: the ladder's ${slots} points need ${1 + slots * per} queries, ${ds.name} has ${ds.nq}: later points reuse queries (flagged queries-reused); shorten the ladder or use a dataset with more queries`);
+  if (1 + slots * per > ds.nq)
+    log(
+      `${p.name}: ${g.key}: the ladder's ${slots} points need ${1 + slots * per} queries, ${ds.name} has ${ds.nq}: later points reuse queries (flagged queries-reused); shorten the ladder or use a dataset with more queries`,
+    );
   let slot = 0;
   for (let li = 0; li < ladder.length; li++) {
     const knobs = ladder[li];
@@ -479,7 +514,13 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
       let reply: PointReply;
       try {
         const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
-        reply = (await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients: drive.clients, threads: drive.threads }, pointTimeoutS, retry)).reply;
+        reply = (
+          await engine.request<'point'>(
+            { type: 'point', knobs, k: g.k, queries, filters: queries.map((q) => g.filters[q]), clients: drive.clients, threads: drive.threads },
+            pointTimeoutS,
+            retry,
+          )
+        ).reply;
       } catch (e) {
         if (!(e instanceof HostError) || e.userError) throw e;
         group.skipped.push({ ladder_index: li, knobs, reason: e.message });

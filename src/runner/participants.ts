@@ -35,7 +35,10 @@ export const settingsFileSchema = z
     ladders: z.array(ladderRule).min(1, 'at least one ladder rule is needed'),
     /** Another participant's directory whose adapter.ts this one runs with these settings (a
      * variant of an engine, e.g. another quantization); this directory then has no adapter.ts. */
-    adapter: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'a participant directory name').optional(),
+    adapter: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'a participant directory name')
+      .optional(),
     /** Rows per ingest batch. */
     batch_size: z.number().int().positive().default(10_000),
     /** Optional notes recorded in results: facts that are not in the code. */
@@ -106,7 +109,9 @@ function checkLadders(name: string, rules: LadderRule[]): void {
           throw new UserError(`participant ${name}: settings.json ladders.${i}.knobs.${knob} lists ${a} twice; list each value once, in ascending order`);
         }
         if (typeof a === 'number' && typeof b === 'number' && !(b > a)) {
-          throw new UserError(`participant ${name}: settings.json ladders.${i}.knobs.${knob} is not sorted ascending (${a} then ${b}); sort the ladder so curves read left to right`);
+          throw new UserError(
+            `participant ${name}: settings.json ladders.${i}.knobs.${knob} is not sorted ascending (${a} then ${b}); sort the ladder so curves read left to right`,
+          );
         }
       }
     }
@@ -118,7 +123,9 @@ function checkLadders(name: string, rules: LadderRule[]): void {
 export function checkExactSearch(name: string, settings: Pick<SettingsFile, 'ladders' | 'exact_search'>): void {
   for (const [knob, value] of Object.entries(settings.exact_search ?? {})) {
     if (!settings.ladders.some((r) => (r.knobs[knob] as readonly unknown[] | undefined)?.includes(value))) {
-      throw new UserError(`participant ${name}: settings.json exact_search.${knob}: no ladder lists ${knob} ${JSON.stringify(value)}; add it to a ladder or correct exact_search`);
+      throw new UserError(
+        `participant ${name}: settings.json exact_search.${knob}: no ladder lists ${knob} ${JSON.stringify(value)}; add it to a ladder or correct exact_search`,
+      );
     }
   }
 }
@@ -130,11 +137,20 @@ function checkRegistry(name: string, adapter: Pick<Participant<unknown>, 'server
   const example = settings.registry?.connect_example;
   if (example) {
     const schemes = adapter.server?.remote?.schemes;
-    if (!schemes) throw new UserError(`participant ${name}: settings.json registry.connect_example: the adapter takes no server given by URL (server.remote); remove the example`);
+    if (!schemes)
+      throw new UserError(
+        `participant ${name}: settings.json registry.connect_example: the adapter takes no server given by URL (server.remote); remove the example`,
+      );
     const scheme = example.url.slice(0, example.url.indexOf(':'));
-    if (!schemes.includes(scheme)) throw new UserError(`participant ${name}: settings.json registry.connect_example: ${scheme}:// is not a scheme the adapter takes (${schemes.join(', ')}); correct the example`);
+    if (!schemes.includes(scheme))
+      throw new UserError(
+        `participant ${name}: settings.json registry.connect_example: ${scheme}:// is not a scheme the adapter takes (${schemes.join(', ')}); correct the example`,
+      );
   }
-  if (settings.registry?.ceiling && !adapter.server) throw new UserError(`participant ${name}: settings.json registry.ceiling: the adapter has no server lifecycle to hold a null ceiling's k rows; remove the declaration`);
+  if (settings.registry?.ceiling && !adapter.server)
+    throw new UserError(
+      `participant ${name}: settings.json registry.ceiling: the adapter has no server lifecycle to hold a null ceiling's k rows; remove the declaration`,
+    );
 }
 
 /** The ladder rules in effect for a dataset: rules naming other datasets are dropped and the
@@ -163,7 +179,10 @@ export async function loadParticipant(name: string, settingsPath?: string, datas
  * for participants/_template. */
 export async function loadParticipantFrom(dir: string, name: string, settingsPath?: string, dataset?: string): Promise<LoadedParticipant> {
   const file = adapterFile(dir);
-  if (file === null) throw new UserError(`participant ${name}: ${dir} has no adapter.ts, and its settings.json names no participant whose adapter it uses ("adapter"); copy participants/_template`);
+  if (file === null)
+    throw new UserError(
+      `participant ${name}: ${dir} has no adapter.ts, and its settings.json names no participant whose adapter it uses ("adapter"); copy participants/_template`,
+    );
   const mod = (await import(pathToFileURL(file).href)) as { default: Participant<unknown> };
   const adapter = mod.default;
   const path = settingsPath ?? join(dir, 'settings.json');

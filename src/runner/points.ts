@@ -80,7 +80,11 @@ export const VIEWS = ['latency', 'throughput'] as const;
 export const PROBE_QUERIES = 20;
 
 /** Scores the between-load probe against the exact unfiltered top 10. */
-export function scoreProbe(ds: Dataset, probe: { knobs: Knobs; k: number; queries: number[] }, got: { reply: PointReply | null; error: string | null } | undefined): NonNullable<Resources['probe']> {
+export function scoreProbe(
+  ds: Dataset,
+  probe: { knobs: Knobs; k: number; queries: number[] },
+  got: { reply: PointReply | null; error: string | null } | undefined,
+): NonNullable<Resources['probe']> {
   const base = { queries: probe.queries.length, knobs: probe.knobs };
   if (!got || got.reply === null || got.error !== null) {
     return { ...base, answered: false, recall: null, short_results: null, latency_ms_p50: null, error: got?.error ?? 'no probe reply' };
@@ -90,4 +94,3 @@ export function scoreProbe(ds: Dataset, probe: { knobs: Knobs; k: number; querie
   const lat = Float64Array.from(got.reply.latenciesMs).sort();
   return { ...base, answered: true, recall: s.recall, short_results: s.shortResults, latency_ms_p50: percentile(lat, 50), error: null };
 }
-

@@ -30,17 +30,26 @@ export const registrySchema = z
     /** Environment variables that hold a credential of this participant's engine (e.g. the
      * password its client library reads): their values are registered as secrets in every
      * vecbench process (src/util/redact.ts) and masked wherever they would appear. */
-    credential_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, _)')).min(1).optional(),
+    credential_env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, _)'))
+      .min(1)
+      .optional(),
     /** The example of this participant's --connect URL shown in the help, at `order` among
      * the participants' examples (the first is also the one the error for a malformed
      * --connect shows). Its scheme must be one the adapter's `server.remote` takes. */
-    connect_example: z.object({ url: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\/\S+$/, 'a URL: scheme://...'), order: z.number().int().positive() }).strict().optional(),
+    connect_example: z
+      .object({ url: z.string().regex(/^[a-z][a-z0-9+.-]*:\/\/\S+$/, 'a URL: scheme://...'), order: z.number().int().positive() })
+      .strict()
+      .optional(),
     /** The network protocol whose null ceiling (`vecbench ceiling`, and the client-limited
      * flag of load-generator points over that protocol) is this participant's own server
      * holding k rows, queried through its own load client, which must export `protocol` equal
      * to it. `name` is how the help names the protocol's server (e.g. the server's product
      * name). One participant per protocol. */
-    ceiling: z.object({ protocol: z.string().regex(/^[a-z][a-z0-9-]*$/, 'a protocol name: lower-case letters, digits, -'), name: z.string().min(1) }).strict().optional(),
+    ceiling: z
+      .object({ protocol: z.string().regex(/^[a-z][a-z0-9-]*$/, 'a protocol name: lower-case letters, digits, -'), name: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 type RegistryDeclarations = z.infer<typeof registrySchema>;
@@ -105,7 +114,8 @@ function unique(entries: RegistryEntry[], what: string, keyOf: (d: RegistryDecla
     const key = keyOf(e.declares);
     if (key === undefined) continue;
     const other = seen.get(key);
-    if (other !== undefined) throw new UserError(`participants ${other} and ${e.name} both declare registry.${what} ${key} in their settings.json; give each its own`);
+    if (other !== undefined)
+      throw new UserError(`participants ${other} and ${e.name} both declare registry.${what} ${key} in their settings.json; give each its own`);
     seen.set(key, e.name);
   }
 }
@@ -124,7 +134,9 @@ function registry(): RegistryEntry[] {
   for (const e of entries) {
     const p = e.declares.ceiling?.protocol;
     if (p !== undefined && (BUILT_IN_PROTOCOLS as readonly string[]).includes(p)) {
-      throw new UserError(`participant ${e.name}: settings.json registry.ceiling.protocol: ${p} is measured by vecbench itself (${BUILT_IN_PROTOCOLS.join(', ')}); name the protocol its load client speaks`);
+      throw new UserError(
+        `participant ${e.name}: settings.json registry.ceiling.protocol: ${p} is measured by vecbench itself (${BUILT_IN_PROTOCOLS.join(', ')}); name the protocol its load client speaks`,
+      );
     }
   }
   cached = entries;

@@ -275,7 +275,12 @@ export function evictPageCache(dir: string): EvictionReport {
       dropped = false; // /proc/sys read-only (a container): fadvise alone
     }
   }
-  return { method: `sync -f; vmtouch -e (posix_fadvise DONTNEED per file)${dropped ? '; drop_caches=1' : ''}`, resident_before_bytes: before, resident_after_bytes: residentBytes(dir), drop_caches: dropped };
+  return {
+    method: `sync -f; vmtouch -e (posix_fadvise DONTNEED per file)${dropped ? '; drop_caches=1' : ''}`,
+    resident_before_bytes: before,
+    resident_after_bytes: residentBytes(dir),
+    drop_caches: dropped,
+  };
 }
 
 /** Sampling intervals: the build is short and its peak matters; serving is steady. */

@@ -23,12 +23,36 @@ import { measureQuality } from '../hybrid/quality-run.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from './participants.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
 import { measureLoad, type LoadOptions } from '../loadgen/sweep.ts';
-import { ReuseRefused, buildSettingsHash, checkDiffers, discardHome, engineHome, engineWorkDir, idsPerQuery, markerMismatch, readMarker, startFreshBuild, writeMarker, type BuiltMarker } from './engine-home.ts';
+import {
+  ReuseRefused,
+  buildSettingsHash,
+  checkDiffers,
+  discardHome,
+  engineHome,
+  engineWorkDir,
+  idsPerQuery,
+  markerMismatch,
+  readMarker,
+  startFreshBuild,
+  writeMarker,
+  type BuiltMarker,
+} from './engine-home.ts';
 import { ASK_FACTOR, PROBE_QUERIES, prepareGroups, scoreProbe, supportReason, type AskedGroup } from './points.ts';
 import { QUERY_SEED, queryOrder } from './query-order.ts';
 import { hardware } from '../results/hardware.ts';
 import { VECBENCH_VERSION } from '../version.ts';
-import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING, MIN_RUN_QUERIES, minPointQueries, measureColdGroup, measureWarmGroup, type GroupRun, type Timing } from './measure-group.ts';
+import {
+  DEFAULT_BUSY_CORES,
+  DEFAULT_HOST_SLOW,
+  DEFAULT_QUERY_SET,
+  DEFAULT_TIMING,
+  MIN_RUN_QUERIES,
+  minPointQueries,
+  measureColdGroup,
+  measureWarmGroup,
+  type GroupRun,
+  type Timing,
+} from './measure-group.ts';
 import { BUSY_OTHER_CORES, busyWarning, checkQuiet } from './machine-load.ts';
 import { sharedHostSpeed } from './host-speed.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
@@ -141,7 +165,10 @@ class EngineHandle {
   /** The check queries: the between-load probe's queries and knobs, asked after the build. */
   private async askCheck(host: HostClient): Promise<{ knobs: Knobs; k: number; queries: number[]; ids: number[][] } | string> {
     const check = this.probeRequest();
-    const r = await host.request<'point'>({ type: 'point', knobs: check.knobs, k: check.k, queries: check.queries, filters: check.queries.map(() => null), clients: 1 }, this.opts.pointTimeoutS);
+    const r = await host.request<'point'>(
+      { type: 'point', knobs: check.knobs, k: check.k, queries: check.queries, filters: check.queries.map(() => null), clients: 1 },
+      this.opts.pointTimeoutS,
+    );
     const failed = r.reply.errors.find((e) => e !== null);
     return failed ? `a check query failed: ${failed}` : { ...check, ids: idsPerQuery(r.reply) };
   }
@@ -156,7 +183,17 @@ class EngineHandle {
       return;
     }
     const want = this.wantedBuild();
-    const marker: BuiltMarker = { format: 'vecbench-engine/1', participant: want.participant, dataset: this.ds.name, dataset_hash: want.datasetHash, settings_hash: want.settingsHash, engine_version: this.result.engine_version, built: new Date().toISOString(), rows, check };
+    const marker: BuiltMarker = {
+      format: 'vecbench-engine/1',
+      participant: want.participant,
+      dataset: this.ds.name,
+      dataset_hash: want.datasetHash,
+      settings_hash: want.settingsHash,
+      engine_version: this.result.engine_version,
+      built: new Date().toISOString(),
+      rows,
+      check,
+    };
     writeMarker(this.home, marker);
   }
 
@@ -168,7 +205,7 @@ class EngineHandle {
    */
   private async tryReuse(reason: string): Promise<HostClient | string> {
     const { p, ds, opts, result } = this;
-    if (this.remote) return 'the server is the user\'s (--connect)';
+    if (this.remote) return "the server is the user's (--connect)";
     if (!p.adapter.reopen) return `the ${p.name} adapter cannot reopen its data (no reopen())`;
     const marker = readMarker(this.home);
     if (typeof marker === 'string') return marker;
@@ -181,8 +218,22 @@ class EngineHandle {
       const started = await this.startServer(true);
       const host = this.newHost();
       this.host = host;
-      const opened = await host.request<'opened'>({ type: 'open', reopen: true, participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: started?.handle.connection }, opts.loadTimeoutS);
-      if (opened.engineVersion !== marker.engine_version) throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
+      const opened = await host.request<'opened'>(
+        {
+          type: 'open',
+          reopen: true,
+          participant: p.name,
+          settingsPath: p.settingsPath,
+          dataDir: opts.dataDir,
+          dataset: ds.name,
+          workDir: this.workDir,
+          maxConcurrency: opts.clients,
+          server: started?.handle.connection,
+        },
+        opts.loadTimeoutS,
+      );
+      if (opened.engineVersion !== marker.engine_version)
+        throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
       const check = await this.askCheck(host);
       const differs = typeof check === 'string' ? check : checkDiffers(marker.check.ids, check.ids);
       if (differs) throw new ReuseRefused(differs);
@@ -253,10 +304,24 @@ class EngineHandle {
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = this.newHost((pr) => ingestProgress.update(pr.done));
     this.host = host;
-    const opened = await host.request<'opened'>({ type: 'open', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir, maxConcurrency: opts.clients, server: server?.handle.connection }, opts.loadTimeoutS);
+    const opened = await host.request<'opened'>(
+      {
+        type: 'open',
+        participant: p.name,
+        settingsPath: p.settingsPath,
+        dataDir: opts.dataDir,
+        dataset: ds.name,
+        workDir: this.workDir,
+        maxConcurrency: opts.clients,
+        server: server?.handle.connection,
+      },
+      opts.loadTimeoutS,
+    );
     // One file never mixes two engine versions' points (a resumed run after an upgrade).
     if (result.engine_version !== 'unknown' && result.engine_version !== opened.engineVersion && result.groups.some((g) => g.points.length > 0)) {
-      throw new UserError(`${resultPath(opts.outDir, ds.name, p.name)} holds points measured with ${p.adapter.engine} ${result.engine_version}, the engine is ${opened.engineVersion} now; pass --fresh to measure it again, or --out another directory`);
+      throw new UserError(
+        `${resultPath(opts.outDir, ds.name, p.name)} holds points measured with ${p.adapter.engine} ${result.engine_version}, the engine is ${opened.engineVersion} now; pass --fresh to measure it again, or --out another directory`,
+      );
     }
     result.engine_version = opened.engineVersion;
     if (firstLoad) {
@@ -377,7 +442,12 @@ class EngineHandle {
     const res = this.result.resources;
     if (!dir || !res) return;
     const ev = evictPageCache(dir);
-    res.group_evictions.push({ group: key, resident_before_bytes: ev.resident_before_bytes, resident_after_bytes: ev.resident_after_bytes, drop_caches: ev.drop_caches });
+    res.group_evictions.push({
+      group: key,
+      resident_before_bytes: ev.resident_before_bytes,
+      resident_after_bytes: ev.resident_after_bytes,
+      drop_caches: ev.drop_caches,
+    });
   }
 
   /** After the measurements: records the serving memory, then measures a cold start. */
@@ -406,7 +476,13 @@ class EngineHandle {
    */
   private async coldStart(res: Resources): Promise<void> {
     const { p, ds, opts } = this;
-    const why = this.remote ? REMOTE_UNMEASURED : !p.adapter.reopen ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())` : !haveVmtouch() ? VMTOUCH_MISSING : null;
+    const why = this.remote
+      ? REMOTE_UNMEASURED
+      : !p.adapter.reopen
+        ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())`
+        : !haveVmtouch()
+          ? VMTOUCH_MISSING
+          : null;
     if (why) {
       res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = res.unmeasured.disk_stopped_bytes = why;
       return;
@@ -421,13 +497,29 @@ class EngineHandle {
     res.cold_eviction = evictPageCache(dir);
     const host = this.newHost();
     this.host = host;
-    await host.request<'dataset'>({ type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name }, opts.loadTimeoutS);
+    await host.request<'dataset'>(
+      { type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name },
+      opts.loadTimeoutS,
+    );
     const order = queryOrder(ds.nq);
     const query = order[order.length - 1];
     const knobs = ladderFor(p.settings, 'none', 10)[0] ?? {};
     const t0 = performance.now();
     const started = await this.startServer(true);
-    const opened = await host.request<'opened'>({ type: 'open', reopen: true, participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name, workDir: this.workDir!, maxConcurrency: opts.clients, server: started?.handle.connection }, opts.loadTimeoutS);
+    const opened = await host.request<'opened'>(
+      {
+        type: 'open',
+        reopen: true,
+        participant: p.name,
+        settingsPath: p.settingsPath,
+        dataDir: opts.dataDir,
+        dataset: ds.name,
+        workDir: this.workDir!,
+        maxConcurrency: opts.clients,
+        server: started?.handle.connection,
+      },
+      opts.loadTimeoutS,
+    );
     const t1 = performance.now();
     const first = await host.request<'point'>({ type: 'point', knobs, k: 10, queries: [query], filters: [null], clients: 1 }, opts.pointTimeoutS);
     const t2 = performance.now();
@@ -436,7 +528,9 @@ class EngineHandle {
     const openS = opened.openS ?? (t1 - t0) / 1000;
     res.cold_accept_s = started ? started.acceptS : openS;
     res.cold_first_query_s = started ? (t2 - t0) / 1000 : openS + (t2 - t1) / 1000;
-    log(`${p.name}: cold start: accepts after ${fmtSeconds(res.cold_accept_s)}, first query after ${fmtSeconds(res.cold_first_query_s)} (page cache: ${res.cold_eviction.resident_after_bytes} bytes of the data left resident)`);
+    log(
+      `${p.name}: cold start: accepts after ${fmtSeconds(res.cold_accept_s)}, first query after ${fmtSeconds(res.cold_first_query_s)} (page cache: ${res.cold_eviction.resident_after_bytes} bytes of the data left resident)`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -450,7 +544,6 @@ class EngineHandle {
   }
 }
 
-
 /** The warm query set as results record it: a seeded subset of the shuffled order, or all. */
 function querySetRecord(nq: number, asked: number | 'all' | undefined): NonNullable<ResultFile['run']['query_set']> {
   const size = asked === 'all' ? nq : Math.min(nq, asked ?? DEFAULT_QUERY_SET);
@@ -459,7 +552,13 @@ function querySetRecord(nq: number, asked: number | 'all' | undefined): NonNulla
 
 function timingRecord(t: Timing | undefined, busyCores: number | undefined, hostSlow: number | undefined): NonNullable<ResultFile['run']['timing']> {
   const x = t ?? DEFAULT_TIMING;
-  return { min_passes: x.minPasses, min_seconds: x.minSeconds, max_passes: x.maxPasses, busy_cores: busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES, host_slow: hostSlow ?? DEFAULT_HOST_SLOW };
+  return {
+    min_passes: x.minPasses,
+    min_seconds: x.minSeconds,
+    max_passes: x.maxPasses,
+    busy_cores: busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES,
+    host_slow: hostSlow ?? DEFAULT_HOST_SLOW,
+  };
 }
 
 function threadsOf(opts: RunOptions): number {
@@ -492,7 +591,14 @@ async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGr
     engine_version: 'unknown',
     origin: 'measured',
     dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
-    settings: { index: p.index, ladders: p.settings.ladders, batch_size: p.settings.batch_size, notes: p.settings.notes, ...(p.settings.calibration ? { calibration: p.settings.calibration } : {}), ...(p.settings.exact_search ? { exact_search: p.settings.exact_search } : {}) },
+    settings: {
+      index: p.index,
+      ladders: p.settings.ladders,
+      batch_size: p.settings.batch_size,
+      notes: p.settings.notes,
+      ...(p.settings.calibration ? { calibration: p.settings.calibration } : {}),
+      ...(p.settings.exact_search ? { exact_search: p.settings.exact_search } : {}),
+    },
     filter_strategy: p.adapter.filterStrategy,
     hardware: hardware(),
     run: {
@@ -526,7 +632,9 @@ async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGr
       // resumed for that section alone (its groups are complete and kept).
       const qualityMissing = ds.labels !== undefined && opts.quality !== false && prev.extra.quality === undefined;
       // Likewise a complete result still lacking an asked concurrency sweep or open loop.
-      const loadMissing = (opts.load?.concurrency !== undefined && prev.extra.concurrency === undefined) || (opts.load?.openLoop !== undefined && prev.extra.open_loop === undefined);
+      const loadMissing =
+        (opts.load?.concurrency !== undefined && prev.extra.concurrency === undefined) ||
+        (opts.load?.openLoop !== undefined && prev.extra.open_loop === undefined);
       if (prev.run.complete && !qualityMissing && !loadMissing) {
         log(`${p.name}: ${ds.name} already measured (${path}); pass --fresh to measure again`);
         return prev;
@@ -585,7 +693,17 @@ async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGr
       if (group?.complete) continue;
       const reason = g.asked ? supportReason(p, g) : `the filter keeps ${g.medianMatches} rows (median), fewer than ${ASK_FACTOR} x k = ${ASK_FACTOR * g.k}`;
       if (!g.asked || reason !== null) {
-        result.groups.push({ key: g.key, filter: g.filter, k: g.k, status: g.asked ? 'unsupported' : 'not_asked', reason: reason ?? undefined, median_matches: g.medianMatches, points: [], complete: true, skipped: [] });
+        result.groups.push({
+          key: g.key,
+          filter: g.filter,
+          k: g.k,
+          status: g.asked ? 'unsupported' : 'not_asked',
+          reason: reason ?? undefined,
+          median_matches: g.medianMatches,
+          points: [],
+          complete: true,
+          skipped: [],
+        });
         continue;
       }
       if (!group) {
@@ -637,7 +755,19 @@ async function runParticipant(p: LoadedParticipant, ds: Dataset, groups: AskedGr
         result.extra.quality = await measureQuality(() => engine.ready('engine restarted'), p, ds, opts);
       } catch (e) {
         if (!(e instanceof HostError) || e.userError) throw e;
-        result.extra.quality = { format: 'vecbench-quality/1', status: 'failed', reason: e.message, k: opts.qualityK ?? 100, queries: 0, labels: '', keyword: null, fusion: null, oracle: null, points: [], unsupported: [] };
+        result.extra.quality = {
+          format: 'vecbench-quality/1',
+          status: 'failed',
+          reason: e.message,
+          k: opts.qualityK ?? 100,
+          queries: 0,
+          labels: '',
+          keyword: null,
+          fusion: null,
+          oracle: null,
+          points: [],
+          unsupported: [],
+        };
         log(`${p.name}: answer quality failed: ${e.message}`);
       }
       save();
@@ -678,8 +808,14 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   for (const path of resultPaths(opts.outDir)) if (!replaced.has(resolve(path))) readResult(path);
   const ds = await prepareDataset(opts.dataDir, opts.dataset);
   // Recall over a handful of queries (reused point after point) says nothing: refuse it.
-  if (ds.nq < MIN_RUN_QUERIES) throw new UserError(`dataset ${ds.name} has ${ds.nq} queries, vecbench run needs at least ${MIN_RUN_QUERIES} (and ${minPointQueries(Infinity).toLocaleString('en-US')} for a reliable recall); prepare it with more queries`);
-  if (typeof opts.querySet === 'number' && opts.querySet < MIN_RUN_QUERIES) throw new UserError(`--queries ${opts.querySet} is below the ${MIN_RUN_QUERIES} queries a point needs at least; pass --queries ${minPointQueries(ds.nq)} (or all)`);
+  if (ds.nq < MIN_RUN_QUERIES)
+    throw new UserError(
+      `dataset ${ds.name} has ${ds.nq} queries, vecbench run needs at least ${MIN_RUN_QUERIES} (and ${minPointQueries(Infinity).toLocaleString('en-US')} for a reliable recall); prepare it with more queries`,
+    );
+  if (typeof opts.querySet === 'number' && opts.querySet < MIN_RUN_QUERIES)
+    throw new UserError(
+      `--queries ${opts.querySet} is below the ${MIN_RUN_QUERIES} queries a point needs at least; pass --queries ${minPointQueries(ds.nq)} (or all)`,
+    );
   // Settings that cannot suit this dataset (e.g. its dimension) stop the run before any work.
   const info = { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined };
   for (const p of participants) {
@@ -695,7 +831,9 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   // first, so the first rounds are judged against the host at speed, not against themselves.
   if (!opts.cold && (opts.hostSlow ?? DEFAULT_HOST_SLOW) > 0) {
     const first = await sharedHostSpeed().waitForSpeed(0);
-    log(`host-speed probe: fastest ${(first.ms / first.slowdown).toFixed(1)} ms over 2 s (a round whose probe takes over ${opts.hostSlow ?? DEFAULT_HOST_SLOW} x the run's fastest is retaken)`);
+    log(
+      `host-speed probe: fastest ${(first.ms / first.slowdown).toFixed(1)} ms over 2 s (a round whose probe takes over ${opts.hostSlow ?? DEFAULT_HOST_SLOW} x the run's fastest is retaken)`,
+    );
   }
   const out: ResultFile[] = [];
   const failures: string[] = [];

@@ -100,7 +100,7 @@ port.on('message', (m: ThreadRequest) => {
   handle(m).then(
     (result) => {
       const reply: ThreadReply = { ok: true, result };
-      port.postMessage(reply, result ? [result.indices.buffer, result.ids.buffer, result.offsets.buffer] as ArrayBuffer[] : []);
+      port.postMessage(reply, result ? ([result.indices.buffer, result.ids.buffer, result.offsets.buffer] as ArrayBuffer[]) : []);
       // Nothing keeps the thread alive once its port closes: it exits on its own.
       if (m.type === 'close') port.close();
     },

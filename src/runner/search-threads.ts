@@ -27,7 +27,16 @@ export const GO_RUN = 1;
 export const GO_ABORT = 2;
 
 export type ThreadRequest =
-  | { type: 'open'; index: number; participant: string; settingsPath?: string; dataset: DatasetInfo; workDir: string; maxConcurrency: number; queries: Float32Array }
+  | {
+      type: 'open';
+      index: number;
+      participant: string;
+      settingsPath?: string;
+      dataset: DatasetInfo;
+      workDir: string;
+      maxConcurrency: number;
+      queries: Float32Array;
+    }
   | { type: 'knobs'; knobs: Knobs }
   /** queries: indices into the shared vectors; control: the pass's CONTROL block; latencies:
    * a shared Float64Array(queries.length) each thread writes its queries' latencies into. */
@@ -185,7 +194,16 @@ export class SearchThreads {
       const dirs = copies ? copyWorkDir(opts.workDir, copies, count) : threads.map(() => opts.workDir);
       await all(
         threads.map((t) =>
-          t.call({ type: 'open', index: t.index, participant: opts.participant, settingsPath: opts.settingsPath, dataset: info, workDir: dirs[t.index], maxConcurrency: opts.maxConcurrency, queries }),
+          t.call({
+            type: 'open',
+            index: t.index,
+            participant: opts.participant,
+            settingsPath: opts.settingsPath,
+            dataset: info,
+            workDir: dirs[t.index],
+            maxConcurrency: opts.maxConcurrency,
+            queries,
+          }),
         ),
       );
     } catch (e) {
@@ -238,7 +256,13 @@ export class SearchThreads {
     }
     const releaseMs = new Float64Array(control, CONTROL.releaseByte, 1)[0];
     // slice: a copy in an ordinary buffer (a shared one cannot cross to the runner's process).
-    return { results, latenciesMs: new Float64Array(latencies).slice(), errors, wallS: (endMs - releaseMs) / 1000, perThread: parts.map((p) => p.indices.length) };
+    return {
+      results,
+      latenciesMs: new Float64Array(latencies).slice(),
+      errors,
+      wallS: (endMs - releaseMs) / 1000,
+      perThread: parts.map((p) => p.indices.length),
+    };
   }
 
   /** Closes every thread's session and waits until every thread has exited (then removes

@@ -7,7 +7,21 @@
 // link to it: that link is the record a resumed run, a cold start and the cleanup follow. Each
 // such directory has a claim file beside it (`<dir>.json`: the link and the runner's PID and
 // start time), so data whose engine home was deleted by hand is reaped by the next run.
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
@@ -56,7 +70,10 @@ function closedAncestor(path: string, user: ServerUser): string | null {
  * a data directory it is given: the runner's come from makeServerDataDir and pass it). */
 export function checkReachable(dir: string, user: ServerUser): void {
   const closed = closedAncestor(dir, user);
-  if (closed) throw new UserError(`the ${user.name} server cannot reach its data directory ${dir}: ${closed} is closed to it; give it a directory it can reach (vecbench run does: docs/contracts.md, "Server data outside --out") or chmod o+x ${closed}`);
+  if (closed)
+    throw new UserError(
+      `the ${user.name} server cannot reach its data directory ${dir}: ${closed} is closed to it; give it a directory it can reach (vecbench run does: docs/contracts.md, "Server data outside --out") or chmod o+x ${closed}`,
+    );
 }
 
 /** The base, created 0711 (others may traverse, not list). In /var/tmp anyone may create it
@@ -67,11 +84,16 @@ function ensureBase(user: ServerUser): string {
   const st = lstatSync(base);
   const me = process.getuid?.();
   if (!st.isDirectory() || (me !== undefined && st.uid !== me) || (st.mode & 0o022) !== 0) {
-    throw new UserError(`${base} (where server data goes when --out is closed to the server's user) is not a directory of yours that only you can write; remove it, or set VECBENCH_SERVER_DATA to a directory of your own`);
+    throw new UserError(
+      `${base} (where server data goes when --out is closed to the server's user) is not a directory of yours that only you can write; remove it, or set VECBENCH_SERVER_DATA to a directory of your own`,
+    );
   }
   if ((st.mode & 0o777) !== 0o711) chmodSync(base, 0o711);
   const closed = closedAncestor(join(base, 'x'), user);
-  if (closed) throw new UserError(`the ${user.name} server cannot reach ${base}: ${closed} is closed to other users; set VECBENCH_SERVER_DATA to a directory under one it can traverse (e.g. /var/tmp/vecbench)`);
+  if (closed)
+    throw new UserError(
+      `the ${user.name} server cannot reach ${base}: ${closed} is closed to other users; set VECBENCH_SERVER_DATA to a directory under one it can traverse (e.g. /var/tmp/vecbench)`,
+    );
   return base;
 }
 
@@ -120,7 +142,10 @@ export function existingServerDataDir(workDir: string, user: ServerUser | null, 
   const inWork = join(workDir, SERVER_DIR);
   const link = linkOf(workDir);
   if (link) {
-    if (!link.inBase) throw new UserError(`${inWork} links to ${link.target}, outside ${serverDataBase()} where vecbench keeps server data (was VECBENCH_SERVER_DATA changed?); remove ${workDir} and run again`);
+    if (!link.inBase)
+      throw new UserError(
+        `${inWork} links to ${link.target}, outside ${serverDataBase()} where vecbench keeps server data (was VECBENCH_SERVER_DATA changed?); remove ${workDir} and run again`,
+      );
     if (!existsSync(link.target)) throw new Error(`the server data ${inWork} links to is gone (${link.target})`);
     return link.target;
   }

@@ -126,7 +126,8 @@ class ServerProcess {
   private stopping = false;
 
   constructor(
-    readonly spec: ServerSpawnSpec,readonly child: ChildProcess,
+    readonly spec: ServerSpawnSpec,
+    readonly child: ChildProcess,
   ) {
     if (child.pid === undefined) throw new Error(`${spec.name}: spawn failed`);
     this.pid = child.pid;
@@ -299,8 +300,18 @@ function checkPortFree(port: number, participant: string): Promise<void> {
     srv.unref();
     srv.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE') reject(new UserError(portTakenMessage(port, participant)));
-      else if (e.code === 'EACCES') reject(new UserError(`port ${port} on 127.0.0.1 needs privileges this process lacks (ports below 1024 need root); choose one above 1024 with --server-port ${participant}=PORT`));
-      else reject(new UserError(`port ${port} on 127.0.0.1 cannot be used for the ${participant} server (${e.code ?? e.message}); choose another with --server-port ${participant}=PORT`));
+      else if (e.code === 'EACCES')
+        reject(
+          new UserError(
+            `port ${port} on 127.0.0.1 needs privileges this process lacks (ports below 1024 need root); choose one above 1024 with --server-port ${participant}=PORT`,
+          ),
+        );
+      else
+        reject(
+          new UserError(
+            `port ${port} on 127.0.0.1 cannot be used for the ${participant} server (${e.code ?? e.message}); choose another with --server-port ${participant}=PORT`,
+          ),
+        );
     });
     srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve()));
   });
@@ -373,7 +384,10 @@ export function connectionsFor(participants: string[], given: Record<string, str
     }
   }
   for (const name of Object.keys(given)) {
-    if (!participants.includes(name)) throw new UserError(`--connect names ${name}, which is not among the participants of this run (${participants.join(', ')}); add it to --participants or drop the option`);
+    if (!participants.includes(name))
+      throw new UserError(
+        `--connect names ${name}, which is not among the participants of this run (${participants.join(', ')}); add it to --participants or drop the option`,
+      );
   }
   return out;
 }
@@ -403,7 +417,10 @@ async function connectRemote(participant: string, life: ServerLifecycle<unknown>
   const from = connectSource(participant);
   if (!life) throw new UserError(`participant ${participant} runs inside vecbench, not as a server, so it cannot be given by URL; drop ${from}`);
   const remote = life.remote;
-  if (!remote) throw new UserError(`participant ${participant} cannot use a server given by URL (its adapter has no remote connection); drop ${from} and vecbench starts its own server`);
+  if (!remote)
+    throw new UserError(
+      `participant ${participant} cannot use a server given by URL (its adapter has no remote connection); drop ${from} and vecbench starts its own server`,
+    );
   const u = parseServerUrl(url, remote.schemes, participant, from);
   let connection: ServerConnection;
   try {
@@ -414,12 +431,17 @@ async function connectRemote(participant: string, life: ServerLifecycle<unknown>
   if (!u.port) connection = { ...connection, port: remote.defaultPort };
   const where = `${connection.host}:${connection.port}`;
   const unreachable = await tcpReachable(connection.host, connection.port);
-  if (unreachable) throw new UserError(`cannot reach the ${participant} server at ${where} given by ${shown} (${unreachable}); start the server there or correct the URL given with ${from}`);
+  if (unreachable)
+    throw new UserError(
+      `cannot reach the ${participant} server at ${where} given by ${shown} (${unreachable}); start the server there or correct the URL given with ${from}`,
+    );
   try {
     await remote.check(connection);
   } catch (e) {
     const why = redact(String((e as Error).message ?? e).split('\n')[0]);
-    throw new UserError(`the ${participant} server at ${where} given by ${shown} refused the connection: ${why}; check the user, password and database in the URL given with ${from}`);
+    throw new UserError(
+      `the ${participant} server at ${where} given by ${shown} refused the connection: ${why}; check the user, password and database in the URL given with ${from}`,
+    );
   }
   return connection;
 }
@@ -431,7 +453,11 @@ function remoteHandle(connection: ServerConnection, check: (c: ServerConnection)
     connection,
     alive: true,
     exitReason: null,
-    healthy: () => check(connection).then(() => true, () => false),
+    healthy: () =>
+      check(connection).then(
+        () => true,
+        () => false,
+      ),
     stop: async () => {},
     // It is not ours to watch: a lost server shows as failing requests.
     waitExit: () => new Promise<void>(() => {}),
@@ -446,7 +472,8 @@ export async function attachServer(participant: string, life: ServerLifecycle<un
 }
 
 /** Why the figures of a server the user runs are not measured from here. */
-export const REMOTE_UNMEASURED = 'the engine is a server the user runs (--connect): vecbench did not start it and does not measure its memory, disk or cold start';
+export const REMOTE_UNMEASURED =
+  'the engine is a server the user runs (--connect): vecbench did not start it and does not measure its memory, disk or cold start';
 
 /** What a result records about a server the user runs (its password masked). */
 export function remoteRecord(url: string): { url: string; started_by: 'user'; note: string } {
@@ -459,12 +486,19 @@ export function remoteRecord(url: string): { url: string; started_by: 'user'; no
 
 /** Before a run: every --connect URL reaches a server that logs the user in, and every
  * --server-port is free (each failure one UserError line, before any work is done). */
-export async function preflightServers(participants: { name: string; life: ServerLifecycle<unknown> | undefined }[], connect: Record<string, string>, ports: Record<string, number>): Promise<void> {
+export async function preflightServers(
+  participants: { name: string; life: ServerLifecycle<unknown> | undefined }[],
+  connect: Record<string, string>,
+  ports: Record<string, number>,
+): Promise<void> {
   for (const name of Object.keys(ports)) {
     const p = participants.find((x) => x.name === name);
     if (!p) throw new UserError(`--server-port names ${name}, which is not among the participants of this run; add it to --participants or drop the option`);
     if (!p.life) throw new UserError(`participant ${name} runs inside vecbench, not as a server; drop --server-port ${name}=${ports[name]}`);
-    if (connect[name]) throw new UserError(`participant ${name} is given both --server-port and a server URL (${connectSource(name)}); a server you run needs no port from vecbench: drop one of them`);
+    if (connect[name])
+      throw new UserError(
+        `participant ${name} is given both --server-port and a server URL (${connectSource(name)}); a server you run needs no port from vecbench: drop one of them`,
+      );
     await checkPortFree(ports[name], name);
   }
   for (const p of participants) if (connect[p.name]) await connectRemote(p.name, p.life, connect[p.name]);

@@ -13,7 +13,11 @@ export function digestOf(ids: ArrayLike<number>): number {
 }
 
 /** The one timed query loop: `clients` searches in flight over the requests, each timed. */
-export async function timedLoop(search: (i: number) => Promise<ArrayLike<number>>, n: number, clients: number): Promise<{ results: ArrayLike<number>[]; latenciesMs: Float64Array; errors: (string | null)[]; wallS: number }> {
+export async function timedLoop(
+  search: (i: number) => Promise<ArrayLike<number>>,
+  n: number,
+  clients: number,
+): Promise<{ results: ArrayLike<number>[]; latenciesMs: Float64Array; errors: (string | null)[]; wallS: number }> {
   const results: ArrayLike<number>[] = new Array(n);
   const latenciesMs = new Float64Array(n);
   const errors: (string | null)[] = new Array(n).fill(null);

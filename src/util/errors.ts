@@ -30,5 +30,7 @@ export function diskFullError(e: unknown, path?: string): UserError | null {
   if (code !== 'ENOSPC' && code !== 'EDQUOT') return null;
   const file = path ?? err?.path;
   const what = code === 'EDQUOT' ? 'the disk quota is exhausted' : 'no space left on the device';
-  return new UserError(`${what} while writing ${file ?? 'a file'}; free space there (or point --out / --data at a disk with room) and run again: finished results are kept`);
+  return new UserError(
+    `${what} while writing ${file ?? 'a file'}; free space there (or point --out / --data at a disk with room) and run again: finished results are kept`,
+  );
 }

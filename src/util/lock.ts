@@ -175,7 +175,12 @@ export function acquireLock(path: string, opts: LockOptions): HeldLock {
     return handle;
   }
   const createdDir = mkdirSync(dirname(path), { recursive: true });
-  const holder: LockHolder = { pid: process.pid, start: startTicks(process.pid), command: currentCommand(), since: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+  const holder: LockHolder = {
+    pid: process.pid,
+    start: startTicks(process.pid),
+    command: currentCommand(),
+    since: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
   const content = `${JSON.stringify({ format: LOCK_FORMAT, ...holder })}\n`;
   const tmp = `${path}.${process.pid}.tmp`;
   try {

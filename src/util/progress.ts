@@ -35,7 +35,10 @@ export class Progress {
 export function fmtSeconds(s: number): string {
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${Math.round(s - m * 60).toString().padStart(2, '0')}s`;
+  if (m < 60)
+    return `${m}m${Math.round(s - m * 60)
+      .toString()
+      .padStart(2, '0')}s`;
   return `${Math.floor(m / 60)}h${(m % 60).toString().padStart(2, '0')}m`;
 }
 

@@ -108,7 +108,9 @@ export function redact(text: string, opts: RedactOptions = {}): string {
   for (const s of ordered) if (out.includes(s)) out = out.split(s).join(MASK);
   out = out.replace(URL_USERINFO, (m, pre: string, pw: string) => (pw === MASK ? m : `${pre}:${MASK}@`));
   if (opts.keyValues !== false) {
-    out = out.replace(KEY_VALUE, (m, key: string, eq: string, value: string) => (value === MASK || value === `'${MASK}'` || value === `"${MASK}"` ? m : `${key}${eq}${MASK}`));
+    out = out.replace(KEY_VALUE, (m, key: string, eq: string, value: string) =>
+      value === MASK || value === `'${MASK}'` || value === `"${MASK}"` ? m : `${key}${eq}${MASK}`,
+    );
     out = out.replace(JSON_PAIR, `$1"${MASK}"`);
   }
   return out;

@@ -103,7 +103,11 @@ export function contractSuite(name: string, dir: string): void {
     }
 
     test('bad settings: an unknown index key is refused in one line naming it', async () => {
-      await withSettings(dir, (index) => ({ ...index, not_a_setting: 1 }), (path) => assert.rejects(loadParticipantFrom(dir, name, path), (e) => e instanceof UserError && assertOneLine(e, 'index.not_a_setting')));
+      await withSettings(
+        dir,
+        (index) => ({ ...index, not_a_setting: 1 }),
+        (path) => assert.rejects(loadParticipantFrom(dir, name, path), (e) => e instanceof UserError && assertOneLine(e, 'index.not_a_setting')),
+      );
     });
 
     test('bad settings: an index value of the wrong type is refused in one line naming it', async (t: TestContext) => {
@@ -111,7 +115,11 @@ export function contractSuite(name: string, dir: string): void {
       const key = Object.keys(own)[0];
       if (key === undefined) return t.skip('settings.json index is empty: no value to give a wrong type');
       const wrong = typeof own[key] === 'number' ? 'not-a-number' : 12345;
-      await withSettings(dir, (index) => ({ ...index, [key]: wrong }), (path) => assert.rejects(loadParticipantFrom(dir, name, path), (e) => e instanceof UserError && assertOneLine(e, `index.${key}`)));
+      await withSettings(
+        dir,
+        (index) => ({ ...index, [key]: wrong }),
+        (path) => assert.rejects(loadParticipantFrom(dir, name, path), (e) => e instanceof UserError && assertOneLine(e, `index.${key}`)),
+      );
     });
 
     test('bad knobs: setKnobs refuses an unknown knob in one line naming it', async () => {
@@ -174,7 +182,13 @@ export function contractSuite(name: string, dir: string): void {
       await session.setKnobs(topOf(p, 'none')!);
       const vectors = new Float32Array(fresh.length * data.d);
       fresh.forEach((r, i) => vectors.set(vec(data.queries, r.query), i * data.d));
-      await session.insert(batchOf(fresh.map((r) => r.id), vectors, fresh.map((r) => r.attrsOf)));
+      await session.insert(
+        batchOf(
+          fresh.map((r) => r.id),
+          vectors,
+          fresh.map((r) => r.attrsOf),
+        ),
+      );
       const check = async (when: string) => {
         for (const r of fresh) {
           assert.ok((await search(vec(data.queries, r.query), null)).includes(r.id), `inserted id ${r.id} not found by its own vector ${when}`);
@@ -201,7 +215,18 @@ export function contractSuite(name: string, dir: string): void {
       await opened.stopKeepingData();
       let openCtx: OpenContext<unknown> = ctx;
       if (p.adapter.server && 'handle' in opened) {
-        const again = await startServer(p.adapter.server.start, { dataset: ctx.dataset, settings: p.index, dataDir: opened.handle.connection.dataDir, existing: true, logFile: join(opened.workDir, 'server-reopened.log'), log: () => {} }, 120);
+        const again = await startServer(
+          p.adapter.server.start,
+          {
+            dataset: ctx.dataset,
+            settings: p.index,
+            dataDir: opened.handle.connection.dataDir,
+            existing: true,
+            logFile: join(opened.workDir, 'server-reopened.log'),
+            log: () => {},
+          },
+          120,
+        );
         restarted = again.handle;
         openCtx = { ...ctx, server: again.handle.connection };
       }
@@ -219,7 +244,11 @@ export function contractSuite(name: string, dir: string): void {
 
 /** Runs `fn` with a copy of the participant's settings.json whose index is changed, in a
  * temporary file removed afterwards. */
-async function withSettings(dir: string, change: (index: Record<string, unknown>) => Record<string, unknown>, fn: (path: string) => Promise<void>): Promise<void> {
+async function withSettings(
+  dir: string,
+  change: (index: Record<string, unknown>) => Record<string, unknown>,
+  fn: (path: string) => Promise<void>,
+): Promise<void> {
   const raw = JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { index?: Record<string, unknown> };
   const tmp = mkdtempSync(join(tmpdir(), 'vecbench-contract-settings-'));
   try {

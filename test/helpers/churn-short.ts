@@ -82,9 +82,29 @@ export function checkShortRun(out: string, dataset: string, n: number, engines: 
 }
 
 export const REPORT_KEYS = [
-  'participant', 'dataset', 'status', 'freshness_p50_ms', 'freshness_p95_ms', 'freshness_max_ms', 'never_visible', 'mixed_write_rate', 'mixed_target_rate', 'mixed_read_qps', 'mixed_min_recall', 'mixed_recall',
-  'mixed_recall_over_time', 'mixed_latency_p95_over_time', 'mixed_write_rate_over_time', 'tombstone_leak', 'recall_after_cycle', 'recall_after_compaction', 'compaction_s',
-  'disk_before_bytes', 'disk_after_bytes', 'dir_before_bytes', 'dir_after_bytes',
+  'participant',
+  'dataset',
+  'status',
+  'freshness_p50_ms',
+  'freshness_p95_ms',
+  'freshness_max_ms',
+  'never_visible',
+  'mixed_write_rate',
+  'mixed_target_rate',
+  'mixed_read_qps',
+  'mixed_min_recall',
+  'mixed_recall',
+  'mixed_recall_over_time',
+  'mixed_latency_p95_over_time',
+  'mixed_write_rate_over_time',
+  'tombstone_leak',
+  'recall_after_cycle',
+  'recall_after_compaction',
+  'compaction_s',
+  'disk_before_bytes',
+  'disk_after_bytes',
+  'dir_before_bytes',
+  'dir_after_bytes',
 ];
 
 /** `report --json`'s churn rows of these engines: every field, figures from the stored steps. */
@@ -96,7 +116,10 @@ export function checkReportChurn(churn: Record<string, unknown>[], dataset: stri
     assert.equal(c.status, 'measured');
     assert.equal(c.tombstone_leak, 0);
     assert.equal(c.never_visible, 0);
-    assert.ok(c.freshness_p50_ms !== null && (c.mixed_write_rate as number) > 0 && c.mixed_min_recall !== null && c.recall_after_cycle !== null, String(c.participant));
+    assert.ok(
+      c.freshness_p50_ms !== null && (c.mixed_write_rate as number) > 0 && c.mixed_min_recall !== null && c.recall_after_cycle !== null,
+      String(c.participant),
+    );
     assert.equal((c.mixed_recall_over_time as unknown[]).length, 5);
     assert.equal((c.mixed_write_rate_over_time as unknown[]).length, 5);
     assert.ok(c.disk_before_bytes !== null || c.dir_before_bytes !== null, `${c.participant}: a disk figure before the cycle`);

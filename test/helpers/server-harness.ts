@@ -39,14 +39,24 @@ export async function startParticipantServer(
   const logFile = join(workDir, 'server.log');
   const started = await startServer(
     life.start,
-    { dataset: { name: 'synthetic-test', n: opts.n, d: opts.d, metric: 'ip', hasText: false }, settings: participant.index, dataDir: serverDir, existing: opts.existing ?? false, logFile, log: () => {} },
+    {
+      dataset: { name: 'synthetic-test', n: opts.n, d: opts.d, metric: 'ip', hasText: false },
+      settings: participant.index,
+      dataDir: serverDir,
+      existing: opts.existing ?? false,
+      logFile,
+      log: () => {},
+    },
     120,
   );
   return { participant, handle: started.handle, acceptS: started.acceptS, workDir, serverDir, logFile };
 }
 
 /** The participant-harness's openOnSynthetic, for a server participant. */
-export async function openServerOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {}) {
+export async function openServerOnSynthetic(
+  name: string | LoadedParticipant,
+  opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {},
+) {
   const data = generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
   const started = await startParticipantServer(name, { n: data.n, d: data.d, settingsPath: opts.settingsPath });
   const { participant, handle, workDir } = started;

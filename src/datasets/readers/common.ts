@@ -110,7 +110,11 @@ export function toInts(bytes: Uint8Array, element: ElementType, count: number, l
   } else if (element === 'uint8') {
     for (let i = 0; i < count; i++) out[i] = bytes[i];
   } else {
-    throw inputError(label, `holds ${element} values, not integer ids`, 'pass a file of neighbour ids (.ivecs, an int32/int64 .npy, or an HDF5 "neighbors" dataset)');
+    throw inputError(
+      label,
+      `holds ${element} values, not integer ids`,
+      'pass a file of neighbour ids (.ivecs, an int32/int64 .npy, or an HDF5 "neighbors" dataset)',
+    );
   }
   return out;
 }

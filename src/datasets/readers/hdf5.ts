@@ -141,7 +141,8 @@ export async function openHdf5(path: string, datasetName: string): Promise<Matri
         const out = new Int32Array(count * dim);
         for (let i = 0; i < out.length; i++) {
           const v = data[i];
-          if (typeof v === 'bigint' && (v > 2147483647n || v < -2147483648n)) throw inputError(label, `id ${v} does not fit in int32`, 'row ids must be below 2^31');
+          if (typeof v === 'bigint' && (v > 2147483647n || v < -2147483648n))
+            throw inputError(label, `id ${v} does not fit in int32`, 'row ids must be below 2^31');
           out[i] = Number(v);
         }
         return out;

@@ -49,7 +49,8 @@ class GunzipCursor {
         const msg = (e as Error).message;
         throw inputError(this.label, `is not a whole gzip stream (${msg})`, FIX_TRUNCATED);
       }
-      if (next.done) throw inputError(this.label, `ends after ${this.position + this.buffered} decompressed bytes, expected at least ${this.position + n}`, FIX_TRUNCATED);
+      if (next.done)
+        throw inputError(this.label, `ends after ${this.position + this.buffered} decompressed bytes, expected at least ${this.position + n}`, FIX_TRUNCATED);
       this.chunks.push(next.value);
       this.buffered += next.value.length;
     }

@@ -9,11 +9,10 @@ import { openNpy } from './npy.ts';
 import { openParquet } from './parquet.ts';
 import { openTexmex } from './texmex.ts';
 
-;
-
 type InputFormat = 'fvecs' | 'bvecs' | 'ivecs' | 'npy' | 'hdf5' | 'parquet' | 'idx';
 
-export const FORMAT_HELP = '.fvecs, .bvecs, .ivecs, .npy (float32/float16/uint8), .hdf5/.h5 (ann-benchmarks layout), .parquet (a list<float> column), IDX (*-idx3-ubyte, .idx, optionally .gz)';
+export const FORMAT_HELP =
+  '.fvecs, .bvecs, .ivecs, .npy (float32/float16/uint8), .hdf5/.h5 (ann-benchmarks layout), .parquet (a list<float> column), IDX (*-idx3-ubyte, .idx, optionally .gz)';
 
 export function formatOf(path: string): InputFormat | null {
   const p = path.toLowerCase();

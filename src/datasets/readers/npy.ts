@@ -38,7 +38,8 @@ function parseNpyHeader(fd: number, label: string, size: number): NpyHeader {
   if (size < 10) throw inputError(label, `has only ${size} bytes, too few for a .npy header`, FIX_TRUNCATED);
   const pre = new Uint8Array(12);
   readExact(fd, label, pre.subarray(0, Math.min(12, size)), 0);
-  if (!MAGIC.every((b, i) => pre[i] === b)) throw inputError(label, 'does not start with the .npy magic string', 'save the array with numpy.save (or pass a file of another supported format)');
+  if (!MAGIC.every((b, i) => pre[i] === b))
+    throw inputError(label, 'does not start with the .npy magic string', 'save the array with numpy.save (or pass a file of another supported format)');
   const major = pre[6];
   const dv = new DataView(pre.buffer);
   let headerLen: number;
@@ -62,7 +63,8 @@ function parseNpyHeader(fd: number, label: string, size: number): NpyHeader {
   if (!descr || !fortran || !shapeM) throw inputError(label, `has a header vecbench cannot parse (${header.trim().slice(0, 80)})`, FIX_TRUNCATED);
   if (descr[1] === '>') throw inputError(label, `is big-endian (${descr[1]}${descr[2]})`, "convert it with array.astype('<f4') and save again");
   const element = DTYPES[descr[2]];
-  if (!element) throw inputError(label, `has dtype ${descr[2]}`, 'supported dtypes are float32, float16, float64, uint8, int8, int32, int64: convert with array.astype');
+  if (!element)
+    throw inputError(label, `has dtype ${descr[2]}`, 'supported dtypes are float32, float16, float64, uint8, int8, int32, int64: convert with array.astype');
   if (fortran[1] === 'True') throw inputError(label, 'is stored in Fortran (column-major) order', 'save numpy.ascontiguousarray(array) instead');
   const shape = shapeM[1]
     .split(',')
@@ -79,7 +81,8 @@ export function openNpy(path: string): MatrixReader {
   try {
     const size = fstatSync(fd).size;
     const { element, shape, dataOffset } = parseNpyHeader(fd, label, size);
-    if (shape.length !== 2) throw inputError(label, `has shape (${shape.join(', ')}), expected 2-D (rows, dimension)`, 'reshape it to (rows, dimension) and save again');
+    if (shape.length !== 2)
+      throw inputError(label, `has shape (${shape.join(', ')}), expected 2-D (rows, dimension)`, 'reshape it to (rows, dimension) and save again');
     const [rows, dim] = shape;
     if (rows === 0 || dim === 0) throw inputError(label, `is empty (shape ${rows} x ${dim})`, 'export the vectors again');
     const rowBytes = dim * ELEMENT_BYTES[element];

@@ -62,7 +62,8 @@ export async function openParquet(path: string, column?: string): Promise<Parque
   } else {
     const lists = schema.children.filter(isFloatList).map((c) => c.element.name);
     chosen = EMBEDDING_NAMES.find((n) => lists.includes(n)) ?? lists[0];
-    if (!chosen) throw inputError(path, `has no embedding column (no list of floats among: ${columns.join(', ')})`, 'store the vectors as a list<float> column');
+    if (!chosen)
+      throw inputError(path, `has no embedding column (no list of floats among: ${columns.join(', ')})`, 'store the vectors as a list<float> column');
   }
   const embColumn = chosen;
   const label = `${path}:${embColumn}`;
@@ -109,7 +110,8 @@ export async function openParquet(path: string, column?: string): Promise<Parque
       for (let r = 0; r < count; r++) {
         const v = values[r] as ArrayLike<number> | null;
         if (v === null || v === undefined) throw inputError(label, `row ${from + r} has no vector (null)`, 'drop rows without embeddings before preparing');
-        if (v.length !== dim) throw inputError(label, `row ${from + r} has ${v.length} values, row 0 has ${dim}`, 'every embedding must have the same dimension');
+        if (v.length !== dim)
+          throw inputError(label, `row ${from + r} has ${v.length} values, row 0 has ${dim}`, 'every embedding must have the same dimension');
         for (let j = 0; j < dim; j++) out[r * dim + j] = v[j];
       }
       return out;

@@ -31,10 +31,19 @@ export function openTexmex(path: string, kind: 'fvecs' | 'bvecs' | 'ivecs'): Mat
     const head = new Uint8Array(4);
     readExact(fd, label, head, 0);
     const dim = new DataView(head.buffer).getInt32(0, true);
-    if (dim <= 0 || dim > MAX_DIM) throw inputError(label, `starts with dimension ${dim}, which no .${kind} file has`, `check that it is a .${kind} file (little-endian int32 dimension before each row)`);
+    if (dim <= 0 || dim > MAX_DIM)
+      throw inputError(
+        label,
+        `starts with dimension ${dim}, which no .${kind} file has`,
+        `check that it is a .${kind} file (little-endian int32 dimension before each row)`,
+      );
     const rowBytes = 4 + dim * ELEMENT_BYTES[element];
     if (size % rowBytes !== 0) {
-      throw inputError(label, `has ${size} bytes, not a whole number of ${rowBytes}-byte rows of dimension ${dim} (${Math.floor(size / rowBytes)} rows and ${size % rowBytes} bytes over)`, FIX_TRUNCATED);
+      throw inputError(
+        label,
+        `has ${size} bytes, not a whole number of ${rowBytes}-byte rows of dimension ${dim} (${Math.floor(size / rowBytes)} rows and ${size % rowBytes} bytes over)`,
+        FIX_TRUNCATED,
+      );
     }
     const rows = size / rowBytes;
     const read = (from: number, count: number): Uint8Array => {

@@ -50,7 +50,9 @@ export async function hashInputs(paths: string[], known: Record<string, string> 
 /** Checks an input against the sha256 vecbench pinned for it. */
 export function checkPinned(record: InputRecord, expected: string, fix: string): void {
   if (record.sha256 !== expected) {
-    throw new UserError(`${record.path}: sha256 ${record.sha256.slice(0, 12)}... is not the pinned ${expected.slice(0, 12)}... (corrupt or a different version); ${fix}`);
+    throw new UserError(
+      `${record.path}: sha256 ${record.sha256.slice(0, 12)}... is not the pinned ${expected.slice(0, 12)}... (corrupt or a different version); ${fix}`,
+    );
   }
 }
 

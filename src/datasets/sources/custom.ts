@@ -66,7 +66,8 @@ async function checkGroundTruth(ds: Dataset, spec: string, opts: { quiet?: boole
   const reader = await openIds(spec);
   let theirs: Int32Array;
   try {
-    if (reader.rows !== ds.nq) throw new UserError(`${reader.label}: ${reader.rows} rows of neighbours for ${ds.nq} queries; pass the ground truth of these queries`);
+    if (reader.rows !== ds.nq)
+      throw new UserError(`${reader.label}: ${reader.rows} rows of neighbours for ${ds.nq} queries; pass the ground truth of these queries`);
     theirs = await readAllIds(reader);
   } finally {
     await reader.close();
@@ -121,7 +122,8 @@ async function convertCustom(dataDir: string, o: CustomOptions, metric: Metric):
     throw e;
   }
   try {
-    if (queries.dim !== base.dim) throw new UserError(`${queries.label}: queries are ${queries.dim}-d, the base ${base.label} is ${base.dim}-d; pass files of the same dimension`);
+    if (queries.dim !== base.dim)
+      throw new UserError(`${queries.label}: queries are ${queries.dim}-d, the base ${base.label} is ${base.dim}-d; pass files of the same dimension`);
     const specs = [o.base, o.queries];
     const inputs = await hashInputs([...new Set(specs.map((s) => parseInputSpec(s).path))]);
     const writer = new PreparedWriter({ dataDir, name: o.name, d: base.dim, metric, rows: base.rows, quiet: o.quiet });
@@ -154,7 +156,10 @@ export async function prepareCustom(dataDir: string, o: CustomOptions): Promise<
   const prints = fingerprint([o.base, o.queries]);
   const ds = await whilePreparing(dataDir, o.name, async () => {
     if (isPrepared(dataDir, o.name) && !o.force) {
-      const manifest = JSON.parse(readFileSync(join(datasetDir(dataDir, o.name), 'manifest.json'), 'utf8')) as { metric?: string; source?: { kind?: string; fingerprint?: unknown } };
+      const manifest = JSON.parse(readFileSync(join(datasetDir(dataDir, o.name), 'manifest.json'), 'utf8')) as {
+        metric?: string;
+        source?: { kind?: string; fingerprint?: unknown };
+      };
       const same = manifest.source?.kind === 'custom' && manifest.metric === metric && JSON.stringify(manifest.source.fingerprint) === JSON.stringify(prints);
       if (!same) {
         throw new UserError(`dataset ${o.name} is already prepared from other inputs or another metric; add --force to replace it, or choose another --name`);

@@ -80,7 +80,8 @@ export function debianCorpus(statusText: string, origin = DEBIAN_STATUS): Labell
     seen.add(id);
     return true;
   });
-  if (recs.length < 3) throw new UserError(`${origin} describes ${recs.length} packages; the ${DEBIAN_DATASET} corpus needs a Debian package database with at least 3`);
+  if (recs.length < 3)
+    throw new UserError(`${origin} describes ${recs.length} packages; the ${DEBIAN_DATASET} corpus needs a Debian package database with at least 3`);
   const bySource = new Map<string, string[]>();
   for (const r of recs) {
     const list = bySource.get(r.source) ?? [];
@@ -115,7 +116,13 @@ export function debianCorpus(statusText: string, origin = DEBIAN_STATUS): Labell
     docs,
     queries,
     qrels,
-    source: { generator: DEBIAN_DATASET, status_file: origin, status_sha256: sha256(statusText), packages: docs.length, labels: 'known-item: 2 = the package of the synopsis, 1 = other packages of its source package' },
+    source: {
+      generator: DEBIAN_DATASET,
+      status_file: origin,
+      status_sha256: sha256(statusText),
+      packages: docs.length,
+      labels: 'known-item: 2 = the package of the synopsis, 1 = other packages of its source package',
+    },
   };
 }
 
@@ -132,7 +139,9 @@ export const debianPackagesSource: DatasetSource = {
     try {
       text = readFileSync(path, 'utf8');
     } catch (e) {
-      throw new UserError(`${DEBIAN_DATASET} is built from ${path}, which cannot be read (${(e as Error).message.split('\n')[0]}); run it on a Debian machine or point VECBENCH_DPKG_STATUS at a dpkg status file`);
+      throw new UserError(
+        `${DEBIAN_DATASET} is built from ${path}, which cannot be read (${(e as Error).message.split('\n')[0]}); run it on a Debian machine or point VECBENCH_DPKG_STATUS at a dpkg status file`,
+      );
     }
     return assembleLabelled(debianCorpus(text, path), gloveEmbedder());
   },

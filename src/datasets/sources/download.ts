@@ -128,8 +128,10 @@ async function fetchInto(file: RemoteFile, part: string, quiet?: boolean): Promi
   }
   if (status !== 200 && status !== 206) {
     await res.body.dump();
-    if (status === 404 || status === 410) throw new UserError(`${file.url} answered HTTP ${status} (not found); the file has moved: update the URL in vecbench's registry or report it`);
-    if (status === 401 || status === 403) throw new UserError(`${file.url} answered HTTP ${status} (access denied); check that the dataset is public and that this machine may reach it`);
+    if (status === 404 || status === 410)
+      throw new UserError(`${file.url} answered HTTP ${status} (not found); the file has moved: update the URL in vecbench's registry or report it`);
+    if (status === 401 || status === 403)
+      throw new UserError(`${file.url} answered HTTP ${status} (access denied); check that the dataset is public and that this machine may reach it`);
     throw new Error(`HTTP ${status}`);
   }
   let start = 0;
@@ -180,7 +182,9 @@ function finishDownload(file: RemoteFile, part: string, done: { sha256: string; 
   }
   if (file.sha256 && done.sha256 !== file.sha256) {
     rmSync(part, { force: true });
-    throw new UserError(`${file.url}: sha256 ${done.sha256.slice(0, 12)}... does not match the published ${file.sha256.slice(0, 12)}... (corrupt transfer or changed upstream); the file was deleted: run the same command again`);
+    throw new UserError(
+      `${file.url}: sha256 ${done.sha256.slice(0, 12)}... does not match the published ${file.sha256.slice(0, 12)}... (corrupt transfer or changed upstream); the file was deleted: run the same command again`,
+    );
   }
   renameSync(part, file.path);
   writeJsonAtomic(sidecarPath(file.path), { url: file.url, bytes: done.bytes, sha256: done.sha256, check: file.sha256 ? 'pinned' : 'recorded' });

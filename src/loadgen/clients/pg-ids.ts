@@ -53,7 +53,10 @@ export function encodeExecution(name: string, text: string, values: readonly (Bu
 /** Session settings as unnamed extended-protocol statements (Parse + Bind + Execute each; one
  * statement per Parse), to go ahead of an execution before its Sync. */
 export function encodeSetup(statements: readonly string[]): PgSetup {
-  return { bytes: Buffer.concat(statements.flatMap((sql) => [serialize.parse({ text: sql }), serialize.bind(), serialize.execute()])), statements: statements.length };
+  return {
+    bytes: Buffer.concat(statements.flatMap((sql) => [serialize.parse({ text: sql }), serialize.bind(), serialize.execute()])),
+    statements: statements.length,
+  };
 }
 
 /** One execution sent on a connection and not answered yet. */
@@ -164,9 +167,21 @@ class Connection {
     // A statement still being parsed by an earlier, unanswered batch is not parsed again.
     const parsing = known === undefined && this.pending.some((p) => p.parsedName === exec.name);
     const parse = known === undefined && !parsing;
-    this.pending.push({ resolve, reject, ids: [], error: null, setup, parsedName: parse ? exec.name : null, parsedText: exec.text, parsesBefore: setup ? setup.statements : 0 });
+    this.pending.push({
+      resolve,
+      reject,
+      ids: [],
+      error: null,
+      setup,
+      parsedName: parse ? exec.name : null,
+      parsedText: exec.text,
+      parsesBefore: setup ? setup.statements : 0,
+    });
     if (!setup && !parse) this.stream.write(exec.bytes);
-    else this.stream.write(Buffer.concat([...(setup ? [setup.bytes] : []), ...(parse ? [serialize.parse({ name: exec.name, text: exec.text })] : []), exec.bytes]));
+    else
+      this.stream.write(
+        Buffer.concat([...(setup ? [setup.bytes] : []), ...(parse ? [serialize.parse({ name: exec.name, text: exec.text })] : []), exec.bytes]),
+      );
   }
 
   /** Backend messages: type byte, int32 length (counting itself), body. */
@@ -244,8 +259,18 @@ export class PgIdConnections {
           let conn: Connection | null = null;
           // (Node's Socket constructor takes `onread` as net.connect does; @types/node lists it
           // only among the connect options.)
-          const socket = new Socket({ onread: { buffer: Buffer.allocUnsafe(64 * 1024), callback: (n: number, buf: Buffer) => void conn!.onRead(n, buf) } } as ConstructorParameters<typeof Socket>[0]);
-          const client = new pg.Client({ host: o.host, port: o.port, user: o.user, database: o.database, password: o.password, connectionTimeoutMillis: 10_000, stream: () => socket });
+          const socket = new Socket({
+            onread: { buffer: Buffer.allocUnsafe(64 * 1024), callback: (n: number, buf: Buffer) => void conn!.onRead(n, buf) },
+          } as ConstructorParameters<typeof Socket>[0]);
+          const client = new pg.Client({
+            host: o.host,
+            port: o.port,
+            user: o.user,
+            database: o.database,
+            password: o.password,
+            connectionTimeoutMillis: 10_000,
+            stream: () => socket,
+          });
           client.on('error', () => {}); // a broken connection: its executions report it
           clients.push(client);
           conn = new Connection(client, socket, (c) => self.free.push(c));

@@ -89,7 +89,15 @@ export async function readAnnBenchmarks(path: string): Promise<AnnBenchmarksRun>
 }
 
 /** Which vecbench metrics an ann-benchmarks distance name is compatible with. */
-const DISTANCES: Record<string, string[]> = { angular: ['cosine', 'ip'], cosine: ['cosine', 'ip'], euclidean: ['l2'], l2: ['l2'], ip: ['ip'], dot: ['ip'], inner_product: ['ip'] };
+const DISTANCES: Record<string, string[]> = {
+  angular: ['cosine', 'ip'],
+  cosine: ['cosine', 'ip'],
+  euclidean: ['l2'],
+  l2: ['l2'],
+  ip: ['ip'],
+  dot: ['ip'],
+  inner_product: ['ip'],
+};
 
 interface ScoredRun {
   algo: string;
@@ -110,10 +118,14 @@ export function scoreAnnBenchmarks(run: AnnBenchmarksRun, source: string, ds: Da
   if (k > run.count) throw new UserError(`${source}: count is ${k} but neighbors has ${run.count} columns`);
   if (k > gt.depth) throw new UserError(`${source}: k = ${k} is deeper than the ground truth (${gt.depth})`);
   if (run.rows > ds.nq) {
-    throw new UserError(`${source}: ${run.rows} queries, but dataset ${ds.name} has ${ds.nq}; pass --dataset with the vecbench dataset prepared from the same ann-benchmarks data`);
+    throw new UserError(
+      `${source}: ${run.rows} queries, but dataset ${ds.name} has ${ds.nq}; pass --dataset with the vecbench dataset prepared from the same ann-benchmarks data`,
+    );
   }
   if (typeof a.distance === 'string' && DISTANCES[a.distance] && !DISTANCES[a.distance].includes(ds.metric)) {
-    throw new UserError(`${source}: ann-benchmarks distance "${a.distance}" does not match dataset ${ds.name} (metric ${ds.metric}); pass the dataset prepared from the same data`);
+    throw new UserError(
+      `${source}: ann-benchmarks distance "${a.distance}" does not match dataset ${ds.name} (metric ${ds.metric}); pass the dataset prepared from the same data`,
+    );
   }
   if (run.times.some((t) => !(t > 0) || !Number.isFinite(t))) throw new UserError(`${source}: times holds a value that is not a positive number of seconds`);
 

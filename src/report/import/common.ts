@@ -22,7 +22,8 @@ export const NOT_RECORDED = 'not recorded';
  * what it says there when the name is part of it (a group key).
  */
 export function checkImportedName(source: string, field: string, name: string, written = name): string {
-  if (!isSafeName(name)) throw new UserError(`${source}: ${field} ${shownName(written)} cannot be a name under --out: use ${SAFE_NAME_RULE}; correct it in the file`);
+  if (!isSafeName(name))
+    throw new UserError(`${source}: ${field} ${shownName(written)} cannot be a name under --out: use ${SAFE_NAME_RULE}; correct it in the file`);
   return name;
 }
 
@@ -48,7 +49,13 @@ export function preparedDatasetInfo(dataDir: string, name: string): DatasetInfo 
   }
   const m = manifestSchema.safeParse(raw);
   if (!m.success) return null;
-  const hash = sha256(JSON.stringify(Object.entries(m.data.files).sort().map(([f, e]) => [f, e.sha256])));
+  const hash = sha256(
+    JSON.stringify(
+      Object.entries(m.data.files)
+        .sort()
+        .map(([f, e]) => [f, e.sha256]),
+    ),
+  );
   return { name: m.data.name, n: m.data.n, d: m.data.d, nq: m.data.nq, metric: m.data.metric, hash };
 }
 
@@ -73,9 +80,7 @@ export function renumberLadder(points: ResultPoint[]): ResultPoint[] {
     return 0;
   });
   const index = new Map(distinct.map(([id], i) => [id, i]));
-  return points
-    .map((p) => ({ ...p, ladder_index: index.get(knobId(p))! }))
-    .sort((a, b) => a.ladder_index - b.ladder_index || a.view.localeCompare(b.view));
+  return points.map((p) => ({ ...p, ladder_index: index.get(knobId(p))! })).sort((a, b) => a.ladder_index - b.ladder_index || a.view.localeCompare(b.view));
 }
 
 /** Parses "key=value" / "key: value" pairs out of a free-form name such as
@@ -93,6 +98,6 @@ export function knobsFromName(name: string): Record<string, number | string> {
 /** JSON-safe knob values: numbers and strings stay, anything else becomes its JSON text. */
 export function plainKnobs(raw: Record<string, unknown>): Record<string, number | string> {
   return Object.fromEntries(
-    Object.entries(raw).map(([k, v]) => [k, typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' ? v : JSON.stringify(v) ?? 'null']),
+    Object.entries(raw).map(([k, v]) => [k, typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null')]),
   );
 }

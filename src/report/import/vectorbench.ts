@@ -23,10 +23,7 @@ const VECTORBENCH = 'vectorbench';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 
-const latencySchema = z
-  .object({ n: num, min: num, avg: num, p50: num, p95: num, p99: num, max: num })
-  .partial()
-  .passthrough();
+const latencySchema = z.object({ n: num, min: num, avg: num, p50: num, p95: num, p99: num, max: num }).partial().passthrough();
 
 const pointSchema = z
   .object({
@@ -85,10 +82,15 @@ export function looksLikeVectorBench(raw: unknown): boolean {
 /** Our status for one of VectorBench's. */
 function mapStatus(s: string | undefined, hasPoints: boolean): { status: ResultFile['groups'][number]['status']; reason?: string } {
   const v = (s ?? '').toLowerCase().replace(/[\s-]+/g, '_');
-  if (v === '' || ['measured', 'ok', 'done', 'complete', 'completed', 'success'].includes(v)) return { status: hasPoints || v !== '' ? 'measured' : 'failed', reason: hasPoints || v !== '' ? undefined : 'no status and no points in the imported file' };
+  if (v === '' || ['measured', 'ok', 'done', 'complete', 'completed', 'success'].includes(v))
+    return {
+      status: hasPoints || v !== '' ? 'measured' : 'failed',
+      reason: hasPoints || v !== '' ? undefined : 'no status and no points in the imported file',
+    };
   // VectorBench's n/a is a group it did not ask (e.g. "median 999 matching rows < 1000"), not
   // an engine unable to filter.
-  if (['not_asked', 'skipped_selectivity', 'too_selective', 'n/a', 'na'].includes(v)) return { status: 'not_asked', reason: s && v !== 'not_asked' ? `VectorBench status "${s}"` : undefined };
+  if (['not_asked', 'skipped_selectivity', 'too_selective', 'n/a', 'na'].includes(v))
+    return { status: 'not_asked', reason: s && v !== 'not_asked' ? `VectorBench status "${s}"` : undefined };
   if (['unsupported', 'not_supported'].includes(v)) return { status: 'unsupported' };
   if (['failed', 'error', 'timeout', 'crashed'].includes(v)) return { status: 'failed' };
   return { status: hasPoints ? 'measured' : 'failed', reason: `VectorBench status "${s}"` };
@@ -102,7 +104,8 @@ function groupIdentity(g: VectorBenchFile['groups'][number]): { filter: string; 
   const rest = exactKey ? parts.slice(1) : parts;
   const filter = g.filter ?? rest[0];
   const k = g.k ?? Number(rest[rest.length - 1]);
-  if (!filter || !Number.isInteger(k) || k <= 0) throw new UserError(`VectorBench group "${g.key}" has no filter/k (expected a key like none/10 or fields filter and k)`);
+  if (!filter || !Number.isInteger(k) || k <= 0)
+    throw new UserError(`VectorBench group "${g.key}" has no filter/k (expected a key like none/10 or fields filter and k)`);
   return { filter, k, exact: g.exact === true || exactKey };
 }
 
@@ -143,7 +146,17 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
   const displayName = f.participant ?? f.name!;
   const participant = importedName(source, f.participant !== undefined ? 'participant' : 'name', displayName, VECTORBENCH);
   const now = (opts.now ?? new Date()).toISOString();
-  const notRecorded = new Set<string>(['recall_threshold', 'low_recall_share', 'unknown_ids', 'duplicate_ids', 'filter_violations', 'query_slice', 'latency_ms.p999', 'median_matches', 'query_seed']);
+  const notRecorded = new Set<string>([
+    'recall_threshold',
+    'low_recall_share',
+    'unknown_ids',
+    'duplicate_ids',
+    'filter_violations',
+    'query_slice',
+    'latency_ms.p999',
+    'median_matches',
+    'query_seed',
+  ]);
 
   // Dataset: ours when known, else what the file says.
   const fileDs = typeof f.dataset === 'string' ? { name: f.dataset } : (f.dataset as Record<string, unknown> & { name: string });
@@ -157,7 +170,14 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
     return typeof v === 'string' ? v : NOT_RECORDED;
   };
   checkImportedName(source, typeof f.dataset === 'string' ? 'dataset' : 'dataset.name', fileDs.name);
-  const dataset: DatasetInfo = opts.dataset ?? { name: fileDs.name, n: Math.round(dsNum('n')), d: Math.round(dsNum('d')), nq: Math.round(dsNum('nq')), metric: dsStr('metric'), hash: dsStr('hash') };
+  const dataset: DatasetInfo = opts.dataset ?? {
+    name: fileDs.name,
+    n: Math.round(dsNum('n')),
+    d: Math.round(dsNum('d')),
+    nq: Math.round(dsNum('nq')),
+    metric: dsStr('metric'),
+    hash: dsStr('hash'),
+  };
 
   // One vecbench group per (filter, k).
   const byKey = new Map<string, { filter: string; k: number; parts: VectorBenchFile['groups'] }>();
@@ -188,7 +208,11 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
       for (const p of g.points) {
         const ladderIndex = exact ? annTop + 1 + p.ladder_index : p.ladder_index;
         if (p.recall === null) {
-          skipped.push({ ladder_index: ladderIndex, knobs: exact ? { ...plainKnobs(p.knobs), search: EXACT } : plainKnobs(p.knobs), reason: `${g.key} (${view} view): recall is null in the imported file; the point is skipped, as VectorBench skips it` });
+          skipped.push({
+            ladder_index: ladderIndex,
+            knobs: exact ? { ...plainKnobs(p.knobs), search: EXACT } : plainKnobs(p.knobs),
+            reason: `${g.key} (${view} view): recall is null in the imported file; the point is skipped, as VectorBench skips it`,
+          });
           continue;
         }
         const lat = p.latency_ms ?? {};
@@ -220,7 +244,12 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
         });
       }
     }
-    const statuses = parts.map((g) => mapStatus(g.status, g.points.some((p) => p.recall !== null)));
+    const statuses = parts.map((g) =>
+      mapStatus(
+        g.status,
+        g.points.some((p) => p.recall !== null),
+      ),
+    );
     const st = statuses.find((s) => s.status === 'measured') ?? statuses[0];
     const reason = parts.map((g) => g.reason).find((r) => r !== undefined) ?? st.reason;
     groups.push({
@@ -253,7 +282,14 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
     },
     filter_strategy: typeof f.filter_strategy === 'string' ? f.filter_strategy : `${NOT_RECORDED} (imported from VectorBench)`,
     hardware: hardwareOf(f.hardware),
-    run: { vecbench_version: opts.vecbenchVersion, started: typeof f.started === 'string' ? f.started : now, updated: now, query_seed: 0, clients: maxClients, complete: true },
+    run: {
+      vecbench_version: opts.vecbenchVersion,
+      started: typeof f.started === 'string' ? f.started : now,
+      updated: now,
+      query_seed: 0,
+      clients: maxClients,
+      complete: true,
+    },
     load: null,
     groups,
     extra: {

@@ -83,7 +83,8 @@ function applyVisibility(s: ReturnType<typeof state>): void {
     const ds = node.dataset.ds;
     const k = node.dataset.k;
     const f = node.dataset.filter;
-    const show = (ds === undefined || ds === s.dataset) && (k === undefined || s.k === 'all' || k === s.k) && (f === undefined || s.filter === 'all' || f === s.filter);
+    const show =
+      (ds === undefined || ds === s.dataset) && (k === undefined || s.k === 'all' || k === s.k) && (f === undefined || s.filter === 'all' || f === s.filter);
     node.hidden = !show;
   }
 }
@@ -100,8 +101,21 @@ interface CurveSpec {
 /** latencyDriven: how the latency view was driven, from the points ("1 at a time"). */
 function curveSpec(curve: Curve, latencyDriven: string): CurveSpec {
   if (curve === 'qps') return { view: 'throughput', better: 'higher', label: '↑ QPS (throughput view, log)', value: (p) => p.qps, interval: (p) => p.ci?.qps };
-  if (curve === 'p50') return { view: 'latency', better: 'lower', label: `↓ p50 latency, ms (${latencyDriven}, log)`, value: (p) => p.latency_ms.p50, interval: (p) => p.ci?.latency_ms.p50 };
-  return { view: 'latency', better: 'lower', label: `↓ p99 latency, ms (${latencyDriven}, log)`, value: (p) => p.latency_ms.p99, interval: (p) => p.ci?.latency_ms.p99 };
+  if (curve === 'p50')
+    return {
+      view: 'latency',
+      better: 'lower',
+      label: `↓ p50 latency, ms (${latencyDriven}, log)`,
+      value: (p) => p.latency_ms.p50,
+      interval: (p) => p.ci?.latency_ms.p50,
+    };
+  return {
+    view: 'latency',
+    better: 'lower',
+    label: `↓ p99 latency, ms (${latencyDriven}, log)`,
+    value: (p) => p.latency_ms.p99,
+    interval: (p) => p.ci?.latency_ms.p99,
+  };
 }
 
 const nines = (recall: number) => -Math.log10(1 - Math.min(Math.max(recall, 0), NINES_CAP));
@@ -116,7 +130,13 @@ function recallAxis(axis: RecallAxis, recalls: number[]): { at: (recall: number)
   const labels = new Map(ticks.map((t) => [nines(t), String(t)]));
   return {
     at: nines,
-    scale: { label: 'recall@k (tie-aware), nines: −log10(1 − recall) →', domain: [nines(lo), hi], ticks: ticks.map(nines), tickFormat: (v: number) => labels.get(v) ?? '', grid: true },
+    scale: {
+      label: 'recall@k (tie-aware), nines: −log10(1 − recall) →',
+      domain: [nines(lo), hi],
+      ticks: ticks.map(nines),
+      tickFormat: (v: number) => labels.get(v) ?? '',
+      grid: true,
+    },
   };
 }
 
@@ -130,7 +150,8 @@ function kindText(d: Datum): string | undefined {
 }
 
 function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve, axis: RecallAxis, width: number): HTMLElement {
-  const latencyDriven = [...new Set(series.flatMap((s) => s.points.filter((p) => p.view === 'latency' && p.driven).map((p) => p.driven!)))].join(' / ') || '1 client';
+  const latencyDriven =
+    [...new Set(series.flatMap((s) => s.points.filter((p) => p.view === 'latency' && p.driven).map((p) => p.driven!)))].join(' / ') || '1 client';
   const spec = curveSpec(curve, latencyDriven);
   const color = colorOf(ds);
   const all: Datum[] = [];
@@ -148,7 +169,10 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
     const why = series.map((s) => `${s.participant}: ${s.status === 'measured' ? 'no usable points in this view' : s.status.replace('_', ' ')}`).join('; ');
     return el('p', 'empty', `No measured points${why ? ` (${why})` : ''}.`);
   }
-  const { at, scale } = recallAxis(axis, all.flatMap((d) => (d.ci ? [d.recall, d.ci.recall[0], d.ci.recall[1]] : [d.recall])));
+  const { at, scale } = recallAxis(
+    axis,
+    all.flatMap((d) => (d.ci ? [d.recall, d.ci.recall[0], d.ci.recall[1]] : [d.recall])),
+  );
   for (const d of all) d.x = at(d.recall);
 
   // One frontier per participant, build and search (the index's, or an exact scan's), over the
@@ -177,7 +201,10 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
       ? // Readings at the target itself; an 'above' cell is the value of a point at a higher
         // recall, which its own dot already shows.
         data.cells
-          .filter((c) => c.dataset === ds && c.group === group && c.value !== null && (c.status === 'point' || c.status === 'interpolated' || c.status === 'calibrated'))
+          .filter(
+            (c) =>
+              c.dataset === ds && c.group === group && c.value !== null && (c.status === 'point' || c.status === 'interpolated' || c.status === 'calibrated'),
+          )
           .map((c) => ({ x: at(c.target), y: c.value as number }))
       : [];
   const fillOf = (d: Datum) => (d.origin === 'imported' ? '#ffffff' : color(d.participant));
@@ -186,7 +213,14 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
     Plot.ruleX(yBars, { x: 'x', y1: 'y1', y2: 'y2', stroke: 'stroke', strokeWidth: 1.2, strokeOpacity: 0.65, className: 'vb-ci-y' }),
     Plot.ruleY(xBars, { y: 'y', x1: 'x1', x2: 'x2', stroke: 'stroke', strokeWidth: 1.2, strokeOpacity: 0.65, className: 'vb-ci-x' }),
     ...frontiers.map((f) =>
-      Plot.line(f, { x: 'x', y: 'y', stroke: color(f[0].participant), strokeWidth: 2, strokeDasharray: f[0].origin === 'imported' ? '5,4' : undefined, curve: 'linear' }),
+      Plot.line(f, {
+        x: 'x',
+        y: 'y',
+        stroke: color(f[0].participant),
+        strokeWidth: 2,
+        strokeDasharray: f[0].origin === 'imported' ? '5,4' : undefined,
+        curve: 'linear',
+      }),
     ),
     Plot.dot(readings, { x: 'x', y: 'y', symbol: 'times', r: 5, stroke: '#222', strokeWidth: 1.5 }),
     Plot.dot(
@@ -306,7 +340,8 @@ function drawCharts(): void {
     card.append(drawGroup(s.dataset, g, series, s.curve, s.axis, width));
     drawn++;
   }
-  if (drawn === 0) grid.append(el('p', 'empty', 'No group with measured points matches the selection (groups whose filter keeps fewer than 10 x k rows are not asked).'));
+  if (drawn === 0)
+    grid.append(el('p', 'empty', 'No group with measured points matches the selection (groups whose filter keeps fewer than 10 x k rows are not asked).'));
   lastWidth = chartsEl.clientWidth;
   document.body.dataset.charts = String(drawn);
 }
@@ -323,8 +358,20 @@ function drawExtraCharts(): void {
     for (const sr of c.series) {
       const pts = sr.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x);
       if (pts.length === 0) continue;
-      marks.push(Plot.line(pts, { x: 'x', y: 'y', stroke: color(sr.participant), strokeWidth: 2, strokeDasharray: sr.origin === 'imported' ? '5,4' : undefined }));
-      marks.push(Plot.dot(pts, { x: 'x', y: 'y', r: 3, fill: color(sr.participant), tip: true, title: (p: { x: number; y: number; flagged?: boolean }) => `${sr.participant}\n${c.x} = ${p.x}\n${c.y} = ${fmt(p.y)}${p.flagged ? '\nclient-limited: the client, not the engine, may have set this figure' : ''}` }));
+      marks.push(
+        Plot.line(pts, { x: 'x', y: 'y', stroke: color(sr.participant), strokeWidth: 2, strokeDasharray: sr.origin === 'imported' ? '5,4' : undefined }),
+      );
+      marks.push(
+        Plot.dot(pts, {
+          x: 'x',
+          y: 'y',
+          r: 3,
+          fill: color(sr.participant),
+          tip: true,
+          title: (p: { x: number; y: number; flagged?: boolean }) =>
+            `${sr.participant}\n${c.x} = ${p.x}\n${c.y} = ${fmt(p.y)}${p.flagged ? '\nclient-limited: the client, not the engine, may have set this figure' : ''}`,
+        }),
+      );
       // Points whose client neared its own limit (the load generator's client-limited flag).
       const flagged = pts.filter((p) => p.flagged);
       if (flagged.length > 0) marks.push(Plot.dot(flagged, { x: 'x', y: 'y', r: 7, stroke: '#d62728', strokeWidth: 2, fill: 'none' }));

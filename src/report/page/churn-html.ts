@@ -36,23 +36,109 @@ interface Column {
 }
 
 const COLUMNS: Column[] = [
-  { field: 'freshness_p50_ms', head: 'fresh p50', title: 'write acknowledged -> the row is among the top 10 of a search for its own vector, median (ms)', show: (r) => (r.freshness_p50_ms === null ? null : `${fmtMs(r.freshness_p50_ms)} ms`) },
-  { field: 'freshness_p95_ms', head: 'p95', title: 'freshness, 95th percentile (ms)', show: (r) => (r.freshness_p95_ms === null ? null : `${fmtMs(r.freshness_p95_ms)} ms`) },
-  { field: 'freshness_max_ms', head: 'max', title: 'freshness, slowest write (ms)', show: (r) => (r.freshness_max_ms === null ? null : `${fmtMs(r.freshness_max_ms)} ms`) },
-  { field: 'never_visible', head: 'never visible', title: 'writes acknowledged but not visible within the timeout, of the writes issued', show: (r) => (r.never_visible === null ? null : `${r.never_visible} / ${r.freshness_writes}`) },
-  { field: 'mixed_write_rate', head: 'writes/s (target)', title: 'writes acknowledged per second while the readers ran, and the target rate', show: (r) => (r.mixed_write_rate === null ? null : `${r.mixed_write_rate.toFixed(1)} (${r.mixed_target_rate})`) },
-  { field: 'mixed_read_qps', head: 'read QPS', title: 'reads completed per second under writes', show: (r) => (r.mixed_read_qps === null ? null : `${r.mixed_read_qps.toFixed(0)} (${r.mixed_readers} reader${r.mixed_readers === 1 ? '' : 's'})`) },
-  { field: 'mixed_min_recall', head: 'min recall', title: 'the lowest window recall under writes, each read judged against the rows live when it started', show: (r) => (r.mixed_min_recall === null ? null : r.mixed_min_recall.toFixed(3)) },
-  { field: 'mixed_recall', head: 'mean recall', title: 'mean recall of the sampled reads under writes', show: (r) => (r.mixed_recall === null ? null : r.mixed_recall.toFixed(3)) },
-  { field: 'mixed_latency_p95_ms', head: 'read p95', title: 'read latency under writes, 95th percentile (ms)', show: (r) => (r.mixed_latency_p95_ms === null ? null : `${fmtMs(r.mixed_latency_p95_ms)} ms`) },
-  { field: 'tombstone_leak', head: 'leaks', title: 'deleted ids any read returned after the delete was acknowledged (must be 0)', show: (r) => String(r.tombstone_leak) },
-  { field: 'recall_after_cycle', head: 'recall after cycle', title: 'the first search after deleting 20 % and inserting 20 % new rows', show: (r) => (r.recall_after_cycle === null ? null : r.recall_after_cycle.toFixed(3)) },
-  { field: 'recall_after_compaction', head: 'after compaction', title: "the first search after the engine's compaction", show: (r) => (r.recall_after_compaction === null ? null : r.recall_after_compaction.toFixed(3)) },
-  { field: 'compaction_s', head: 'compaction', title: "the engine's flush / compaction / optimize / vacuum, timed", show: (r) => (r.compaction_s === null ? 'none' : r.compaction_s < 1 ? `${(r.compaction_s * 1000).toPrecision(3)} ms` : `${r.compaction_s.toPrecision(3)} s`) },
-  { field: 'disk_before_bytes', head: 'engine bytes before', title: "the engine's own diskBytes() before the first write (in-memory engines report memory)", show: (r) => (r.disk_before_bytes === null ? null : fmtBytes(r.disk_before_bytes)) },
-  { field: 'disk_after_bytes', head: 'after', title: "the engine's own diskBytes() after the cycle", show: (r) => (r.disk_after_bytes === null ? null : fmtBytes(r.disk_after_bytes)) },
-  { field: 'dir_before_bytes', head: 'data dir before', title: "bytes allocated by the engine's data directories before the first write, measured by the harness", show: (r) => (r.dir_before_bytes === null ? null : fmtBytes(r.dir_before_bytes)) },
-  { field: 'dir_after_bytes', head: 'after', title: "bytes allocated by the engine's data directories after the cycle, measured by the harness", show: (r) => (r.dir_after_bytes === null ? null : fmtBytes(r.dir_after_bytes)) },
+  {
+    field: 'freshness_p50_ms',
+    head: 'fresh p50',
+    title: 'write acknowledged -> the row is among the top 10 of a search for its own vector, median (ms)',
+    show: (r) => (r.freshness_p50_ms === null ? null : `${fmtMs(r.freshness_p50_ms)} ms`),
+  },
+  {
+    field: 'freshness_p95_ms',
+    head: 'p95',
+    title: 'freshness, 95th percentile (ms)',
+    show: (r) => (r.freshness_p95_ms === null ? null : `${fmtMs(r.freshness_p95_ms)} ms`),
+  },
+  {
+    field: 'freshness_max_ms',
+    head: 'max',
+    title: 'freshness, slowest write (ms)',
+    show: (r) => (r.freshness_max_ms === null ? null : `${fmtMs(r.freshness_max_ms)} ms`),
+  },
+  {
+    field: 'never_visible',
+    head: 'never visible',
+    title: 'writes acknowledged but not visible within the timeout, of the writes issued',
+    show: (r) => (r.never_visible === null ? null : `${r.never_visible} / ${r.freshness_writes}`),
+  },
+  {
+    field: 'mixed_write_rate',
+    head: 'writes/s (target)',
+    title: 'writes acknowledged per second while the readers ran, and the target rate',
+    show: (r) => (r.mixed_write_rate === null ? null : `${r.mixed_write_rate.toFixed(1)} (${r.mixed_target_rate})`),
+  },
+  {
+    field: 'mixed_read_qps',
+    head: 'read QPS',
+    title: 'reads completed per second under writes',
+    show: (r) => (r.mixed_read_qps === null ? null : `${r.mixed_read_qps.toFixed(0)} (${r.mixed_readers} reader${r.mixed_readers === 1 ? '' : 's'})`),
+  },
+  {
+    field: 'mixed_min_recall',
+    head: 'min recall',
+    title: 'the lowest window recall under writes, each read judged against the rows live when it started',
+    show: (r) => (r.mixed_min_recall === null ? null : r.mixed_min_recall.toFixed(3)),
+  },
+  {
+    field: 'mixed_recall',
+    head: 'mean recall',
+    title: 'mean recall of the sampled reads under writes',
+    show: (r) => (r.mixed_recall === null ? null : r.mixed_recall.toFixed(3)),
+  },
+  {
+    field: 'mixed_latency_p95_ms',
+    head: 'read p95',
+    title: 'read latency under writes, 95th percentile (ms)',
+    show: (r) => (r.mixed_latency_p95_ms === null ? null : `${fmtMs(r.mixed_latency_p95_ms)} ms`),
+  },
+  {
+    field: 'tombstone_leak',
+    head: 'leaks',
+    title: 'deleted ids any read returned after the delete was acknowledged (must be 0)',
+    show: (r) => String(r.tombstone_leak),
+  },
+  {
+    field: 'recall_after_cycle',
+    head: 'recall after cycle',
+    title: 'the first search after deleting 20 % and inserting 20 % new rows',
+    show: (r) => (r.recall_after_cycle === null ? null : r.recall_after_cycle.toFixed(3)),
+  },
+  {
+    field: 'recall_after_compaction',
+    head: 'after compaction',
+    title: "the first search after the engine's compaction",
+    show: (r) => (r.recall_after_compaction === null ? null : r.recall_after_compaction.toFixed(3)),
+  },
+  {
+    field: 'compaction_s',
+    head: 'compaction',
+    title: "the engine's flush / compaction / optimize / vacuum, timed",
+    show: (r) =>
+      r.compaction_s === null ? 'none' : r.compaction_s < 1 ? `${(r.compaction_s * 1000).toPrecision(3)} ms` : `${r.compaction_s.toPrecision(3)} s`,
+  },
+  {
+    field: 'disk_before_bytes',
+    head: 'engine bytes before',
+    title: "the engine's own diskBytes() before the first write (in-memory engines report memory)",
+    show: (r) => (r.disk_before_bytes === null ? null : fmtBytes(r.disk_before_bytes)),
+  },
+  {
+    field: 'disk_after_bytes',
+    head: 'after',
+    title: "the engine's own diskBytes() after the cycle",
+    show: (r) => (r.disk_after_bytes === null ? null : fmtBytes(r.disk_after_bytes)),
+  },
+  {
+    field: 'dir_before_bytes',
+    head: 'data dir before',
+    title: "bytes allocated by the engine's data directories before the first write, measured by the harness",
+    show: (r) => (r.dir_before_bytes === null ? null : fmtBytes(r.dir_before_bytes)),
+  },
+  {
+    field: 'dir_after_bytes',
+    head: 'after',
+    title: "bytes allocated by the engine's data directories after the cycle, measured by the harness",
+    show: (r) => (r.dir_after_bytes === null ? null : fmtBytes(r.dir_after_bytes)),
+  },
 ];
 
 function cell(r: ChurnRow, c: Column): string {
@@ -72,15 +158,25 @@ function leakItems(results: ResultFile[], dataset: string): string[] {
     if (!section) continue;
     for (const rb of Object.values(section.runbooks)) {
       if (rb.leaks.total === 0) continue;
-      const shown = rb.leaks.listed.slice(0, 20).map((l) => `id ${l.id} (returned by step ${l.step} ${l.op}${l.query !== undefined ? `, query ${l.query}` : ''}; deleted in step ${l.deleted_in_step})`);
-      out.push(`<li data-leaks="${esc(r.participant)}">${esc(`${r.participant} / ${rb.runbook}: ${rb.leaks.total} leak(s): ${shown.join(', ')}${rb.leaks.total > shown.length ? ', ...' : ''}`)}</li>`);
+      const shown = rb.leaks.listed
+        .slice(0, 20)
+        .map(
+          (l) => `id ${l.id} (returned by step ${l.step} ${l.op}${l.query !== undefined ? `, query ${l.query}` : ''}; deleted in step ${l.deleted_in_step})`,
+        );
+      out.push(
+        `<li data-leaks="${esc(r.participant)}">${esc(`${r.participant} / ${rb.runbook}: ${rb.leaks.total} leak(s): ${shown.join(', ')}${rb.leaks.total > shown.length ? ', ...' : ''}`)}</li>`,
+      );
     }
   }
   return out;
 }
 
 const CURVES: { key: ChurnCurve['metric']; label: string; of: (r: ChurnRow) => (number | null)[] | null }[] = [
-  { key: 'recall', label: 'recall under writes (each window: mean of sampled reads, against the rows live when each started)', of: (r) => r.mixed_recall_over_time },
+  {
+    key: 'recall',
+    label: 'recall under writes (each window: mean of sampled reads, against the rows live when each started)',
+    of: (r) => r.mixed_recall_over_time,
+  },
   { key: 'latency_p95_ms', label: 'read latency p95 under writes (ms)', of: (r) => r.mixed_latency_p95_over_time },
   { key: 'write_rate', label: 'writes acknowledged per second', of: (r) => r.mixed_write_rate_over_time },
 ];
@@ -98,13 +194,20 @@ export function churnSection(results: ResultFile[], datasets: string[], curves: 
     const shown = rs.filter((r) => r.status !== 'unsupported');
     out.push(`<div class="ds-block" data-ds="${esc(ds)}">`);
     if (shown.length > 0) {
-      out.push(`<div class="scroll"><table class="churn" data-dataset="${esc(ds)}"><thead><tr><th>participant</th>${COLUMNS.map((c) => `<th title="${esc(c.title)}">${esc(c.head)}</th>`).join('')}</tr></thead><tbody>`);
-      for (const r of shown) out.push(`<tr data-churn-participant="${esc(r.participant)}" data-status="${esc(r.status)}"><td>${esc(r.participant)}</td>${COLUMNS.map((c) => cell(r, c)).join('')}</tr>`);
+      out.push(
+        `<div class="scroll"><table class="churn" data-dataset="${esc(ds)}"><thead><tr><th>participant</th>${COLUMNS.map((c) => `<th title="${esc(c.title)}">${esc(c.head)}</th>`).join('')}</tr></thead><tbody>`,
+      );
+      for (const r of shown)
+        out.push(
+          `<tr data-churn-participant="${esc(r.participant)}" data-status="${esc(r.status)}"><td>${esc(r.participant)}</td>${COLUMNS.map((c) => cell(r, c)).join('')}</tr>`,
+        );
       out.push(`</tbody></table></div>`);
       const withCurves = shown.filter((r) => r.mixed_recall_over_time !== null);
       if (withCurves.length > 0) {
         const w = withCurves[0].mixed_window_s;
-        out.push(`<p class="note">Over the reads-under-writes step, per ${esc(w ?? '?')} s window; hover a point for its value.</p><div class="churn-legend" data-churn-legend="${esc(ds)}"></div><div class="chart-grid">`);
+        out.push(
+          `<p class="note">Over the reads-under-writes step, per ${esc(w ?? '?')} s window; hover a point for its value.</p><div class="churn-legend" data-churn-legend="${esc(ds)}"></div><div class="chart-grid">`,
+        );
         for (const c of CURVES) {
           const id = `churn-${curves.length}`;
           curves.push({
@@ -119,17 +222,26 @@ export function churnSection(results: ResultFile[], datasets: string[], curves: 
               return { participant: r.participant, points: ys.flatMap((y, i) => (y === null || !Number.isFinite(y) ? [] : [{ t: (i + 0.5) * width, y }])) };
             }),
           });
-          out.push(`<figure class="chart-card"><figcaption>${esc(c.label)}</figcaption><div class="churn-chart" data-churn-chart="${id}" data-metric="${c.key}"></div></figure>`);
+          out.push(
+            `<figure class="chart-card"><figcaption>${esc(c.label)}</figcaption><div class="churn-chart" data-churn-chart="${id}" data-metric="${c.key}"></div></figure>`,
+          );
         }
         out.push(`</div>`);
       }
     }
     const leaks = leakItems(results, ds);
-    out.push(leaks.length > 0 ? `<h3>Tombstone leaks</h3><ul class="leaks">${leaks.join('')}</ul>` : `<p class="note" data-no-leaks="1">No tombstone leak: no read returned a deleted id.</p>`);
+    out.push(
+      leaks.length > 0
+        ? `<h3>Tombstone leaks</h3><ul class="leaks">${leaks.join('')}</ul>`
+        : `<p class="note" data-no-leaks="1">No tombstone leak: no read returned a deleted id.</p>`,
+    );
     const notes = rs.filter((r) => r.reason !== null);
     if (notes.length > 0) {
       out.push(`<h3>Not measured, unsupported or failed</h3><ul class="churn-notes">`);
-      for (const r of notes) out.push(`<li data-churn-note="${esc(r.participant)}">${esc(`${r.participant}: ${r.status === 'unsupported' ? 'unsupported: ' : ''}${r.reason}`)}</li>`);
+      for (const r of notes)
+        out.push(
+          `<li data-churn-note="${esc(r.participant)}">${esc(`${r.participant}: ${r.status === 'unsupported' ? 'unsupported: ' : ''}${r.reason}`)}</li>`,
+        );
       out.push(`</ul>`);
     }
     out.push(`</div>`);

@@ -98,8 +98,18 @@ const DISK_COLD_PROBE: Column[] = [
       return answered ? 'yes' : `no${typeof error === 'string' && error ? `: ${error}` : ''}`;
     },
   },
-  { group: 'Probe before the index build', label: 'recall', why: ['probe'], text: (r) => (typeof probeField(r, 'recall') === 'number' ? (probeField(r, 'recall') as number).toFixed(3) : null) },
-  { group: 'Probe before the index build', label: 'p50', why: ['probe'], text: (r, f) => (typeof probeField(r, 'latency_ms_p50') === 'number' ? `${f.number(probeField(r, 'latency_ms_p50') as number)} ms` : null) },
+  {
+    group: 'Probe before the index build',
+    label: 'recall',
+    why: ['probe'],
+    text: (r) => (typeof probeField(r, 'recall') === 'number' ? (probeField(r, 'recall') as number).toFixed(3) : null),
+  },
+  {
+    group: 'Probe before the index build',
+    label: 'p50',
+    why: ['probe'],
+    text: (r, f) => (typeof probeField(r, 'latency_ms_p50') === 'number' ? `${f.number(probeField(r, 'latency_ms_p50') as number)} ms` : null),
+  },
   {
     group: 'Probe before the index build',
     label: 'knobs',
@@ -149,7 +159,9 @@ function table(caption: string, cls: string, rows: ResourceRow[], columns: Colum
     else groups.push({ label: c.group, span: 1 });
   }
   const out: string[] = [`<div class="scroll"><table class="resources ${cls}"><caption>${esc(caption)}</caption><thead>`];
-  out.push(`<tr><th rowspan="2" scope="col">participant</th>${groups.map((g) => `<th colspan="${g.span}" scope="colgroup" class="grp-head">${esc(g.label)}</th>`).join('')}</tr>`);
+  out.push(
+    `<tr><th rowspan="2" scope="col">participant</th>${groups.map((g) => `<th colspan="${g.span}" scope="colgroup" class="grp-head">${esc(g.label)}</th>`).join('')}</tr>`,
+  );
   out.push(`<tr>${columns.map((c) => `<th scope="col">${esc(c.label)}</th>`).join('')}</tr></thead><tbody>`);
   for (const row of rows) {
     const badge = row.origin === 'imported' ? '<span class="badge imported">imported</span>' : '';
@@ -186,10 +198,14 @@ export function resourcesTables(rows: ResourceRow[], f: ResourceFormat): string 
     return Array.isArray(list) ? list.filter(isRecord).map((e) => ({ participant: r.participant, e })) : [];
   });
   if (evictions.length > 0) {
-    out.push(`<details><summary>page cache evicted before each group (--cold): ${evictions.length} evictions</summary><div class="scroll"><table class="resources"><thead><tr><th scope="col">participant</th><th scope="col">group</th><th scope="col">resident before</th><th scope="col">resident after</th><th scope="col">caches dropped</th></tr></thead><tbody>`);
+    out.push(
+      `<details><summary>page cache evicted before each group (--cold): ${evictions.length} evictions</summary><div class="scroll"><table class="resources"><thead><tr><th scope="col">participant</th><th scope="col">group</th><th scope="col">resident before</th><th scope="col">resident after</th><th scope="col">caches dropped</th></tr></thead><tbody>`,
+    );
     for (const { participant, e } of evictions) {
       const b = (v: unknown) => (typeof v === 'number' ? esc(f.bytes(v)) : '<span class="nm">not measured</span>');
-      out.push(`<tr><th scope="row" class="who">${esc(participant)}</th><td>${esc(String(e.group ?? ''))}</td><td>${b(e.resident_before_bytes)}</td><td>${b(e.resident_after_bytes)}</td><td>${e.drop_caches === true ? 'yes' : 'no'}</td></tr>`);
+      out.push(
+        `<tr><th scope="row" class="who">${esc(participant)}</th><td>${esc(String(e.group ?? ''))}</td><td>${b(e.resident_before_bytes)}</td><td>${b(e.resident_after_bytes)}</td><td>${e.drop_caches === true ? 'yes' : 'no'}</td></tr>`,
+      );
     }
     out.push(`</tbody></table></div></details>`);
   }
