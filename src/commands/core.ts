@@ -215,7 +215,7 @@ export function registerCore(program: Command): void {
     )
     .option(
       '--host-slow <x>',
-      `warm protocol: a round whose host-speed probe (a fixed workload timed on every core between rounds) took more than x times the run's fastest probe ran on a slowed host and is retaken; 0 turns the probe off (default ${DEFAULT_HOST_SLOW})`,
+      `warm protocol: a round whose host-speed probe (a fixed workload timed on every core between rounds) took more than x times the run's fastest probe ran on a slowed host and is retaken, e.g. 1.25 (default ${DEFAULT_HOST_SLOW}: off; docs/contracts.md says why)`,
       (v: string) => {
         const n = Number(v);
         if (!Number.isFinite(n) || !(n === 0 || n >= 1)) throw new InvalidArgumentError('--host-slow must be 0 (off) or a number >= 1, e.g. 1.25');

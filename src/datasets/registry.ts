@@ -14,10 +14,10 @@ import type { DatasetSource } from './dataset-source.ts';
 export const DEFAULT_DATASET = 'synthetic-20k';
 /** The groups of the embedded default run (`vecbench run` with no --dataset or --groups):
  * unfiltered at k = 10 and 100, and the 1 % category filter, where post-filtering engines come
- * apart, so that every point can be timed to its interval, with retakes on a slowed host, within
- * ten minutes on two cores (cat10/10 was dropped for that: the default run took 531-589 s with
- * it, before host-speed retakes). `--groups` or `--dataset` asks for others (every group a
- * dataset supports, when --groups is not given). */
+ * apart, so that every point can be timed to its interval within ten minutes on two cores
+ * (cat10/10 was dropped for that: with it the default run took 531-589 s, too close to the
+ * budget). `--groups` or `--dataset` asks for others (every group a dataset supports, when
+ * --groups is not given). */
 export const DEFAULT_GROUPS = ['none/10', 'cat100/10', 'none/100'];
 /** Index builds of the embedded default run (unless --builds says otherwise): each build is a
  * fresh engine process, and two processes of the same code differ by more than the passes of

@@ -8,7 +8,12 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
-/** A round whose probe took this many times the run's fastest probe ran on a slowed host. */
+/** A limit to try with --host-slow: a round whose probe took this many times the run's fastest
+ * probe ran on a slowed host. The probe is off by default: on this project's 2-core test VM a
+ * probe after 300 ms idle read 1.6-1.8x its back-to-back time (median), and probes fall in two
+ * modes about 1.6x apart (8.3 and ~13.5 ms), so against the fastest back-to-back probe most
+ * rounds read as slowed; a default run with the probe at 1.25 retook 342 of hnswlib's 937
+ * passes and doubled its time. A reference that shares the rounds' idle gaps is the next step. */
 export const HOST_SLOW = 1.25;
 /** A probe at most this old judges a round: probing after every short round would cost more
  * than it tells (a probe lasts about 25 ms). */

@@ -98,7 +98,7 @@ interface RunOptions {
   /** Cores other processes may use before passes count as busy (default BUSY_OTHER_CORES). */
   busyCores?: number;
   /** A round whose host-speed probe took more than this many times the run's fastest is
-   * retaken (default HOST_SLOW; 0: no probes). */
+   * retaken (default 0: no probes; src/runner/host-speed.ts says why). */
   hostSlow?: number;
 }
 
