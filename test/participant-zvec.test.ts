@@ -104,7 +104,7 @@ describe('participant zvec', () => {
         assert.equal(got.length, 10, `${when}: full result for ${id}`);
         for (const v of victims) assert.ok(!got.includes(v), `${when}: deleted id ${v} returned`);
         const f: FilterExpr = { op: 'eq', field: 'cat10', value: data.attrs.cat10[id] };
-        for (const g of await s.search({ vector: rowVector(o, id), k: 10, filter: f })) {
+        for (const g of Array.from(await s.search({ vector: rowVector(o, id), k: 10, filter: f }))) {
           assert.ok(!victims.includes(g), `${when}: deleted id ${g} returned under a filter`);
           assert.ok(passes(f, data.attrs, g), `${when}: ${g} violates the filter`);
         }
