@@ -265,8 +265,10 @@ class LibsqlSession implements EngineSession {
   checkPlan(plan: string, request: SearchRequest): void {
     const exact = this.searchL === 'exact' || !this.indexed;
     if (!exact && !/VIRTUAL TABLE/.test(plan)) throw new Error('libsql: the plan does not read vector_top_k (the DiskANN index)');
-    if (!exact && request.filter && !/SEARCH t USING INTEGER PRIMARY KEY/.test(plan)) {
-      throw new Error('libsql: the filtered plan does not join the candidates to their rows by rowid');
+    // The join looks each candidate up by rowid: through the table's INTEGER PRIMARY KEY, or
+    // through an attribute's covering index keyed (value, rowid) once ANALYZE has run.
+    if (!exact && request.filter && !/SEARCH t USING (INTEGER PRIMARY KEY|COVERING INDEX \S+ \(.*\browid=\?\))/.test(plan)) {
+      throw new Error('libsql: the filtered plan does not look the candidates up by rowid');
     }
   }
 
