@@ -20,7 +20,10 @@ function assertClean(points: PointCheck[]): void {
 
 function assertRising(points: PointCheck[]): void {
   for (let i = 1; i < points.length; i++) {
-    assert.ok(points[i].recall >= points[i - 1].recall - 0.02, `recall falls at ${JSON.stringify(points[i].knobs)}: ${points[i - 1].recall} then ${points[i].recall}`);
+    assert.ok(
+      points[i].recall >= points[i - 1].recall - 0.02,
+      `recall falls at ${JSON.stringify(points[i].knobs)}: ${points[i - 1].recall} then ${points[i].recall}`,
+    );
   }
 }
 
@@ -90,7 +93,13 @@ describe('participant libsql', () => {
   test('plans: vector_top_k with the join by id, or the exact scan; checkPlan refuses a plan without the index', async () => {
     const s = o.session;
     const vector = o.data.queries.slice(0, o.data.d);
-    const filter: FilterExpr = { op: 'and', args: [{ op: 'eq', field: 'cat10', value: 3 }, { op: 'range', field: 'num', gte: 0, lt: 500_000 }] };
+    const filter: FilterExpr = {
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 3 },
+        { op: 'range', field: 'num', gte: 0, lt: 500_000 },
+      ],
+    };
     await s.setKnobs({ search_l: 37 });
     const plain = await s.explain!({ vector, k: 10, filter: null });
     assert.match(plain, /search_l=37/);
@@ -172,7 +181,10 @@ describe('participant libsql', () => {
     // copies of the old vector may still reach it (README, "Writes"), so that is not asserted.
     await s.upsert(rowsOf(o, [9], [5]));
     const got = Array.from(await s.search({ vector: rowVector(o, 9), k: 2, filter: null }));
-    assert.deepEqual([...got].sort((a, b) => a - b), [5, 9]);
+    assert.deepEqual(
+      [...got].sort((a, b) => a - b),
+      [5, 9],
+    );
     await s.setKnobs({ search_l: 'exact' });
     assert.notEqual((await s.search({ vector: rowVector(o, 5), k: 1, filter: null }))[0], 5, 'the row of id 5 no longer holds its old vector');
     await s.setKnobs({ search_l: 64 });
@@ -183,7 +195,11 @@ describe('participant libsql', () => {
     const { data, participant, workDir } = o;
     await o.session.setKnobs({ search_l: 32 });
     const bytes = await o.session.diskBytes!();
-    const requests = Array.from({ length: 10 }, (_, q) => ({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k: 10, filter: q % 2 ? ({ op: 'eq', field: 'cat10', value: q } as const) : null }));
+    const requests = Array.from({ length: 10 }, (_, q) => ({
+      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
+      k: 10,
+      filter: q % 2 ? ({ op: 'eq', field: 'cat10', value: q } as const) : null,
+    }));
     const before: number[][] = [];
     for (const r of requests) before.push(Array.from(await o.session.search(r)));
     await o.session.close();

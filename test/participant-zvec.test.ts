@@ -19,7 +19,10 @@ function assertClean(points: PointCheck[]): void {
 
 function assertRising(points: PointCheck[]): void {
   for (let i = 1; i < points.length; i++) {
-    assert.ok(points[i].recall >= points[i - 1].recall - 0.02, `recall falls at ${JSON.stringify(points[i].knobs)}: ${points[i - 1].recall} then ${points[i].recall}`);
+    assert.ok(
+      points[i].recall >= points[i - 1].recall - 0.02,
+      `recall falls at ${JSON.stringify(points[i].knobs)}: ${points[i - 1].recall} then ${points[i].recall}`,
+    );
   }
 }
 
@@ -133,7 +136,10 @@ describe('participant zvec', () => {
     // Upsert replaces a live row: id 5 takes row 9's vector, and its old vector is gone.
     await s.upsert(rowsOf(o, [9], [5]));
     const got = Array.from(await s.search({ vector: rowVector(o, 9), k: 2, filter: null }));
-    assert.deepEqual([...got].sort((a, b) => a - b), [5, 9]);
+    assert.deepEqual(
+      [...got].sort((a, b) => a - b),
+      [5, 9],
+    );
     assert.notEqual((await s.search({ vector: rowVector(o, 5), k: 1, filter: null }))[0], 5, 'the old vector of id 5 is gone');
     assert.ok((await s.diskBytes!()) > data.n * data.d * 4, 'disk bytes cover at least the raw vectors');
   });
@@ -141,7 +147,11 @@ describe('participant zvec', () => {
   test('reopen: the collection a closed session left answers again without ingest', async () => {
     const { data, participant, workDir } = o;
     await o.session.setKnobs({ ef: 32 });
-    const requests = Array.from({ length: 10 }, (_, q) => ({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k: 10, filter: q % 2 ? ({ op: 'eq', field: 'cat10', value: q } as const) : null }));
+    const requests = Array.from({ length: 10 }, (_, q) => ({
+      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
+      k: 10,
+      filter: q % 2 ? ({ op: 'eq', field: 'cat10', value: q } as const) : null,
+    }));
     const before: number[][] = [];
     for (const r of requests) before.push(Array.from(await o.session.search(r)));
     await o.session.close();

@@ -13,11 +13,20 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { EngineSession, FilterExpr, Knobs, Metric, OpenContext, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
 import type LibsqlTypes from 'libsql';
-import { UserError } from '../../src/util/errors.ts';
-import { packageVersion } from '../../src/adapters/kit.ts';
+import {
+  ATTRIBUTES,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  packageVersion,
+  type RowBatch,
+  type SearchRequest,
+  UserError,
+} from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package (better-sqlite3's API): its constructor is module.exports.
@@ -27,7 +36,7 @@ type Statement = LibsqlTypes.Statement;
 
 const COMPRESS = ['none', 'float1bit', 'float8', 'float16', 'floatb16', 'float32'] as const;
 
-export const settingsSchema = z
+const settingsSchema = z
   .object({
     /** DiskANN out-degree R (libSQL's max_neighbors; its default is 3 x sqrt(d)). 32 matches the
      * 2 x M = 32 links of layer 0 of the HNSW participants (M = 16). */
@@ -45,7 +54,7 @@ export const settingsSchema = z
     scalar_indexes: z.boolean().default(true),
   })
   .strict();
-export type LibsqlSettings = z.infer<typeof settingsSchema>;
+type LibsqlSettings = z.infer<typeof settingsSchema>;
 
 const DB_FILE = 'libsql.db';
 const TABLE = 'items';
@@ -57,7 +66,7 @@ const SEARCH_L_TAG = 9;
 const RECORD = 9;
 
 /** FilterExpr -> SQL with ? placeholders; the values are pushed onto `params` in order. */
-export function filterSql(f: FilterExpr, params: number[], prefix = ''): string {
+function filterSql(f: FilterExpr, params: number[], prefix = ''): string {
   switch (f.op) {
     case 'eq':
       params.push(Math.trunc(f.value));
@@ -80,7 +89,9 @@ function checkUnitLength(batch: RowBatch, d: number): void {
     let s = 0;
     for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
     if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(`libsql: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; libSQL's vector index has no inner-product metric, so metric ip is served as cosine, which ranks alike only for unit vectors; normalise the dataset or use metric cosine`);
+      throw new UserError(
+        `libsql: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; libSQL's vector index has no inner-product metric, so metric ip is served as cosine, which ranks alike only for unit vectors; normalise the dataset or use metric cosine`,
+      );
     }
   }
 }
@@ -145,7 +156,9 @@ class LibsqlSession implements EngineSession {
     const meta = Buffer.from(row[0]);
     const offset = searchLOffset(meta);
     if (offset < 0) {
-      throw new Error(`libsql: the parameters of index ${INDEX} are not in the layout this adapter knows (9-byte records with one search_l, libsql ${packageVersion('libsql')}); search_l cannot be set per ladder point`);
+      throw new Error(
+        `libsql: the parameters of index ${INDEX} are not in the layout this adapter knows (9-byte records with one search_l, libsql ${packageVersion('libsql')}); search_l cannot be set per ladder point`,
+      );
     }
     return { meta, offset, value: Number(meta.readBigUInt64LE(offset + 1)) };
   }
@@ -253,7 +266,12 @@ class LibsqlSession implements EngineSession {
 
   async explain(request: SearchRequest): Promise<string> {
     const { sql, params, exact, candidates } = this.query(request);
-    const plan = (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).raw(true).all(...params) as unknown[][]).map((r) => String(r[r.length - 1]));
+    const plan = (
+      this.db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .raw(true)
+        .all(...params) as unknown[][]
+    ).map((r) => String(r[r.length - 1]));
     const head = exact
       ? `exact: rows ordered by ${this.distance}${request.filter ? ' after the WHERE' : ''}, no vector index`
       : request.filter
@@ -342,7 +360,8 @@ const participant: Participant<LibsqlSettings> = {
   engineVersion: async () => packageVersion('libsql'),
   settingsSchema,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
-  filterStrategy: 'post-filter: vector_top_k returns max(k, search_l) DiskANN candidates, a SQL WHERE on their rows keeps the first k (short results when too few pass); search_l "exact" scans the WHERE matches exactly',
+  filterStrategy:
+    'post-filter: vector_top_k returns max(k, search_l) DiskANN candidates, a SQL WHERE on their rows keeps the first k (short results when too few pass); search_l "exact" scans the WHERE matches exactly',
   concurrentSearch: false,
   async open(ctx) {
     return openSession(ctx, false);

@@ -23,12 +23,21 @@ import {
   type ZVecDocInput,
   type ZVecStatus,
 } from '@zvec/zvec';
-import type { EngineSession, FilterExpr, Knobs, Metric, OpenContext, Participant, RowBatch, SearchRequest } from '../../src/contracts.ts';
-import { ATTRIBUTES } from '../../src/contracts.ts';
-import { UserError } from '../../src/util/errors.ts';
-import { packageVersion } from '../../src/adapters/kit.ts';
+import {
+  ATTRIBUTES,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Metric,
+  type OpenContext,
+  type Participant,
+  packageVersion,
+  type RowBatch,
+  type SearchRequest,
+  UserError,
+} from '../../src/sdk/index.ts';
 
-export const settingsSchema = z
+const settingsSchema = z
   .object({
     /** HNSW links per node (zvec's m; its own default is 50). */
     m: z.number().int().min(2).max(256).default(16),
@@ -41,7 +50,7 @@ export const settingsSchema = z
     scalar_indexes: z.boolean().default(true),
   })
   .strict();
-export type ZvecSettings = z.infer<typeof settingsSchema>;
+type ZvecSettings = z.infer<typeof settingsSchema>;
 
 /** The collection's directory inside workDir. */
 const COLLECTION_DIR = 'zvec';
@@ -54,7 +63,7 @@ const WRITE_BATCH = 1024;
 const QUANTIZE = { none: ZVecQuantizeType.UNDEFINED, fp16: ZVecQuantizeType.FP16, int8: ZVecQuantizeType.INT8 } as const;
 
 /** FilterExpr -> zvec's filter expression. */
-export function toExpression(f: FilterExpr): string {
+function toExpression(f: FilterExpr): string {
   switch (f.op) {
     case 'eq':
       return `${f.field} = ${Math.trunc(f.value)}`;
@@ -168,7 +177,8 @@ class ZvecSession implements EngineSession {
   }
 
   async explain(request: SearchRequest): Promise<string> {
-    const f = request.filter === null ? 'no filter' : `prefilter "${toExpression(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
+    const f =
+      request.filter === null ? 'no filter' : `prefilter "${toExpression(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
     const pending = this.unindexed > 0 ? `; ${this.unindexed} rows written since the last optimize are searched by brute force` : '';
     return `HNSW search, ef=${this.ef}, topk=${request.k}; ${f}${pending}`;
   }
