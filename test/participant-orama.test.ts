@@ -8,32 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import type { FilterExpr, RowAttributes, RowBatch } from '../src/contracts.ts';
+import type { FilterExpr, RowAttributes } from '../src/contracts.ts';
 import { ATTRIBUTES } from '../src/contracts.ts';
 import { passes } from '../src/datasets/groups.ts';
 import { ladderFor, loadParticipant } from '../src/runner/participants.ts';
 import { SHORT_RUNBOOK, checkShortRun } from './helpers/churn-short.ts';
-import { checkLadder, openOnSynthetic, type PointCheck } from './helpers/participant-harness.ts';
+import { checkLadder, openOnSynthetic, assertClean, rowsOf, rowVector } from './helpers/participant-harness.ts';
 
 type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
-
-function assertClean(points: PointCheck[]): void {
-  for (const p of points) {
-    assert.equal(p.violations, 0, `${p.filter}/${p.k} ${JSON.stringify(p.knobs)}: filter violations`);
-    assert.equal(p.unknownOrDuplicate, 0, `${p.filter}/${p.k} ${JSON.stringify(p.knobs)}: unknown or duplicate ids`);
-  }
-}
-
-function rowsOf(o: Opened, ids: number[], idsAs?: number[]): RowBatch {
-  const { data } = o;
-  const d = data.d;
-  const vectors = new Float32Array(ids.length * d);
-  ids.forEach((id, i) => vectors.set(data.base.subarray(id * d, (id + 1) * d), i * d));
-  const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.from(ids, (id) => data.attrs[a][id])])) as RowAttributes;
-  return { ids: Int32Array.from(idsAs ?? ids), vectors, attrs };
-}
-
-const rowVector = (o: Opened, id: number) => o.data.base.slice(id * o.data.d, (id + 1) * o.data.d);
 
 describe('participant orama', () => {
   let o: Opened;

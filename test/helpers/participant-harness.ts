@@ -1,10 +1,11 @@
 // Drives one participant's adapter in this process on a small synthetic dataset and scores
 // its answers against a naive exact search written here, independent of src/groundtruth.
 // Participant tests use it to check the real engine end to end.
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineSession, FilterExpr, Knobs, RowAttributes } from '../../src/contracts.ts';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
 import { generateSynthetic } from '../../src/datasets/synthetic.ts';
 import { filterKind, matchingRows, passes } from '../../src/datasets/groups.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
@@ -140,3 +141,42 @@ export async function checkLadder(opened: OpenedOnSynthetic, filter: string, k: 
   for (const knobs of ladderFor(opened.participant.settings, filter, k)) out.push(await checkPoint(opened, filter, k, knobs, truths));
   return out;
 }
+
+// Checks and row builders the participant tests share.
+
+/** What openOnSynthetic opens: the participant, its session and the data. */
+export type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
+
+/** No point returned an id that violates its filter, nor an unknown or repeated id. */
+export function assertClean(points: PointCheck[]): void {
+  for (const p of points) {
+    assert.equal(p.violations, 0, `${p.filter}/${p.k} ${JSON.stringify(p.knobs)}: filter violations`);
+    assert.equal(p.unknownOrDuplicate, 0, `${p.filter}/${p.k} ${JSON.stringify(p.knobs)}: unknown or duplicate ids`);
+  }
+}
+
+/** Recall does not fall along a ladder (by more than 0.02: an approximate engine's noise). */
+export function assertRising(points: PointCheck[]): void {
+  for (let i = 1; i < points.length; i++) {
+    assert.ok(
+      points[i].recall >= points[i - 1].recall - 0.02,
+      `recall falls at ${JSON.stringify(points[i].knobs)}: ${points[i - 1].recall} then ${points[i].recall}`,
+    );
+  }
+}
+
+/** The ladder's last point: its most exact. */
+export const top = (points: PointCheck[]) => points[points.length - 1];
+
+/** A batch of the dataset's rows `ids`, written under the ids `idsAs` when given. */
+export function rowsOf(o: Opened, ids: number[], idsAs?: number[]): RowBatch {
+  const { data } = o;
+  const d = data.d;
+  const vectors = new Float32Array(ids.length * d);
+  ids.forEach((id, i) => vectors.set(data.base.subarray(id * d, (id + 1) * d), i * d));
+  const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.from(ids, (id) => data.attrs[a][id])])) as RowAttributes;
+  return { ids: Int32Array.from(idsAs ?? ids), vectors, attrs };
+}
+
+/** One base row's vector, as a copy. */
+export const rowVector = (o: Opened, id: number) => o.data.base.slice(id * o.data.d, (id + 1) * o.data.d);
