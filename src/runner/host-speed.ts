@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
  * probe ran on a slowed host. The probe is off by default: on this project's 2-core test VM a
  * probe after 300 ms idle read 1.6-1.8x its back-to-back time (median), and probes fall in two
  * modes about 1.6x apart (8.3 and ~13.5 ms), so against the fastest back-to-back probe most
- * rounds read as slowed; a default run with the probe at 1.25 retook 342 of hnswlib's 937
+ * rounds read as slowed; a default run with the probe at 1.25 retook 342 of one engine's 937
  * passes and doubled its time. A reference that shares the rounds' idle gaps is the next step. */
 export const HOST_SLOW = 1.25;
 /** A probe at most this old judges a round: probing after every short round would cost more
