@@ -13,8 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenContext, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
-import { FILTER_KINDS, filterFields, filterOps, passes } from '../../src/datasets/groups.ts';
+import { FILTER_KINDS, passes } from '../../src/datasets/groups.ts';
 import { ladderFor, loadParticipantFrom, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { supportReason, type AskedGroup } from '../../src/runner/points.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { checkPoint, openOnSynthetic } from '../helpers/participant-harness.ts';
@@ -41,18 +42,6 @@ function assertOneLine(e: unknown, mentions: string): true {
   assert.ok(!e.message.includes('\n'), `the error is not one line: ${JSON.stringify(e.message)}`);
   assert.ok(e.message.includes(mentions), `the error does not name ${mentions}: ${e.message}`);
   return true;
-}
-
-/** Why a filter kind is not checked for this participant, or null when it is. */
-function filterSkipReason(p: LoadedParticipant, kind: (typeof FILTER_KINDS)[number], sample: FilterExpr | null): string | null {
-  const f = p.adapter.filters;
-  if (!f) return 'the participant applies no filters (Participant.filters is null)';
-  const field = filterFields(sample).find((x) => !f.fields.includes(x));
-  if (field) return `filter field ${field} is not in Participant.filters`;
-  const op = filterOps(sample).find((x) => !f.ops.includes(x));
-  if (op) return `filter operator ${op} is not in Participant.filters`;
-  if (topOf(p, kind.name) === null) return `settings.json has no ladder rule for ${kind.name}/${K}`;
-  return null;
 }
 
 /** Registers the contract checks of one participant, loaded from its directory. */
@@ -91,8 +80,19 @@ export function contractSuite(name: string, dir: string): void {
 
     for (const kind of FILTER_KINDS.filter((f) => f.name !== 'none')) {
       test(`filter ${kind.name} at k=${K}: no returned id violates it, recall at the top reaches contract.min_filtered_recall (default ${DEFAULT_MIN_FILTERED_RECALL})`, async (t: TestContext) => {
-        const reason = filterSkipReason(p, kind, kind.forQuery(0, opened.data.queryAttrs));
-        if (reason) return t.skip(reason);
+        // The runner's own rule (src/runner/points.ts): a group the participant cannot take is
+        // reported unsupported with a one-line reason, never measured.
+        const reason = supportReason(p, {
+          key: `${kind.name}/${K}`,
+          filter: kind.name,
+          k: K,
+          filters: [kind.forQuery(0, opened.data.queryAttrs)],
+        } as AskedGroup);
+        if (reason !== null) {
+          assert.ok(reason.length > 0 && !reason.includes('\n'), `the unsupported reason is not one line: ${JSON.stringify(reason)}`);
+          t.diagnostic(`not measured: ${reason}`);
+          return;
+        }
         const top = topOf(p, kind.name)!;
         const min = p.settings.contract?.min_filtered_recall ?? DEFAULT_MIN_FILTERED_RECALL;
         const r = await checkPoint(opened, kind.name, K, top);
@@ -113,7 +113,12 @@ export function contractSuite(name: string, dir: string): void {
     test('bad settings: an index value of the wrong type is refused in one line naming it', async (t: TestContext) => {
       const own = (JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { index?: Record<string, unknown> }).index ?? {};
       const key = Object.keys(own)[0];
-      if (key === undefined) return t.skip('settings.json index is empty: no value to give a wrong type');
+      if (key === undefined) {
+        // No index setting to give a wrong type: the empty index must then be what loads.
+        assert.deepEqual((await loadParticipantFrom(dir, name)).settings.index ?? {}, own);
+        t.diagnostic('settings.json index is empty: no value to give a wrong type');
+        return;
+      }
       const wrong = typeof own[key] === 'number' ? 'not-a-number' : 12345;
       await withSettings(
         dir,
@@ -129,7 +134,12 @@ export function contractSuite(name: string, dir: string): void {
     test('bad knobs: setKnobs refuses a knob value of the wrong type in one line naming the knob', async (t: TestContext) => {
       const top = topOf(p, 'none') ?? {};
       const knob = Object.keys(top)[0];
-      if (knob === undefined) return t.skip(`the ladder for none/${K} sets no knob`);
+      if (knob === undefined) {
+        // A knob-less ladder point must be accepted as it is.
+        await opened.session.setKnobs(top);
+        t.diagnostic(`the ladder for none/${K} sets no knob: no value to give a wrong type`);
+        return;
+      }
       const wrong = typeof top[knob] === 'number' ? 'not-a-number' : 12345;
       await assert.rejects(opened.session.setKnobs({ ...top, [knob]: wrong }), (e) => assertOneLine(e, knob));
     });
@@ -153,7 +163,12 @@ export function contractSuite(name: string, dir: string): void {
 
     test('writes: deleted ids are never returned, unfiltered or filtered, also after compact()', async (t: TestContext) => {
       const { session, data } = opened;
-      if (!session.delete) return t.skip('the session has no delete(): live churn unsupported');
+      if (!session.delete) {
+        // Live churn needs both writes: a session without delete() has no insert() either.
+        assert.equal(session.insert, undefined, 'the session has insert() but no delete()');
+        t.diagnostic('the session has no delete(): live churn unsupported');
+        return;
+      }
       await session.setKnobs(topOf(p, 'none')!);
       for (const v of victims) assert.ok((await search(vec(data.base, v), null)).includes(v), `row ${v} is not found by its own vector before the delete`);
       await session.delete(Int32Array.from(victims));
@@ -178,7 +193,11 @@ export function contractSuite(name: string, dir: string): void {
 
     test('writes: inserted ids are found, unfiltered and filtered, also after compact()', async (t: TestContext) => {
       const { session, data } = opened;
-      if (!session.insert) return t.skip('the session has no insert(): live churn unsupported');
+      if (!session.insert) {
+        assert.equal(session.delete, undefined, 'the session has delete() but no insert()');
+        t.diagnostic('the session has no insert(): live churn unsupported');
+        return;
+      }
       await session.setKnobs(topOf(p, 'none')!);
       const vectors = new Float32Array(fresh.length * data.d);
       fresh.forEach((r, i) => vectors.set(vec(data.queries, r.query), i * data.d));
@@ -205,7 +224,12 @@ export function contractSuite(name: string, dir: string): void {
 
     test('reopen: after close (and a server restart), reopen without ingest answers as the session did', async (t: TestContext) => {
       const { data, ctx } = opened;
-      if (!p.adapter.reopen) return t.skip('no Participant.reopen: cold start is not measured and a resumed run loads again');
+      if (!p.adapter.reopen) {
+        // Search threads each reopen the index: without reopen a participant cannot offer them.
+        assert.ok(!p.adapter.reopenInThreads, 'reopenInThreads is declared but there is no reopen');
+        t.diagnostic('no Participant.reopen: cold start is not measured and a resumed run loads again');
+        return;
+      }
       const top = topOf(p, 'none')!;
       await opened.session.setKnobs(top);
       // The first queries, and the held-out ones the write check inserted.
