@@ -64,7 +64,8 @@ const identity = (r: ResultFile) =>
 
 /**
  * The 7th atomic write of a run on prepared data: the marker (1), the result after the load
- * (2), none/10's first query (3), three points (4-6), then the kill while writing the 4th.
+ * (2), the groups' first queries (3, 4), the groups' timed points (5, 6), then the kill while
+ * writing what follows them.
  */
 const KILL_AT = 7;
 

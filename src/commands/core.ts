@@ -228,6 +228,10 @@ export function registerCore(program: Command): void {
       `build each index this many times from scratch, each in a fresh engine process, and time the points the cells read on each (default 1; ${DEFAULT_BUILDS} for the embedded default run)`,
       positiveInt('--builds'),
     )
+    .option(
+      '--no-interleave',
+      "warm protocol: measure the participants one after another, one engine loaded at a time (default: every participant's points are timed in shared rounds, all engines loaded, so the machine's drift falls on all alike)",
+    )
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
   addLoadOptions(program.commands.find((c) => c.name() === 'run')!).action(
@@ -257,6 +261,7 @@ export function registerCore(program: Command): void {
         cold?: boolean;
         quality: boolean;
         qualityK: number;
+        interleave: boolean;
       } & LoadCliOptions,
     ) => {
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
@@ -291,6 +296,7 @@ export function registerCore(program: Command): void {
         timing,
         threads: o.threads,
         builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1),
+        interleave: o.interleave,
         dataset: o.dataset,
         participants: o.participants,
         outDir: out,

@@ -31,6 +31,9 @@ const passFiguresSchema = z.object({
   steal: z.array(z.number().nullable()).optional(),
   /** Per pass: the host-speed probe that judged its round, ms (src/runner/host-speed.ts). */
   host_ms: z.array(z.number().nullable()).optional(),
+  /** Per pass: when it started (Unix seconds), so a point's passes can be laid out in time beside
+   * the run's other points (docs/contracts.md, "Interleaved timing"). */
+  at_unix_s: z.array(z.number()).optional(),
 });
 
 export const pointSchema = z.object({
@@ -229,6 +232,9 @@ export const resultSchema = z.object({
     builds: z.number().int().positive().optional(),
     /** Throughput view: in-flight requests (servers, async engines) and threads (synchronous in-process engines). */
     threads: z.number().int().positive().optional(),
+    /** Warm protocol: the other participants whose timed passes shared this one's rounds
+     * (docs/contracts.md, "Interleaved timing"); empty or absent: timed on its own. */
+    interleaved_with: z.array(z.string()).optional(),
   }),
   load: z
     .object({

@@ -6,18 +6,19 @@
 //    recall (and warm the engine's caches);
 // 3. calibration: recall-only probes of the main knob until a point lies within ±0.005 of each
 //    table target;
-// 4. timed passes over the same query set, in rounds over every (point, view) (alternating
-//    direction), until each has both the minimum passes and the minimum timed seconds: drift and
-//    bursts of other work then fall on all points alike instead of on one. A pass taken while
-//    other processes used the machine is retaken (up to max_passes);
+// 4. timed passes over the same query set, in rounds (src/runner/timed-rounds.ts) until each
+//    (point, view) has both the minimum passes and the minimum timed seconds, spread over the
+//    rounds, and taken together with the run's other groups (and, interleaved, other
+//    participants'): drift and bursts of other work then fall on all points alike instead of on
+//    one. A pass taken while other processes used the machine is retaken (up to max_passes);
 // 5. the points, with estimates, 95 % intervals and the raw per-pass figures.
+// Steps 1-3 are prepareWarmGroup, step 4 is the caller's (timeInRounds), step 5 finishWarmGroup.
 // The cold protocol keeps the slices of docs/method.md §5 (every query once, at least MIN_SLICE queries each).
 import type { Knobs } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { isClientLimited } from '../loadgen/flags.ts';
-import { DemandMeter } from '../loadgen/cpu.ts';
 import { hostCeiling } from '../loadgen/points.ts';
-import { passLatency, recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
+import { recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
 import { pointReadings, summarize } from '../metrics/recall.ts';
 import type { ResultGroup, ResultPoint } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
@@ -28,29 +29,19 @@ import { UserError } from '../util/errors.ts';
 import { calibrate, type CalibrationRecord } from './calibrate.ts';
 import { HostError } from './client.ts';
 import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
-import { isBusy, MachineLoadMeter } from './machine-load.ts';
 import type { HostSpeedMeter } from './host-speed.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import { VIEWS, scorePoint, type AskedGroup } from './points.ts';
+import { drivenBy, GroupTiming, timeInRounds, type Entry, type Item, type Timing } from './timed-rounds.ts';
 import { SLICE_CAP } from './query-order.ts';
 import { latencySummary } from '../metrics/latency.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
 import type { PointReply } from './point-reply.ts';
 
-/** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
- * toward the maximum only). */
-export interface Timing {
-  minPasses: number;
-  minSeconds: number;
-  maxPasses: number;
-}
-
 // A pass of a fast point lasts a few tens of ms: up to 60 of them let the minimum seconds bind,
 // so a point is timed for at least a second whatever its speed (measured on the default run:
 // 433 s with 0.5 s and at most 12 passes, about 75 s more with these).
 const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 1, maxPasses: 60 };
-/** Busy passes a point may retake, per pass it needs, before it is flagged busy-machine. */
-export const BUSY_RETAKES = 3;
 /** Queries in a warm group's query set unless --queries says otherwise. */
 const PRODUCT_QUERY_SET = 1000;
 
@@ -130,37 +121,6 @@ export interface GroupRun {
   append?: (entry: JournalEntry) => void;
 }
 
-/** How a view drives the participant, as results and tables say it. */
-function drivenBy(p: LoadedParticipant, view: (typeof VIEWS)[number], clients: number, threads: number): { clients: number; threads: number; text: string } {
-  if (view === 'latency') return { clients: 1, threads: 1, text: '1 at a time' };
-  if (p.adapter.concurrentSearch) return { clients, threads: 1, text: `${clients} in flight` };
-  if (p.adapter.reopenInThreads && threads > 1) return { clients: 1, threads, text: `${threads} threads` };
-  return { clients: 1, threads: 1, text: '1 at a time (no concurrent search)' };
-}
-
-interface Item {
-  li: number;
-  knobs: Knobs;
-  calibratedFor?: number;
-  recall?: { reply: PointReply; summary: ReturnType<typeof summarize>; perQuery: number[] };
-}
-
-interface Entry {
-  item: Item;
-  view: (typeof VIEWS)[number];
-  drive: ReturnType<typeof drivenBy>;
-  pass: PassFigures & { other_cores: (number | null)[]; steal: (number | null)[]; host_ms: (number | null)[] };
-  busy: boolean[];
-  quietSeconds: number;
-  maxLatency: number;
-  varied: Set<number>;
-  demand: { weighted: number; wall: number };
-  /** Threads the host really used in a pass (1 when it could not open them). */
-  threadsUsed: number;
-  done: boolean;
-  skipped?: string;
-}
-
 const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
 /** The first query of the group on its own, then the plan check. False when the plan check
@@ -184,11 +144,26 @@ async function firstQueryThenPlan(run: GroupRun, knobs: Knobs, firstQ: number): 
   return true;
 }
 
-/** The warm protocol for one group (see the file comment). */
+/** A warm group prepared for timing: its timing, given to timeInRounds, then finishWarmGroup. */
+export interface PreparedGroup {
+  run: GroupRun;
+  timing: GroupTiming;
+}
+
+/** The warm protocol for one group on its own (see the file comment). */
 export async function measureWarmGroup(run: GroupRun): Promise<void> {
+  const prepared = await prepareWarmGroup(run);
+  if (!prepared) return;
+  await timeInRounds([prepared.timing]);
+  await finishWarmGroup(prepared);
+}
+
+/** Steps 1-3 of the warm protocol: the first query and plan check (build 0), the recall passes
+ * and calibration. Null when the plan check failed the group. */
+export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | null> {
   const { engine, p, ds, g, group, queries, pointTimeoutS } = run;
   const ladder = ladderFor(p.settings, g.filter, g.k);
-  if (run.build === 0 && !(await firstQueryThenPlan(run, ladder[0], queries[0]))) return;
+  if (run.build === 0 && !(await firstQueryThenPlan(run, ladder[0], queries[0]))) return null;
   const filters = queries.map((q) => g.filters[q]);
   const throughput = drivenBy(p, 'throughput', run.clients, run.threads);
 
@@ -275,8 +250,32 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
 
   // Later builds time the throughput view alone: the table's cells are read there, and the
   // latency view (one request at a time) has the costliest passes; latency cells are build 0's.
-  const entries = await timeEntries(run, items, filters, run.build === 0 ? VIEWS : ['throughput']);
-  for (const e of entries) {
+  const timing = new GroupTiming(
+    {
+      engine,
+      p,
+      g,
+      queries,
+      clients: run.clients,
+      threads: run.threads,
+      timing: run.timing,
+      pointTimeoutS,
+      busyCores: run.busyCores,
+      hostSlow: run.hostSlow,
+      hostSpeed: run.hostSpeed,
+      loadMeter: run.loadMeter,
+      onProgress: run.onProgress,
+    },
+    items,
+    run.build === 0 ? VIEWS : ['throughput'],
+  );
+  return { run, timing };
+}
+
+/** Step 5 of the warm protocol: the timed entries' points, stored. */
+export async function finishWarmGroup({ run, timing }: PreparedGroup): Promise<void> {
+  const { group } = run;
+  for (const e of timing.entries) {
     if (e.skipped) {
       if (e.view === 'throughput') group.skipped.push({ ladder_index: e.item.li, knobs: e.item.knobs, reason: e.skipped });
       continue;
@@ -289,110 +288,6 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
 }
 
 class PointFailed extends Error {}
-
-/** Most seconds one group's timing waits for a slowed host: past it, slowed rounds are only
- * retaken (and their points flagged when they run out of retakes). */
-const HOST_WAIT_GROUP_S = 4;
-
-/** Timed passes in rounds over every (item, view) until each has what the timing asks. */
-async function timeEntries(run: GroupRun, items: Item[], filters: AskedGroup['filters'], views: readonly (typeof VIEWS)[number][]): Promise<Entry[]> {
-  const { engine, p, g, queries, timing, pointTimeoutS } = run;
-  const entries: Entry[] = items.flatMap((item) =>
-    views.map((view) => ({
-      item,
-      view,
-      drive: drivenBy(p, view, run.clients, run.threads),
-      pass: { qps: [], wall_s: [], latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] }, other_cores: [], steal: [], host_ms: [] },
-      busy: [],
-      quietSeconds: 0,
-      maxLatency: 0,
-      varied: new Set<number>(),
-      demand: { weighted: 0, wall: 0 },
-      threadsUsed: 1,
-      done: false,
-    })),
-  );
-  const pids = engine.loadPids();
-  const meter = run.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...(pids.engine !== undefined ? [pids.engine] : [])]);
-  const hostSlow = run.hostSpeed && run.hostSlow ? run.hostSlow : 0;
-  let waitedS = 0;
-  for (let round = 0; entries.some((e) => !e.done); round++) {
-    const order = round % 2 === 0 ? entries : [...entries].reverse();
-    // The machine's load is judged over the whole round, not per pass: /proc's counters move in
-    // 10 ms ticks, too coarse for one pass of a few tens of ms.
-    const inRound: Entry[] = [];
-    meter.start();
-    for (const e of order) {
-      if (e.done) continue;
-      const demand = new DemandMeter(engine.loadPids().host);
-      let reply: PointReply;
-      try {
-        reply = (
-          await engine.request<'point'>(
-            { type: 'point', knobs: e.item.knobs, k: g.k, queries, filters, clients: e.drive.clients, threads: e.drive.threads, ids: false },
-            pointTimeoutS,
-          )
-        ).reply;
-      } catch (err) {
-        if (!(err instanceof HostError) || err.userError) throw err;
-        e.skipped = err.message;
-        e.done = true;
-        continue;
-      }
-      const failed = reply.errors.filter((x) => x !== null);
-      if (failed.length > 0) {
-        e.skipped = `${failed.length} of ${queries.length} queries failed: ${failed[0]}`;
-        e.done = true;
-        continue;
-      }
-      e.threadsUsed = Math.max(e.threadsUsed, reply.threadsUsed?.length ?? 1);
-      const lat = passLatency(reply.latenciesMs);
-      e.pass.qps.push(queries.length / reply.wallS);
-      e.pass.wall_s.push(reply.wallS);
-      for (const k of ['mean', 'p50', 'p95', 'p99', 'p999'] as const) e.pass.latency_ms[k].push(lat[k]);
-      e.maxLatency = Math.max(e.maxLatency, lat.max);
-      const d = demand.busiestThread();
-      if (d !== null) {
-        e.demand.weighted += d * reply.wallS;
-        e.demand.wall += reply.wallS;
-      }
-      const first = e.item.recall!.reply.digests;
-      if (first && reply.digests) for (let i = 0; i < first.length; i++) if (first[i] !== reply.digests[i]) e.varied.add(i);
-      inRound.push(e);
-    }
-    const load = meter.stop();
-    const host = hostSlow > 0 ? await run.hostSpeed!.sample() : null;
-    const slowHost = host !== null && host.slowdown > hostSlow;
-    const busy = slowHost || (load.otherCores !== null && load.otherCores > run.busyCores) || isBusy({ otherCores: null, steal: load.steal });
-    for (const e of inRound) {
-      e.pass.other_cores.push(load.otherCores);
-      e.pass.steal.push(load.steal);
-      e.pass.host_ms.push(host?.ms ?? null);
-      e.busy.push(busy);
-      if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
-      const quiet = e.busy.filter((b) => !b).length;
-      // A busy machine is given a few retakes, not max_passes of them: a slow point's retakes
-      // would otherwise hold the run for minutes.
-      const busyPasses = e.busy.length - quiet;
-      e.done =
-        (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) ||
-        e.busy.length >= timing.maxPasses ||
-        busyPasses >= BUSY_RETAKES * timing.minPasses;
-    }
-    run.onProgress(
-      `${g.key}: timing round ${round + 1}${slowHost ? ` (host slowed x${host!.slowdown.toFixed(2)}: retaken)` : busy ? ' (machine busy: retaken)' : ''}, ${entries.filter((x) => x.done).length}/${entries.length} points done`,
-    );
-    // A slowed host: probe (which keeps the cores busy, unlike sleeping, whose wake-up a probe
-    // would time) until it is back to speed, a few seconds at most, rather than spend the next
-    // round's passes on it.
-    if (slowHost && entries.some((x) => !x.done) && waitedS < HOST_WAIT_GROUP_S) {
-      const t0 = performance.now();
-      await run.hostSpeed!.waitForSpeed(hostSlow);
-      waitedS += (performance.now() - t0) / 1000;
-    }
-  }
-  return entries;
-}
 
 /** The stored point of a timed entry. */
 async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
@@ -450,7 +345,13 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     passes: figures.qps.length,
     passes_trimmed: sum.trimmed,
     passes_busy: e.busy.filter(Boolean).length,
-    pass: { ...figures, other_cores: e.pass.other_cores, steal: e.pass.steal, ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: e.pass.host_ms } : {}) },
+    pass: {
+      ...figures,
+      other_cores: e.pass.other_cores,
+      steal: e.pass.steal,
+      ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: e.pass.host_ms } : {}),
+      at_unix_s: e.pass.at_unix_s,
+    },
     ci: { qps: sum.ci.qps, recall: recallInterval(r.perQuery), latency_ms: sum.ci.latency_ms },
     answers_varied: e.varied.size,
     ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),

@@ -6,7 +6,7 @@ export class Progress {
   private readonly tty = process.stderr.isTTY === true;
   constructor(
     private readonly what: string,
-    private readonly total: number,
+    private total: number,
     private readonly quiet = process.env.VECBENCH_QUIET === '1',
   ) {}
 
@@ -24,6 +24,11 @@ export class Progress {
     const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ` ${detail}` : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total ? `, ETA ${fmtSeconds(eta)}` : ''}`;
     if (this.tty) process.stderr.write(`\r\x1b[K${line}${done >= this.total ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
+  }
+
+  /** A step whose size is known better once under way (e.g. rounds of timing). */
+  setTotal(total: number): void {
+    this.total = total;
   }
 
   done(detail = ''): void {

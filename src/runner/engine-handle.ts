@@ -1,0 +1,476 @@
+// A participant's engine: its host process and, for a server participant, its server; started,
+// loaded (or reopened), restarted after a crash, rebuilt, cold-started and stopped here.
+import { appendFileSync, chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Knobs, ServerHandle } from '../contracts.ts';
+import type { Dataset } from '../datasets/layout.ts';
+import type { ResultFile, Resources } from '../results/schema.ts';
+import { engineLogPath, resultPath } from '../results/store.ts';
+import { UserError, diskFullError } from '../util/errors.ts';
+import { Progress, fmtSeconds, log } from '../util/progress.ts';
+import { redactUrl } from '../util/redact.ts';
+import { HostClient, HostError, SIGNAL_SETTLE_MS } from './client.ts';
+import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
+import { existingServerDataDir, makeServerDataDir } from './server-data.ts';
+import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, startServer, type StartedServer } from './server.ts';
+import { ladderFor, type LoadedParticipant } from './participants.ts';
+import type { HostReply, HostRequest } from './protocol.ts';
+import {
+  ReuseRefused,
+  buildSettingsHash,
+  checkDiffers,
+  engineHome,
+  engineWorkDir,
+  idsPerQuery,
+  markerMismatch,
+  readMarker,
+  startFreshBuild,
+  writeMarker,
+  type BuiltMarker,
+} from './engine-home.ts';
+import { PROBE_QUERIES, scoreProbe } from './points.ts';
+import { queryOrder } from './query-order.ts';
+import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
+import type { RunOptions } from './run-options.ts';
+
+/** The participant's engine process, (re)started and loaded on demand: after a crash or a
+ * time-out the next group gets a fresh engine, and the reload is recorded. */
+export class EngineHandle {
+  host: HostClient | null = null;
+  private workDir: string | null = null;
+  /** The participant's server, when it has one: started before the host, stopped after it. */
+  private server: ServerHandle | null = null;
+  private serverDir: string | null = null;
+  private recorder: ResourceRecorder | null = null;
+  /** Why the last server died mid-run, recorded with the reload it causes. */
+  private serverDeath: string | null = null;
+  /** Set by a resumed run: the next start first tries to reopen the index a previous run
+   * built (src/runner/engine-home.ts) instead of loading it again. */
+  reuseOnStart = false;
+  constructor(
+    private readonly p: LoadedParticipant,
+    private readonly ds: Dataset,
+    private readonly opts: RunOptions,
+    private readonly result: ResultFile,
+    private readonly save: () => void,
+  ) {}
+
+  /** The URL of the server the user runs for this participant (--connect), if any. */
+  private get remote(): string | undefined {
+    return this.opts.connect?.[this.p.name];
+  }
+
+  /** Where the engine processes' stdout and stderr go, named on the terminal once. */
+  get logFile(): string {
+    return engineLogPath(this.opts.outDir, this.ds.name, this.p.name);
+  }
+  private logNamed = false;
+
+  /** A new engine process, its output appended to the participant's log file. */
+  private newHost(onProgress?: (p: { what: string; done: number; total: number }) => void): HostClient {
+    if (!this.logNamed) {
+      this.logNamed = true;
+      log(`${this.p.name}: engine output goes to ${this.logFile}`);
+    }
+    mkdirSync(dirname(this.logFile), { recursive: true });
+    const existed = existsSync(this.logFile);
+    try {
+      appendFileSync(this.logFile, `--- engine process started ${new Date().toISOString()}\n`);
+    } catch (e) {
+      // A full disk: leave no empty log behind (a failed run writes no file).
+      if (!existed && statSync(this.logFile, { throwIfNoEntry: false })?.size === 0) rmSync(this.logFile, { force: true });
+      throw diskFullError(e, this.logFile) ?? e;
+    }
+    return new HostClient(this.p.name, onProgress, this.logFile);
+  }
+
+  /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
+  get home(): string {
+    return engineHome(this.opts.outDir, this.ds.name, this.p.name);
+  }
+
+  private wantedBuild() {
+    return { participant: this.p.name, datasetHash: this.ds.hash, settingsHash: buildSettingsHash(this.p.index, this.p.settings.batch_size) };
+  }
+
+  /** The check queries: the between-load probe's queries and knobs, asked after the build. */
+  private async askCheck(host: HostClient): Promise<{ knobs: Knobs; k: number; queries: number[]; ids: number[][] } | string> {
+    const check = this.probeRequest();
+    const r = await host.request<'point'>(
+      { type: 'point', knobs: check.knobs, k: check.k, queries: check.queries, filters: check.queries.map(() => null), clients: 1 },
+      this.opts.pointTimeoutS,
+    );
+    const failed = r.reply.errors.find((e) => e !== null);
+    return failed ? `a check query failed: ${failed}` : { ...check, ids: idsPerQuery(r.reply) };
+  }
+
+  /** After a finished load: asks the check queries and writes the marker that lets a resumed
+   * run reopen this build. An engine that cannot answer them gets no marker (no reuse). */
+  private async markBuilt(host: HostClient, rows: number): Promise<void> {
+    if (this.remote) return;
+    const check = await this.askCheck(host);
+    if (typeof check === 'string') {
+      log(`${this.p.name}: the built index is not marked for reuse: ${check}`);
+      return;
+    }
+    const want = this.wantedBuild();
+    const marker: BuiltMarker = {
+      format: 'vecbench-engine/1',
+      participant: want.participant,
+      dataset: this.ds.name,
+      dataset_hash: want.datasetHash,
+      settings_hash: want.settingsHash,
+      engine_version: this.result.engine_version,
+      built: new Date().toISOString(),
+      rows,
+      check,
+    };
+    writeMarker(this.home, marker);
+  }
+
+  /**
+   * A resumed run: reopens the index a previous run built when its marker matches (same data,
+   * same settings, same engine version) and the reopened engine answers the check queries with
+   * the ids recorded after the build; records the reuse. Returns the host, or why the index
+   * cannot be reused (the caller then loads it again and records that reason with the reload).
+   */
+  private async tryReuse(reason: string): Promise<HostClient | string> {
+    const { p, ds, opts, result } = this;
+    if (this.remote) return "the server is the user's (--connect)";
+    if (!p.adapter.reopen) return `the ${p.name} adapter cannot reopen its data (no reopen())`;
+    const marker = readMarker(this.home);
+    if (typeof marker === 'string') return marker;
+    const mismatch = markerMismatch(marker, this.wantedBuild());
+    if (mismatch) return mismatch;
+    this.workDir = engineWorkDir(this.home);
+    const res = result.resources ?? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host'));
+    this.recorder = new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    try {
+      const started = await this.startServer(true);
+      const host = this.newHost();
+      this.host = host;
+      const opened = await host.request<'opened'>(
+        {
+          type: 'open',
+          reopen: true,
+          participant: p.name,
+          settingsPath: p.settingsPath,
+          dataDir: opts.dataDir,
+          dataset: ds.name,
+          workDir: this.workDir,
+          maxConcurrency: opts.clients,
+          server: started?.handle.connection,
+        },
+        opts.loadTimeoutS,
+      );
+      if (opened.engineVersion !== marker.engine_version)
+        throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
+      const check = await this.askCheck(host);
+      const differs = typeof check === 'string' ? check : checkDiffers(marker.check.ids, check.ids);
+      if (differs) throw new ReuseRefused(differs);
+      result.engine_version = opened.engineVersion;
+      this.recorder.startServing();
+      result.load!.reused.push({ reason, built: marker.built, open_s: opened.openS ?? null, check_queries: marker.check.queries.length });
+      log(`${p.name}: reopened the index built ${marker.built} (${marker.rows} rows) in ${fmtSeconds(opened.openS ?? 0)}: no reload`);
+      this.save();
+      return host;
+    } catch (e) {
+      if (e instanceof UserError || e instanceof RunStopped || (e instanceof HostError && e.userError)) throw e;
+      await this.stop();
+      return e instanceof ReuseRefused ? e.message : `reopening it failed: ${(e as Error).message}`;
+    }
+  }
+
+  /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
+  async ready(reason: string): Promise<HostClient> {
+    if (this.host?.alive) return this.host;
+    try {
+      return await this.start(reason);
+    } catch (e) {
+      if (!(e instanceof HostError) || e.userError || e.timedOut) throw e;
+      log(`${this.p.name}: ${e.message}; starting the engine again`);
+      return this.start(`${reason} (after: ${e.message})`);
+    }
+  }
+
+  /** Sends a request to a ready engine; when the engine dies under it, restarts it once and
+   * sends the request again (a crash that repeats, or a time-out, is thrown). */
+  async request<T extends HostReply['type']>(req: HostRequest, timeoutS: number, onRetry?: (e: HostError) => void): Promise<Extract<HostReply, { type: T }>> {
+    for (let attempt = 0; ; attempt++) {
+      const host = await this.ready('engine restarted');
+      try {
+        return await host.request<T>(req, timeoutS);
+      } catch (e) {
+        if (!(e instanceof HostError) || e.userError || e.timedOut || attempt > 0) throw e;
+        onRetry?.(e);
+      }
+    }
+  }
+
+  /** A fresh build of the index (--builds): the engine is stopped and loaded again. */
+  async rebuild(reason: string): Promise<HostClient> {
+    await this.stop();
+    this.reuseOnStart = false;
+    return this.start(reason);
+  }
+
+  private async start(reason: string): Promise<HostClient> {
+    await this.stop();
+    const { p, ds, opts, result } = this;
+    let notReused: string | null = null;
+    if (this.reuseOnStart) {
+      this.reuseOnStart = false;
+      const reused = await this.tryReuse(reason);
+      if (typeof reused !== 'string') return reused;
+      notReused = reused;
+    }
+    this.workDir = startFreshBuild(this.home);
+    // Resources are measured on the first load of a result; reloads only time their load.
+    const firstLoad = result.load === null;
+    const res = firstLoad || !result.resources ? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host')) : result.resources;
+    // A server the user runs (--connect) is not ours to sample: its figures are left unmeasured.
+    if (this.remote) markRemoteUnmeasured(res);
+    this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    const server = await this.startServer(false);
+    const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
+    const host = this.newHost((pr) => ingestProgress.update(pr.done));
+    this.host = host;
+    const opened = await host.request<'opened'>(
+      {
+        type: 'open',
+        participant: p.name,
+        settingsPath: p.settingsPath,
+        dataDir: opts.dataDir,
+        dataset: ds.name,
+        workDir: this.workDir,
+        maxConcurrency: opts.clients,
+        server: server?.handle.connection,
+      },
+      opts.loadTimeoutS,
+    );
+    // One file never mixes two engine versions' points (a resumed run after an upgrade).
+    if (result.engine_version !== 'unknown' && result.engine_version !== opened.engineVersion && result.groups.some((g) => g.points.length > 0)) {
+      throw new UserError(
+        `${resultPath(opts.outDir, ds.name, p.name)} holds points measured with ${p.adapter.engine} ${result.engine_version}, the engine is ${opened.engineVersion} now; pass --fresh to measure it again, or --out another directory`,
+      );
+    }
+    result.engine_version = opened.engineVersion;
+    if (firstLoad) {
+      this.recorder?.baseline();
+      this.recorder?.startBuild();
+    }
+    const probe = firstLoad ? this.probeRequest() : undefined;
+    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size, probe }, opts.loadTimeoutS);
+    const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
+    if (firstLoad) {
+      this.recorder?.endBuild(this.dataDir());
+      if (probe) res.probe = scoreProbe(ds, probe, loaded.probe);
+    }
+    this.recorder?.startServing();
+    if (result.load === null) {
+      result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [], reused: [] };
+    } else {
+      const why = [this.serverDeath, notReused === null ? null : `index not reused: ${notReused}`].filter((x) => x !== null);
+      result.load.reloads.push({ reason: why.length > 0 ? `${reason} (${why.join('; ')})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
+      this.serverDeath = null;
+    }
+    await this.markBuilt(host, loaded.rows);
+    log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
+    this.save();
+    return host;
+  }
+
+  /** For the load generator's CPU figures: the engine's process (its server's tree, or the host
+   * of an in-process engine) and the host (the client). */
+  loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined } {
+    return { engine: this.remote ? undefined : (this.server?.pid ?? this.host?.pid), engineTree: this.server !== null, host: this.host?.pid };
+  }
+
+  /** The directory holding the engine's data: the server's, or the host's work directory. */
+  private dataDir(): string | null {
+    return this.serverDir ?? this.workDir;
+  }
+
+  /** A few unfiltered k=10 queries asked between ingest and index build (the last queries of
+   * the shuffled order, with the first knobs of the none/10 ladder). */
+  private probeRequest(): { knobs: Knobs; k: number; queries: number[] } {
+    const order = queryOrder(this.ds.nq);
+    const n = Math.min(PROBE_QUERIES, this.ds.nq);
+    return { knobs: ladderFor(this.p.settings, 'none', 10)[0] ?? {}, k: 10, queries: Array.from(order.subarray(order.length - n)) };
+  }
+
+  /** Starts the participant's server (null for an in-process engine). A server that dies while
+   * it is the current one kills the host with the reason, so the request under way fails with it
+   * and the engine is started again. */
+  private async startServer(existing: boolean): Promise<StartedServer | null> {
+    const { p, ds, opts } = this;
+    const life = p.adapter.server;
+    if (!life) return null;
+    if (this.remote) {
+      const attached = await attachServer(p.name, life, this.remote);
+      log(`${p.name}: using the server given by URL, ${redactUrl(this.remote)} (not started or stopped by vecbench)`);
+      this.server = attached.handle;
+      return attached;
+    }
+    // A server running as its own user must reach its directory: the work directory is opened
+    // to it, and where --out's ancestors are closed to it the data goes elsewhere (server-data.ts).
+    chmodSync(this.workDir!, 0o755);
+    const label = `${ds.name}-${p.name}`;
+    const user = life.runsAs?.() ?? null;
+    this.serverDir = existing ? existingServerDataDir(this.workDir!, user, label) : makeServerDataDir(this.workDir!, user, label);
+    const started = await startServer(
+      // A server that cannot start or answer is an engine failure (the group or participant fails
+      // with the reason); a missing install stays a UserError naming the provision script.
+      (ctx) => life.start(ctx),
+      {
+        dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined },
+        settings: p.index,
+        dataDir: this.serverDir,
+        existing,
+        logFile: join(this.workDir!, 'server.log'),
+        log: (m) => log(`${p.name}: ${m}`),
+      },
+      opts.loadTimeoutS,
+      opts.serverPorts?.[p.name] === undefined ? undefined : { port: opts.serverPorts[p.name], participant: p.name },
+    ).catch((e: unknown) => {
+      if (e instanceof UserError) throw e;
+      throw new HostError(`participant ${p.name}: ${(e as Error).message}`);
+    });
+    const server = started.handle;
+    this.server = server;
+    void server.waitExit().then(async () => {
+      if (this.server !== server) return; // stopped on purpose
+      // A group signal reaches the server and the runner at once: give the runner's own
+      // handler a moment, so that a stop is not recorded as the server's death.
+      await new Promise((r) => setTimeout(r, SIGNAL_SETTLE_MS));
+      if (this.server !== server) return;
+      const why = `${p.name} server (pid ${server.pid}) died mid-run: ${server.exitReason}`;
+      this.server = null;
+      const stop = stopRequested() ?? stopSignalOf((/^killed by (SIG[A-Z]+)$/.exec(server.exitReason ?? '')?.[1] ?? null) as NodeJS.Signals | null);
+      if (!stop) {
+        log(why);
+        this.serverDeath = why;
+      }
+      this.host?.kill(why, stop);
+    });
+    return started;
+  }
+
+  private async stopServer(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    await server?.stop();
+  }
+
+  /** Before a group's first query: the serving memory so far is recorded, and under the cold
+   * protocol the engine's data files are evicted from the page cache. */
+  async beforeGroup(key: string): Promise<void> {
+    this.recorder?.recordServing();
+    if (!this.opts.cold) return;
+    if (!haveVmtouch()) throw new UserError(`--cold needs ${VMTOUCH_MISSING}`);
+    await this.ready('engine restarted');
+    const dir = this.dataDir();
+    const res = this.result.resources;
+    if (!dir || !res) return;
+    const ev = evictPageCache(dir);
+    res.group_evictions.push({
+      group: key,
+      resident_before_bytes: ev.resident_before_bytes,
+      resident_after_bytes: ev.resident_after_bytes,
+      drop_caches: ev.drop_caches,
+    });
+  }
+
+  /** After the measurements: records the serving memory, then measures a cold start. */
+  async finish(): Promise<void> {
+    const res = this.result.resources;
+    if (!res) return;
+    this.recorder?.stopServing();
+    if (res.cold_first_query_s === null && res.unmeasured.cold_first_query_s === undefined) {
+      try {
+        await this.coldStart(res);
+      } catch (e) {
+        if (e instanceof UserError || e instanceof RunStopped || (e instanceof HostError && e.userError)) throw e;
+        const why = `cold start failed: ${(e as Error).message}`;
+        res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = why;
+        log(`${this.p.name}: ${why}`);
+      }
+    }
+    this.save();
+  }
+
+  /**
+   * Cold start (docs/method.md §6): stop the engine (its data stays), evict its data files from the page
+   * cache, start it again and time until it accepts a health check and until the first vector
+   * query returns, both from the start. A server is timed from its spawn (the host, with the
+   * dataset loaded, waits ready); an in-process engine from its reopen() in a fresh host.
+   */
+  private async coldStart(res: Resources): Promise<void> {
+    const { p, ds, opts } = this;
+    const why = this.remote
+      ? REMOTE_UNMEASURED
+      : !p.adapter.reopen
+        ? `the ${p.name} adapter cannot reopen its data without ingest (no reopen())`
+        : !haveVmtouch()
+          ? VMTOUCH_MISSING
+          : null;
+    if (why) {
+      res.unmeasured.cold_accept_s = res.unmeasured.cold_first_query_s = res.unmeasured.disk_stopped_bytes = why;
+      return;
+    }
+    await this.ready('engine restarted');
+    const dir = this.dataDir()!;
+    await this.host?.close();
+    this.host = null;
+    await this.stopServer();
+    // What the engine keeps on disk once stopped cleanly (a memory engine saves only now).
+    res.disk_stopped_bytes = diskUsage(dir);
+    res.cold_eviction = evictPageCache(dir);
+    const host = this.newHost();
+    this.host = host;
+    await host.request<'dataset'>(
+      { type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name },
+      opts.loadTimeoutS,
+    );
+    const order = queryOrder(ds.nq);
+    const query = order[order.length - 1];
+    const knobs = ladderFor(p.settings, 'none', 10)[0] ?? {};
+    const t0 = performance.now();
+    const started = await this.startServer(true);
+    const opened = await host.request<'opened'>(
+      {
+        type: 'open',
+        reopen: true,
+        participant: p.name,
+        settingsPath: p.settingsPath,
+        dataDir: opts.dataDir,
+        dataset: ds.name,
+        workDir: this.workDir!,
+        maxConcurrency: opts.clients,
+        server: started?.handle.connection,
+      },
+      opts.loadTimeoutS,
+    );
+    const t1 = performance.now();
+    const first = await host.request<'point'>({ type: 'point', knobs, k: 10, queries: [query], filters: [null], clients: 1 }, opts.pointTimeoutS);
+    const t2 = performance.now();
+    if (first.reply.errors[0]) throw new Error(`the first query after the restart failed: ${first.reply.errors[0]}`);
+    if (first.reply.ids.length === 0) throw new Error('the first query after the restart returned no rows');
+    const openS = opened.openS ?? (t1 - t0) / 1000;
+    res.cold_accept_s = started ? started.acceptS : openS;
+    res.cold_first_query_s = started ? (t2 - t0) / 1000 : openS + (t2 - t1) / 1000;
+    log(
+      `${p.name}: cold start: accepts after ${fmtSeconds(res.cold_accept_s)}, first query after ${fmtSeconds(res.cold_first_query_s)} (page cache: ${res.cold_eviction.resident_after_bytes} bytes of the data left resident)`,
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.recorder?.dispose();
+    await this.host?.close();
+    this.host = null;
+    await this.stopServer();
+    this.serverDir = null;
+    // The work directory stays in the engine's home: a resumed run may reopen it.
+    this.workDir = null;
+  }
+}

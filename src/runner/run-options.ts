@@ -1,0 +1,58 @@
+// The options of `vecbench run`, as the command line gives them.
+import { availableParallelism } from 'node:os';
+import type { GroupKey } from '../datasets/groups.ts';
+import type { LoadOptions } from '../loadgen/sweep.ts';
+import type { Timing } from './timed-rounds.ts';
+
+export interface RunOptions {
+  dataset: string;
+  participants: string[];
+  outDir: string;
+  dataDir: string;
+  /** In-flight requests of the throughput view. */
+  clients: number;
+  /** Restrict to these groups (FILTER/K keys). */
+  groups?: GroupKey[];
+  pointTimeoutS: number;
+  loadTimeoutS: number;
+  /** Per participant: a settings file to use instead of participants/<name>/settings.json. */
+  settingsFiles?: Record<string, string>;
+  /** Measure again even where a complete result exists (default: resume / skip). */
+  fresh?: boolean;
+  /** Cold protocol (docs/method.md §5): evict the engine's data files from the page cache before every
+   * group. */
+  cold?: boolean;
+  /** On a dataset with relevance labels, measure answer quality (dense, keyword, hybrid) after the groups (default true). */
+  quality?: boolean;
+  /** Results asked of each quality arm (default 100). */
+  qualityK?: number;
+  /** Concurrency sweep and / or open loop after the groups (src/loadgen). */
+  load?: Omit<LoadOptions, 'pointTimeoutS'>;
+  /** Keep each participant's engine data (<out>/.engines/...) after its result is complete. */
+  keepEngines?: boolean;
+  /** Per server participant: the URL of a server the user runs (--connect); none is started. */
+  connect?: Record<string, string>;
+  /** Per server participant: the 127.0.0.1 port to start its server on (--server-port). */
+  serverPorts?: Record<string, number>;
+  /** Warm protocol: queries every point answers (a seeded subset), or 'all' (default 1,000). */
+  querySet?: number | 'all';
+  /** Warm protocol: passes per point (default DEFAULT_TIMING). */
+  timing?: Timing;
+  /** Threads of the throughput view for synchronous in-process engines (default: the cores). */
+  threads?: number;
+  /** Index builds measured (--builds, default 1): later builds time the calibrated knobs. */
+  builds?: number;
+  /** Cores other processes may use before passes count as busy (default BUSY_OTHER_CORES). */
+  busyCores?: number;
+  /** A round whose host-speed probe took more than this many times the run's fastest is
+   * retaken (default 0: no probes; src/runner/host-speed.ts says why). */
+  hostSlow?: number;
+  /** Warm protocol: time every participant's points in the same rounds, all engines loaded at
+   * once (default true; false: one participant after another, one engine loaded at a time). */
+  interleave?: boolean;
+}
+
+/** Threads of the throughput view for synchronous in-process engines. */
+export function threadsOf(opts: RunOptions): number {
+  return opts.threads ?? availableParallelism();
+}

@@ -1,0 +1,308 @@
+// Timed passes in rounds (docs/contracts.md, "Stable points", "Interleaved timing").
+//
+// A group's (point, view) entries are timed in rounds. Each entry's passes are spread evenly over
+// all the rounds the timing takes, not packed into the first few: an entry that needs 3 passes
+// while another needs 60 takes its passes near rounds 0, 20 and 40. Several groups, and the groups
+// of several participants (the run's interleaved timing), take their rounds in turn. A slow drift
+// of the machine's speed (on a shared host it moves by tens of percent over a minute) then falls
+// on every point of the run alike, and shows in each point's interval, instead of landing on
+// whichever participant happened to be measured in the slow minute.
+import type { Knobs } from '../contracts.ts';
+import { DemandMeter } from '../loadgen/cpu.ts';
+import { passLatency, type PassFigures } from '../metrics/intervals.ts';
+import type { summarize } from '../metrics/recall.ts';
+import { HostError } from './client.ts';
+import type { HostSpeedMeter } from './host-speed.ts';
+import { isBusy, MachineLoadMeter } from './machine-load.ts';
+import type { LoadedParticipant } from './participants.ts';
+import type { PointReply } from './point-reply.ts';
+import type { AskedGroup, VIEWS } from './points.ts';
+import type { HostReply, HostRequest } from './protocol.ts';
+
+/** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
+ * toward the maximum only). */
+export interface Timing {
+  minPasses: number;
+  minSeconds: number;
+  maxPasses: number;
+}
+
+/** Busy passes a point may retake, per pass it needs, before it is flagged busy-machine. */
+export const BUSY_RETAKES = 3;
+
+/** Queries of the untimed warm-up pass an engine gets when its turn comes after another
+ * engine's: the other engine's passes have evicted its index from the CPU caches. */
+const WARM_UP_QUERIES = 100;
+
+/** Most seconds one group's timing waits for a slowed host: past it, slowed rounds are only
+ * retaken (and their points flagged when they run out of retakes). */
+const HOST_WAIT_GROUP_S = 4;
+
+/** What the timing needs of the engine. */
+export interface TimedEngine {
+  request<T extends HostReply['type']>(req: HostRequest, timeoutS: number, onRetry?: (e: HostError) => void): Promise<Extract<HostReply, { type: T }>>;
+  loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined };
+}
+
+/** How a view drives the participant, as results and tables say it. */
+export function drivenBy(
+  p: LoadedParticipant,
+  view: (typeof VIEWS)[number],
+  clients: number,
+  threads: number,
+): { clients: number; threads: number; text: string } {
+  if (view === 'latency') return { clients: 1, threads: 1, text: '1 at a time' };
+  if (p.adapter.concurrentSearch) return { clients, threads: 1, text: `${clients} in flight` };
+  if (p.adapter.reopenInThreads && threads > 1) return { clients: 1, threads, text: `${threads} threads` };
+  return { clients: 1, threads: 1, text: '1 at a time (no concurrent search)' };
+}
+
+/** A knob setting of a group, with its recall pass once measured. */
+export interface Item {
+  li: number;
+  knobs: Knobs;
+  calibratedFor?: number;
+  recall?: { reply: PointReply; summary: ReturnType<typeof summarize>; perQuery: number[] };
+}
+
+/** One (item, view) being timed: its passes so far. */
+export interface Entry {
+  item: Item;
+  view: (typeof VIEWS)[number];
+  drive: ReturnType<typeof drivenBy>;
+  pass: PassFigures & { other_cores: (number | null)[]; steal: (number | null)[]; host_ms: (number | null)[]; at_unix_s: number[] };
+  busy: boolean[];
+  quietSeconds: number;
+  maxLatency: number;
+  varied: Set<number>;
+  demand: { weighted: number; wall: number };
+  /** Threads the host really used in a pass (1 when it could not open them). */
+  threadsUsed: number;
+  done: boolean;
+  skipped?: string;
+}
+
+/** What one group's timing is given. */
+export interface GroupTimingSpec {
+  engine: TimedEngine;
+  p: LoadedParticipant;
+  g: AskedGroup;
+  queries: number[];
+  clients: number;
+  threads: number;
+  timing: Timing;
+  pointTimeoutS: number;
+  busyCores: number;
+  hostSlow?: number;
+  hostSpeed?: HostSpeedMeter;
+  loadMeter?: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
+  onProgress: (what: string) => void;
+}
+
+const quietPasses = (e: Entry) => e.busy.filter((b) => !b).length;
+
+/** The timed passes of one group's entries. */
+export class GroupTiming {
+  readonly entries: Entry[];
+  private readonly filters: AskedGroup['filters'];
+  private readonly meter: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
+  private waitedS = 0;
+  private ownRound = 0;
+
+  constructor(
+    readonly spec: GroupTimingSpec,
+    items: Item[],
+    views: readonly (typeof VIEWS)[number][],
+  ) {
+    const { p, g, queries } = spec;
+    this.filters = queries.map((q) => g.filters[q]);
+    this.entries = items.flatMap((item) =>
+      views.map((view) => ({
+        item,
+        view,
+        drive: drivenBy(p, view, spec.clients, spec.threads),
+        pass: { qps: [], wall_s: [], latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] }, other_cores: [], steal: [], host_ms: [], at_unix_s: [] },
+        busy: [],
+        quietSeconds: 0,
+        maxLatency: 0,
+        varied: new Set<number>(),
+        demand: { weighted: 0, wall: 0 },
+        threadsUsed: 1,
+        done: false,
+      })),
+    );
+    const pids = spec.engine.loadPids();
+    this.meter = spec.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...(pids.engine !== undefined ? [pids.engine] : [])]);
+  }
+
+  get done(): boolean {
+    return this.entries.every((e) => e.done);
+  }
+
+  /** Passes the entry is expected to need, from its passes so far (1 before its first). */
+  private wanted(e: Entry): number {
+    const { minPasses, minSeconds, maxPasses } = this.spec.timing;
+    if (e.pass.wall_s.length === 0) return 1;
+    const meanWall = e.pass.wall_s.reduce((a, b) => a + b, 0) / e.pass.wall_s.length;
+    const forSeconds = meanWall > 0 ? Math.ceil(minSeconds / meanWall) : 1;
+    return Math.min(maxPasses, Math.max(minPasses, forSeconds));
+  }
+
+  /** Rounds this group's timing is expected to take: its most-wanting entry's passes. */
+  plannedRounds(): number {
+    let most = 1;
+    for (const e of this.entries) if (!e.done) most = Math.max(most, this.wanted(e));
+    return most;
+  }
+
+  /** Whether the entry takes a pass in round r of a timing planned for `rounds` rounds: when its
+   * quiet passes fall behind an even share of the rounds so far (from the last planned round on,
+   * every round until it is done). */
+  private due(e: Entry, r: number, rounds: number): boolean {
+    if (e.done) return false;
+    if (r >= rounds - 1) return true;
+    return quietPasses(e) < Math.ceil(((r + 1) * this.wanted(e)) / rounds);
+  }
+
+  /**
+   * Round r of a timing planned for `rounds` rounds: one pass of each due entry (alternating
+   * direction), judged busy or not over the whole round. `warmUp`: another engine ran since
+   * this one's last pass, so an untimed warm-up pass comes first. Returns whether any pass ran.
+   */
+  async round(r: number, rounds: number, warmUp: boolean): Promise<boolean> {
+    const { engine, g, queries, timing, pointTimeoutS, busyCores } = this.spec;
+    const round = this.ownRound++;
+    const order = (round % 2 === 0 ? this.entries : [...this.entries].reverse()).filter((e) => this.due(e, r, rounds));
+    if (order.length === 0) return false;
+    if (warmUp) await this.warmUp(order[0]);
+    // The machine's load is judged over the whole round, not per pass: /proc's counters move in
+    // 10 ms ticks, too coarse for one pass of a few tens of ms.
+    const inRound: Entry[] = [];
+    this.meter.start();
+    for (const e of order) {
+      const demand = new DemandMeter(engine.loadPids().host);
+      const at = Date.now() / 1000;
+      let reply: PointReply;
+      try {
+        reply = (
+          await engine.request<'point'>(
+            { type: 'point', knobs: e.item.knobs, k: g.k, queries, filters: this.filters, clients: e.drive.clients, threads: e.drive.threads, ids: false },
+            pointTimeoutS,
+          )
+        ).reply;
+      } catch (err) {
+        if (!(err instanceof HostError) || err.userError) throw err;
+        e.skipped = err.message;
+        e.done = true;
+        continue;
+      }
+      const failed = reply.errors.filter((x) => x !== null);
+      if (failed.length > 0) {
+        e.skipped = `${failed.length} of ${queries.length} queries failed: ${failed[0]}`;
+        e.done = true;
+        continue;
+      }
+      e.threadsUsed = Math.max(e.threadsUsed, reply.threadsUsed?.length ?? 1);
+      const lat = passLatency(reply.latenciesMs);
+      e.pass.qps.push(queries.length / reply.wallS);
+      e.pass.wall_s.push(reply.wallS);
+      e.pass.at_unix_s.push(at);
+      for (const k of ['mean', 'p50', 'p95', 'p99', 'p999'] as const) e.pass.latency_ms[k].push(lat[k]);
+      e.maxLatency = Math.max(e.maxLatency, lat.max);
+      const d = demand.busiestThread();
+      if (d !== null) {
+        e.demand.weighted += d * reply.wallS;
+        e.demand.wall += reply.wallS;
+      }
+      const first = e.item.recall!.reply.digests;
+      if (first && reply.digests) for (let i = 0; i < first.length; i++) if (first[i] !== reply.digests[i]) e.varied.add(i);
+      inRound.push(e);
+    }
+    const load = this.meter.stop();
+    const hostSlow = this.spec.hostSpeed && this.spec.hostSlow ? this.spec.hostSlow : 0;
+    const host = hostSlow > 0 ? await this.spec.hostSpeed!.sample() : null;
+    const slowHost = host !== null && host.slowdown > hostSlow;
+    const busy = slowHost || (load.otherCores !== null && load.otherCores > busyCores) || isBusy({ otherCores: null, steal: load.steal });
+    for (const e of inRound) {
+      e.pass.other_cores.push(load.otherCores);
+      e.pass.steal.push(load.steal);
+      e.pass.host_ms.push(host?.ms ?? null);
+      e.busy.push(busy);
+      if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
+      const quiet = quietPasses(e);
+      // A busy machine is given a few retakes, not max_passes of them: a slow point's retakes
+      // would otherwise hold the run for minutes.
+      const busyPasses = e.busy.length - quiet;
+      e.done =
+        (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) ||
+        e.busy.length >= timing.maxPasses ||
+        busyPasses >= BUSY_RETAKES * timing.minPasses;
+    }
+    this.spec.onProgress(
+      `${g.key}: timing round ${r + 1}${slowHost ? ` (host slowed x${host!.slowdown.toFixed(2)}: retaken)` : busy ? ' (machine busy: retaken)' : ''}, ${this.entries.filter((x) => x.done).length}/${this.entries.length} points done`,
+    );
+    // A slowed host: probe (which keeps the cores busy, unlike sleeping, whose wake-up a probe
+    // would time) until it is back to speed, a few seconds at most, rather than spend the next
+    // round's passes on it.
+    if (slowHost && !this.done && this.waitedS < HOST_WAIT_GROUP_S) {
+      const t0 = performance.now();
+      await this.spec.hostSpeed!.waitForSpeed(hostSlow);
+      this.waitedS += (performance.now() - t0) / 1000;
+    }
+    return true;
+  }
+
+  /** An untimed pass over the first queries at the entry's knobs and drive. */
+  private async warmUp(e: Entry): Promise<void> {
+    const { engine, g, queries, pointTimeoutS } = this.spec;
+    const some = queries.slice(0, Math.min(queries.length, WARM_UP_QUERIES));
+    try {
+      await engine.request<'point'>(
+        {
+          type: 'point',
+          knobs: e.item.knobs,
+          k: g.k,
+          queries: some,
+          filters: some.map((q) => g.filters[q]),
+          clients: e.drive.clients,
+          threads: e.drive.threads,
+          ids: false,
+        },
+        pointTimeoutS,
+      );
+    } catch (err) {
+      // A failing engine fails its timed pass next, with the reason, where it is recorded.
+      if (!(err instanceof HostError) || err.userError) throw err;
+    }
+  }
+}
+
+/** Progress of a timing in rounds: rounds run and planned (the plan grows when passes are
+ * retaken or slower than the first), and entries done of all. */
+export interface RoundsProgress {
+  round: number;
+  rounds: number;
+  done: number;
+  total: number;
+}
+
+/**
+ * Times several groups (of one participant, or of several: interleaved) together: round after
+ * round, each group whose entries are due takes its passes, in alternating order, until every
+ * entry is done. An engine whose turn follows another engine's gets a warm-up pass first.
+ */
+export async function timeInRounds(timings: GroupTiming[], onRound?: (p: RoundsProgress) => void): Promise<void> {
+  let last: TimedEngine | null = null;
+  const total = timings.reduce((n, t) => n + t.entries.length, 0);
+  for (let r = 0; timings.some((t) => !t.done); r++) {
+    const rounds = Math.max(1, ...timings.map((t) => t.plannedRounds()));
+    const order = r % 2 === 0 ? timings : [...timings].reverse();
+    for (const t of order) {
+      if (t.done) continue;
+      const ran = await t.round(r, rounds, last !== null && last !== t.spec.engine);
+      if (ran) last = t.spec.engine;
+    }
+    const planned = Math.max(r + 1, ...timings.map((t) => (t.done ? 0 : t.plannedRounds())));
+    onRound?.({ round: r + 1, rounds: planned, done: timings.reduce((n, t) => n + t.entries.filter((e) => e.done).length, 0), total });
+  }
+}
