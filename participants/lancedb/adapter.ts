@@ -42,6 +42,10 @@ export const settingsSchema = z
     /** IVF_* types: partitions = round(n / rows_per_partition) instead (ignored when
      * num_partitions is given). Scales the partition count with the table. */
     rows_per_partition: positiveInt.optional(),
+    /** IVF_* types with rows_per_partition: at least this many partitions (a small table gets a
+     * fine partitioning, so one more probe moves recall by little), but never fewer than
+     * MIN_ROWS_PER_PARTITION rows a partition on average. */
+    min_partitions: positiveInt.optional(),
     /** HNSW: neighbours per node. */
     m: positiveInt.default(20),
     /** HNSW: candidate list size while building. */
@@ -139,10 +143,17 @@ function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: R
   return new arrow.Table(schema, [new arrow.RecordBatch(schema, struct)]);
 }
 
+/** The fewest rows a partition gets on average from min_partitions: k-means needs points to
+ * place its centroids. */
+const MIN_ROWS_PER_PARTITION = 20;
+
 function ivfPartitions(s: LanceSettings, n: number): number {
   if (s.num_partitions !== undefined) return s.num_partitions;
   if (s.index_type.startsWith('IVF_HNSW')) return 1;
-  return Math.max(1, Math.round(s.rows_per_partition !== undefined ? n / s.rows_per_partition : Math.sqrt(n)));
+  if (s.rows_per_partition === undefined) return Math.max(1, Math.round(Math.sqrt(n)));
+  const scaled = Math.round(n / s.rows_per_partition);
+  const floor = Math.min(s.min_partitions ?? 0, Math.floor(n / MIN_ROWS_PER_PARTITION));
+  return Math.max(1, scaled, floor);
 }
 
 function vectorIndexConfig(s: LanceSettings, n: number, distanceType: Distance): lancedb.Index | null {

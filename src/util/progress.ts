@@ -21,7 +21,8 @@ export class Progress {
     const frac = this.total > 0 ? done / this.total : 1;
     const eta = frac > 0 && done < this.total ? elapsed / frac - elapsed : 0;
     const pct = (100 * frac).toFixed(0).padStart(3);
-    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ` ${detail}` : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total ? `, ETA ${fmtSeconds(eta)}` : ''}`;
+    // No ETA before the first step is done: nothing to extrapolate from.
+    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ` ${detail}` : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total && frac > 0 ? `, ETA ${fmtSeconds(eta)}` : ''}`;
     if (this.tty) process.stderr.write(`\r\x1b[K${line}${done >= this.total ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
   }
