@@ -165,6 +165,13 @@ export interface LoadClient {
 /** `maxInFlight`: the most requests this worker's client will have outstanding (size pools to it). */
 export type CreateLoadClient = (options: unknown, ctx: { maxInFlight: number }) => Promise<LoadClient>;
 
+/** How a request was answered (EngineSession.strategy). */
+export interface Strategy {
+  label: string;
+  /** True: read from the engine's own plan; false: declared by the adapter. */
+  observed: boolean;
+}
+
 /** One loaded engine. Optional members are capabilities: absent means unsupported. */
 export interface EngineSession {
   /** Called repeatedly with consecutive batches of base rows (timed as ingest). */
@@ -179,6 +186,12 @@ export interface EngineSession {
   explain?(request: SearchRequest): Promise<string>;
   /** Throws when the plan text contradicts what the settings promise (e.g. a seq scan). */
   checkPlan?(plan: string, request: SearchRequest): void;
+  /** The search strategy that answers this request at the knobs set, as a short label
+   * (`graph walk + filter`, `iterative scan`, `exact scan of matches`, `pre-filter`,
+   * `post-filter`...): read from `plan` (explain's text, null without explain) where the plan
+   * shows it (`observed: true`), otherwise what the adapter chooses or the engine's docs state
+   * (`observed: false`). Asked after every point, outside its timed passes. */
+  strategy?(request: SearchRequest, plan: string | null): Strategy;
   /** Bytes the engine's data occupies on disk (or in memory for in-memory engines). */
   diskBytes?(): Promise<number>;
 

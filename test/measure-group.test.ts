@@ -35,7 +35,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** Share of queries answered exactly at knob ef (the rest get ranks 11-20: recall 0). */
 const curve = (ef: number) => Math.min(1, 0.5 + ef / 80);
 
-function fakeEngine(log: string[], busyPasses = 0) {
+/** `failEf`: the plan at this ef contradicts the settings (the plan check fails there). */
+function fakeEngine(log: string[], busyPasses = 0, failEf?: number) {
   let busyLeft = busyPasses;
   const answer = (req: Extract<HostRequest, { type: 'point' }>): PointReply => {
     const n = req.queries.length;
@@ -70,7 +71,14 @@ function fakeEngine(log: string[], busyPasses = 0) {
       }
       if (req.type === 'explain') {
         log.push('explain');
-        return { type: 'explained', plan: 'fake plan', planError: null } as never;
+        const ef = req.knobs.ef as number;
+        // The strategy flips with the knob, as a planner's does past a threshold.
+        return {
+          type: 'explained',
+          plan: 'fake plan',
+          planError: ef === failEf ? 'the plan scans the whole table' : null,
+          strategy: { label: ef >= 16 ? 'graph walk' : 'exact scan', observed: true },
+        } as never;
       }
       if (req.type === 'null-pass')
         return { type: 'null-pass', reply: { ...answer({ ...req, type: 'point', knobs: { ef: 1 }, filters: [], ids: false }), wallS: 1e-6 } } as never;
@@ -120,9 +128,9 @@ function fakeHost(slowLeft: number, slowdown = 1.6) {
   };
 }
 
-async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: ReturnType<typeof fakeHost>) {
+async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: ReturnType<typeof fakeHost>, failEf?: number) {
   const log: string[] = [];
-  const { engine, meter } = fakeEngine(log, busyPasses);
+  const { engine, meter } = fakeEngine(log, busyPasses, failEf);
   const group: ResultGroup = {
     key: g.key,
     filter: g.filter,
@@ -173,14 +181,37 @@ function resultOf(group: ResultGroup): ResultFile {
 }
 
 test('the first query runs alone before anything else touches the engine; explain comes after it', async () => {
-  const { log } = await measure();
+  const measured = await measure();
+  const { log } = measured;
   assert.deepEqual(log.slice(0, 3), ['beforeGroup', 'point:1:ids', 'explain']);
   // Then one untimed pass per knob setting over the whole query set, then only timed passes.
   const rest = log.slice(3);
   const firstTimed = rest.indexOf('point:1000:timed');
   assert.ok(firstTimed > 0);
   assert.ok(rest.slice(0, firstTimed).every((x) => x === 'point:1000:ids'));
-  assert.ok(rest.slice(firstTimed).every((x) => x === 'point:1000:timed'));
+  // After the last timed pass, the plan check at every point's knobs, once per knob setting.
+  const lastTimed = rest.lastIndexOf('point:1000:timed');
+  assert.ok(rest.slice(firstTimed, lastTimed + 1).every((x) => x === 'point:1000:timed'));
+  const knobSettings = new Set(measured.group.points.map((p) => JSON.stringify(p.knobs))).size;
+  assert.deepEqual(rest.slice(lastTimed + 1), new Array(knobSettings).fill('explain'));
+});
+
+test('the plan check runs at every point: its strategy is recorded, and a contradicting plan fails the point', async () => {
+  const { group } = await measure(0, 3, 6, undefined, 16);
+  assert.ok(group.points.length > 0);
+  for (const p of group.points) {
+    assert.notEqual(p.knobs.ef, 16);
+    assert.deepEqual(p.strategy, { label: (p.knobs.ef as number) >= 16 ? 'graph walk' : 'exact scan', observed: true });
+  }
+  assert.ok(
+    group.points.some((p) => p.strategy?.label === 'graph walk') && group.points.some((p) => p.strategy?.label === 'exact scan'),
+    'the strategy flips between knobs',
+  );
+  const failed = group.skipped.find((s) => s.knobs.ef === 16);
+  assert.equal(failed?.reason, 'plan check: the plan scans the whole table');
+  // The cells say how they were read.
+  const cells = deriveCells([resultOf(group)]);
+  assert.ok(cells.some((c) => c.strategy === 'graph walk' || c.strategy === 'exact scan'));
 });
 
 test('every point and view answers the same query set; recall is exact for the knob; intervals everywhere', async () => {

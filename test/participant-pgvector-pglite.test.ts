@@ -229,6 +229,7 @@ describe('pgvector-pglite on the small synthetic set', () => {
       const plan = await session.explain!({ vector, k, filter: null });
       assert.match(plan, /^path: hnsw/, plan);
       assert.doesNotThrow(() => session.checkPlan!(plan, { vector, k, filter: null }));
+      assert.deepEqual(session.strategy!({ vector, k, filter: null }, plan), { label: 'graph walk', observed: true });
     }
     await session.setKnobs({ ef_search: 40, iterative_scan: 'relaxed_order' });
     const filter = filterKind('cat100').forQuery(0, data.queryAttrs);
@@ -236,9 +237,19 @@ describe('pgvector-pglite on the small synthetic set', () => {
     assert.match(fplan, /^path: (hnsw|exact-index)/, fplan);
     assert.match(fplan, /iterative_scan=relaxed_order/);
     assert.doesNotThrow(() => session.checkPlan!(fplan, { vector, k: 10, filter }));
+    // The strategy each plan shows: the HNSW walk with iterative scan (or the planner's exact
+    // index path), then, at ef_search "exact", the exact scan of the matches: a flip between knobs.
+    const walked = session.strategy!({ vector, k: 10, filter }, fplan);
+    assert.equal(walked.observed, true);
+    assert.equal(walked.label, fplan.startsWith('path: hnsw') ? 'iterative scan' : 'exact scan of matches');
     await session.setKnobs({ ef_search: 'exact' });
     const eplan = await session.explain!({ vector, k: 10, filter });
     assert.match(eplan, /^path: exact-index/, eplan);
+    assert.deepEqual(session.strategy!({ vector, k: 10, filter }, eplan), { label: 'exact scan of matches', observed: true });
+    await session.setKnobs({ ef_search: 40, iterative_scan: 'off' });
+    const offPlan = await session.explain!({ vector, k: 10, filter: filterKind('cat10').forQuery(0, data.queryAttrs) });
+    if (offPlan.startsWith('path: hnsw'))
+      assert.equal(session.strategy!({ vector, k: 10, filter: filterKind('cat10').forQuery(0, data.queryAttrs) }, offPlan).label, 'graph walk + post-filter');
     await assert.rejects(session.setKnobs({ ef: 10 }), /unknown knob "ef"/);
     await assert.rejects(session.setKnobs({ iterative_scan: 'sometimes' }), /iterative_scan must be one of/);
   });

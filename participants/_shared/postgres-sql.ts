@@ -2,7 +2,7 @@
 // FilterExpr -> WHERE with positional parameters, the distance operator per metric, the
 // search statement text, PostgreSQL's binary encodings (COPY rows, vector parameters) and
 // the EXPLAIN plan checks. Nothing here knows which PostgreSQL it talks to.
-import { ATTRIBUTES, type AttrName, type FilterExpr, type Metric, type RowBatch } from '../../src/sdk/index.ts';
+import { ATTRIBUTES, type AttrName, type FilterExpr, type Metric, type RowBatch, type Strategy } from '../../src/sdk/index.ts';
 
 export const TABLE = 'items';
 export const HNSW_INDEX = 'items_embedding_hnsw';
@@ -249,4 +249,24 @@ export function checkPlanText(plan: string, opts: { filter: FilterExpr | null; k
   if (path === 'hnsw' || path === 'exact-index') return path;
   if (path === 'seq-scan' && opts.allowFilteredSeqScan) return path;
   throw new Error(`group ${group}: the plan uses neither the HNSW index ${index} nor an index on the filter columns (path: ${path}). Plan:\n${plan}`);
+}
+
+/** The strategy a plan shows (observed): the HNSW index walked (with the filter applied to its
+ * candidates, iteratively when hnsw.iterative_scan is on), the filter's matches read through an
+ * index and ranked exactly, or a sequential scan. */
+export function planStrategy(plan: string, filtered: boolean, iterativeScan: string, hnswIndex = HNSW_INDEX): Strategy {
+  const path = planPath(plan, hnswIndex);
+  const label =
+    path === 'hnsw'
+      ? !filtered
+        ? 'graph walk'
+        : iterativeScan === 'off'
+          ? 'graph walk + post-filter'
+          : 'iterative scan'
+      : path === 'exact-index'
+        ? 'exact scan of matches'
+        : path === 'seq-scan'
+          ? 'exact scan'
+          : 'unrecognised plan';
+  return { label, observed: true };
 }

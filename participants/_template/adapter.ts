@@ -28,6 +28,8 @@ import {
   type RowAttributes,
   type RowBatch,
   type SearchRequest,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 // REPLACE: the engine's index parameters, as settings.json's `index` object holds them.
@@ -258,6 +260,10 @@ class TemplateSession implements EngineSession {
   }
 
   /** Bytes of the engine's data: here the saved file, rewritten first after writes. */
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'IVF probe', 'IVF probe + filter');
+  }
+
   async diskBytes(): Promise<number> {
     if (this.dirty) this.persist();
     return fileBytes(join(this.workDir, INDEX_FILE));

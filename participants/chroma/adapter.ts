@@ -38,6 +38,8 @@ import {
   type ServerConnection,
   type ServerHandle,
   type ServerStartContext,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
@@ -285,6 +287,10 @@ class ChromaSession implements EngineSession {
   }
 
   /** The load generator's worker threads each open their own undici pool (load-client.ts). */
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'pre-filter + graph walk');
+  }
+
   loadClient(): LoadClientSpec {
     if (!this.server) throw new Error('chroma: no server connection to give the load client');
     const options: ChromaLoadOptions = {

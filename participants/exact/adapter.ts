@@ -24,6 +24,9 @@ import {
   type OpenContext,
   type Participant,
   type RowAttributes,
+  type SearchRequest,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const settingsSchema = z.object({}).strict();
@@ -146,6 +149,10 @@ class ExactSession implements EngineSession {
   async delete(ids: Int32Array): Promise<void> {
     for (const id of ids) this.deleted.add(id);
     this.dirty = true;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'exact scan', 'exact scan of matches');
   }
 
   async diskBytes(): Promise<number> {

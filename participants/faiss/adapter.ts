@@ -30,6 +30,8 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
@@ -424,6 +426,14 @@ class FaissSession implements EngineSession {
     const nlist = this.native.info(this.handle).nlist;
     if (t === 'ivfflat') return `IndexIVFFlat search, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists; ${f}`;
     return `IndexIVFPQ search of k x k_factor=${request.k * this.kFactor} candidates, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists, then exact re-ranking from the IndexRefineFlat store; ${f}`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(
+      request,
+      this.settings.type === 'hnsw' ? 'graph walk' : 'IVF probe',
+      this.settings.type === 'hnsw' ? 'graph walk + filter' : 'IVF probe + filter',
+    );
   }
 
   async diskBytes(): Promise<number> {

@@ -25,6 +25,8 @@ import {
   type RowBatch,
   type SearchRequest,
   type RowPredicate,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -280,6 +282,10 @@ class HnswSession implements EngineSession {
   async explain(request: SearchRequest): Promise<string> {
     const f = request.filter === null ? 'no filter' : `JS predicate ${filterKey(request.filter)} applied to every label the walk visits`;
     return `HNSW graph walk, ef=max(${this.ef}, k=${request.k}); ${f}`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
   }
 
   async diskBytes(): Promise<number> {

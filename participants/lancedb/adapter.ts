@@ -12,6 +12,7 @@ import * as lancedb from '@lancedb/lancedb';
 import {
   ATTRIBUTES,
   UserError,
+  declaredStrategy,
   packageVersion,
   type AttrName,
   type EngineSession,
@@ -312,6 +313,22 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
       if (req.filter && s.scalar_indexes && !/ScalarIndexQuery/.test(plan)) {
         throw new Error('lancedb: the filtered plan does not evaluate the predicate with a scalar index');
       }
+    },
+
+    strategy(req, plan) {
+      if (plan === null) return declaredStrategy(req, 'IVF probe', 'pre-filter + IVF probe');
+      const ann = /ANNIvfPartition|ANNSubIndex/.test(plan);
+      const scalar = /ScalarIndexQuery/.test(plan);
+      const label = !ann
+        ? req.filter
+          ? 'exact scan of matches'
+          : 'exact scan'
+        : req.filter
+          ? scalar
+            ? 'pre-filter (scalar index) + IVF probe'
+            : 'pre-filter + IVF probe'
+          : 'IVF probe';
+      return { label, observed: true };
     },
 
     async diskBytes() {

@@ -26,6 +26,8 @@ import {
   type RowBatch,
   type SearchRequest,
   UserError,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -288,6 +290,14 @@ class LibsqlSession implements EngineSession {
     if (!exact && request.filter && !/SEARCH t USING (INTEGER PRIMARY KEY|COVERING INDEX \S+ \(.*\browid=\?\))/.test(plan)) {
       throw new Error('libsql: the filtered plan does not look the candidates up by rowid');
     }
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(
+      request,
+      this.searchL === 'exact' || !this.indexed ? 'exact scan' : 'graph walk',
+      this.searchL === 'exact' || !this.indexed ? 'exact scan of matches' : 'post-filter',
+    );
   }
 
   async diskBytes(): Promise<number> {

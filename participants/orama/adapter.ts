@@ -28,6 +28,8 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
@@ -249,6 +251,10 @@ class OramaSession implements EngineSession {
   async explain(request: SearchRequest): Promise<string> {
     const f = request.filter === null ? 'every row' : `the rows of where ${JSON.stringify(toWhere(request.filter))} (AVL trees)`;
     return `exact scan: cosine similarity of ${f}, sorted, top ${request.k} (similarity >= ${this.s.similarity})`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'exact scan', 'pre-filter + exact scan');
   }
 
   async diskBytes(): Promise<number> {

@@ -17,12 +17,14 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type Strategy,
 } from '../../src/sdk/index.ts';
 import {
   COLUMNS,
   HNSW_INDEX,
   TABLE,
   checkPlanText,
+  planStrategy,
   copyBinary,
   describePath,
   filterToSql,
@@ -396,6 +398,10 @@ class PgliteSession implements EngineSession {
 
   checkPlan(plan: string, request: SearchRequest): void {
     checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes || this.knobs.ef_search === 'exact' });
+  }
+
+  strategy(request: SearchRequest, plan: string | null): Strategy {
+    return plan === null ? { label: 'unknown (no plan)', observed: false } : planStrategy(plan, request.filter !== null, this.knobs.iterative_scan);
   }
 
   async diskBytes(): Promise<number> {

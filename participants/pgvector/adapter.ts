@@ -29,6 +29,7 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type Strategy,
   type LoadClientSpec,
   type RemoteServer,
   type ServerConnection,
@@ -40,6 +41,7 @@ import {
   HNSW_INDEX,
   TABLE,
   checkPlanText,
+  planStrategy,
   copyBinary,
   describePath,
   hnswOpclass,
@@ -404,6 +406,10 @@ class PgvectorSession implements EngineSession {
 
   checkPlan(plan: string, request: SearchRequest): void {
     checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes });
+  }
+
+  strategy(request: SearchRequest, plan: string | null): Strategy {
+    return plan === null ? { label: 'unknown (no plan)', observed: false } : planStrategy(plan, request.filter !== null, this.knobs.iterative_scan);
   }
 
   async diskBytes(): Promise<number> {

@@ -29,6 +29,8 @@ import {
   type ServerConnection,
   type ServerHandle,
   type ServerStartContext,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
@@ -289,6 +291,10 @@ class RedisSession implements EngineSession {
   }
 
   /** Bytes Redis holds for the vector set, in memory (MEMORY USAGE with every element sampled). */
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  }
+
   async diskBytes(): Promise<number> {
     return Number(await this.pool.sendCommand(['MEMORY', 'USAGE', KEY, 'SAMPLES', '0']));
   }

@@ -24,6 +24,8 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -287,6 +289,10 @@ class SqliteVecSession implements EngineSession {
     if (request.filter && !/VIRTUAL TABLE INDEX \d+:3\{[^\s]*&/.test(plan)) {
       throw new Error(`sqlite-vec: the filter is not evaluated inside vec0's scan (${plan.replace(/\n/g, '; ')})`);
     }
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'exact scan', 'exact scan of matches');
   }
 
   async diskBytes(): Promise<number> {

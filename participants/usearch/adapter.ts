@@ -27,6 +27,8 @@ import {
   type RowBatch,
   type SearchRequest,
   type RowPredicate,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
@@ -249,6 +251,10 @@ class UsearchSession implements EngineSession {
     if (request.filter === null) return `HNSW search, expansion_search=max(${this.expansionSearch}, k=${request.k})`;
     const wanted = request.k * this.expansion;
     return `HNSW search of ${wanted} candidates (k=${request.k} x expansion=${this.expansion}, beam max(${this.expansionSearch}, ${wanted})), then post-filter ${filterKey(request.filter)} keeping the first ${request.k}`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'post-filter');
   }
 
   async diskBytes(): Promise<number> {

@@ -35,6 +35,8 @@ import {
   type RowBatch,
   type SearchRequest,
   UserError,
+  type Strategy,
+  declaredStrategy,
 } from '../../src/sdk/index.ts';
 
 const settingsSchema = z
@@ -181,6 +183,10 @@ class ZvecSession implements EngineSession {
       request.filter === null ? 'no filter' : `prefilter "${toExpression(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
     const pending = this.unindexed > 0 ? `; ${this.unindexed} rows written since the last optimize are searched by brute force` : '';
     return `HNSW search, ef=${this.ef}, topk=${request.k}; ${f}${pending}`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'pre-filter + graph walk');
   }
 
   async diskBytes(): Promise<number> {

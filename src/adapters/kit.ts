@@ -2,7 +2,7 @@
 // an engine: it is what several adapters need, written once.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { AttrName, FilterExpr } from '../contracts.ts';
+import type { AttrName, FilterExpr, SearchRequest, Strategy } from '../contracts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -57,4 +57,9 @@ export function compileFilter(f: FilterExpr, cols: Record<AttrName, Int32Array>)
       };
     }
   }
+}
+
+/** A strategy the adapter declares (no plan shows it): one label without a filter, one with. */
+export function declaredStrategy(request: SearchRequest, unfiltered: string, filtered: string): Strategy {
+  return { label: request.filter === null ? unfiltered : filtered, observed: false };
 }

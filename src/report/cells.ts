@@ -76,6 +76,10 @@ export interface DerivedCell {
   reason?: string;
   /** Why a cell is read above its target, too wide or not reached (calibration's account). */
   why?: string;
+  /** How the engine answered at the point(s) the cell was read on (docs/contracts.md, "Plans"):
+   * the strategy label, `(declared)` when the adapter states it rather than a plan showing it;
+   * null where the points carry none. */
+  strategy?: string | null;
 }
 
 const ALL_FLAGGED = 'every point is flagged';
@@ -193,6 +197,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
             : undefined,
       // Calibration searches the ANN knob: it has no account of an exact scan.
       why: search === 'ann' ? whyOf(g, target, cell) : undefined,
+      strategy: strategyOf(g, view, cell.from ?? []),
     };
     if (builds.length > 1) {
       const per: BuildReading[] = builds.map((b) => {
@@ -212,6 +217,17 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
     out.push(cellOut);
   }
   return out;
+}
+
+/** The strategies of the points a cell was read on, distinct, joined by ' / '. */
+function strategyOf(g: ResultGroup, view: View, from: { knobs: Record<string, number | string> }[]): string | null {
+  const labels = new Set<string>();
+  for (const f of from) {
+    const key = JSON.stringify(f.knobs);
+    const p = g.points.find((x) => x.view === view && x.strategy && JSON.stringify(x.knobs) === key);
+    if (p?.strategy) labels.add(p.strategy.observed ? p.strategy.label : `${p.strategy.label} (declared)`);
+  }
+  return labels.size === 0 ? null : [...labels].join(' / ');
 }
 
 /** The cells of the given views (default throughput, which the tables print; `report --json`

@@ -85,6 +85,9 @@ export const pointSchema = z.object({
   machine: z.object({ other_cores: z.number().nullable(), steal: z.number().nullable(), host_ms: z.number().nullable().optional() }).optional(),
   /** The host's own cost per query (null-engine loop), ms, and its share of the mean latency. */
   harness_ms: z.number().optional(),
+  /** How the engine answered at this point's knobs (docs/contracts.md, "Plans"): a short label,
+   * observed in the engine's plan or declared by the adapter; asked after the point's passes. */
+  strategy: z.object({ label: z.string(), observed: z.boolean() }).optional(),
 });
 export type ResultPoint = z.infer<typeof pointSchema>;
 

@@ -208,18 +208,18 @@ async function handle(req: HostRequest): Promise<HostReply> {
       };
     case 'explain': {
       const s = session!;
-      if (!s.explain) return { type: 'explained', plan: null, planError: null };
+      if (!s.explain && !s.strategy) return { type: 'explained', plan: null, planError: null, strategy: null };
       await s.setKnobs(req.knobs);
       const ds = dataset!;
       const request = { vector: ds.queries.slice(req.query * ds.d, (req.query + 1) * ds.d), k: req.k, filter: req.filter };
-      const plan = await s.explain(request);
+      const plan = s.explain ? await s.explain(request) : null;
       let planError: string | null = null;
       try {
-        s.checkPlan?.(plan, request);
+        if (plan !== null) s.checkPlan?.(plan, request);
       } catch (e) {
         planError = (e as Error).message;
       }
-      return { type: 'explained', plan, planError };
+      return { type: 'explained', plan, planError, strategy: s.strategy?.(request, plan) ?? null };
     }
     case 'quality-setup':
     case 'quality-arm':

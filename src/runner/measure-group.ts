@@ -14,7 +14,7 @@
 // 5. the points, with estimates, 95 % intervals and the raw per-pass figures.
 // Steps 1-3 are prepareWarmGroup, step 4 is the caller's (timeInRounds), step 5 finishWarmGroup.
 // The cold protocol keeps the slices of docs/method.md §5 (every query once, at least MIN_SLICE queries each).
-import type { Knobs } from '../contracts.ts';
+import type { Knobs, Strategy } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { isClientLimited } from '../loadgen/flags.ts';
 import { hostCeiling } from '../loadgen/points.ts';
@@ -275,12 +275,24 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
 /** Step 5 of the warm protocol: the timed entries' points, stored. */
 export async function finishWarmGroup({ run, timing }: PreparedGroup): Promise<void> {
   const { group } = run;
+  const strategies = new Map<string, Awaited<ReturnType<typeof planAt>>>();
   for (const e of timing.entries) {
     if (e.skipped) {
       if (e.view === 'throughput') group.skipped.push({ ladder_index: e.item.li, knobs: e.item.knobs, reason: e.skipped });
       continue;
     }
-    group.points.push(await pointOf(run, e));
+    // The plan check at every point's knobs, after its passes (both views share one).
+    const key = JSON.stringify(e.item.knobs);
+    if (!strategies.has(key)) strategies.set(key, await planAt(run, e.item.knobs));
+    const plan = strategies.get(key)!;
+    if (plan.error !== null) {
+      // A plan that contradicts what the settings promise fails the point, with the plan.
+      if (e.view === 'throughput') group.skipped.push({ ladder_index: e.item.li, knobs: e.item.knobs, reason: `plan check: ${plan.error}` });
+      continue;
+    }
+    const point = await pointOf(run, e);
+    if (plan.strategy) point.strategy = plan.strategy;
+    group.points.push(point);
   }
   group.points.sort((a, b) => (a.build ?? 0) - (b.build ?? 0) || a.ladder_index - b.ladder_index || a.view.localeCompare(b.view));
   if (run.build === 0) group.complete = true;
@@ -288,6 +300,21 @@ export async function finishWarmGroup({ run, timing }: PreparedGroup): Promise<v
 }
 
 class PointFailed extends Error {}
+
+/** The engine's strategy at these knobs for the group's first query, and a plan check that
+ * failed. An engine that cannot say (it crashed or hung explaining) leaves it unrecorded. */
+async function planAt(run: GroupRun, knobs: Knobs): Promise<{ strategy: Strategy | null; error: string | null }> {
+  const { engine, g, queries, pointTimeoutS } = run;
+  const q = queries[0];
+  try {
+    const explained = await engine.request<'explained'>({ type: 'explain', knobs, query: q, k: g.k, filter: g.filters[q] }, pointTimeoutS);
+    return { strategy: explained.strategy, error: explained.planError };
+  } catch (e) {
+    if (!(e instanceof HostError) || e.userError) throw e;
+    log(`${run.p.name}: ${g.key}: no plan at ${JSON.stringify(knobs)}: ${e.message}`);
+    return { strategy: null, error: null };
+  }
+}
 
 /** The stored point of a timed entry. */
 async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {

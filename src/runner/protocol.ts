@@ -1,6 +1,6 @@
 // Messages between the runner and the participant host (a child process per participant).
 // The host times every query next to the engine, so IPC costs never enter a latency.
-import type { FilterExpr, Knobs, ServerConnection } from '../contracts.ts';
+import type { FilterExpr, Knobs, ServerConnection, Strategy } from '../contracts.ts';
 import type { QualityHostReply, QualityHostRequest } from '../hybrid/protocol.ts';
 import type { ChurnHostReply, ChurnHostRequest } from '../churn/protocol.ts';
 import type { LoadgenHostReply, LoadgenHostRequest } from '../loadgen/protocol.ts';
@@ -47,7 +47,7 @@ export type HostReply =
   | { type: 'loaded'; ingestS: number; indexS: number; rows: number; probe?: { reply: PointReply | null; error: string | null } }
   | { type: 'point'; reply: PointReply }
   | { type: 'null-pass'; reply: PointReply }
-  | { type: 'explained'; plan: string | null; planError: string | null }
+  | { type: 'explained'; plan: string | null; planError: string | null; strategy: Strategy | null }
   | { type: 'disk'; bytes: number | null }
   | QualityHostReply
   | ChurnHostReply

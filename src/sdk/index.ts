@@ -8,7 +8,7 @@ export * from '../contracts.ts';
 // Errors a participant throws: a bad setting or input (one line, exit 2), a missing install.
 export { SetupNeeded, UserError } from '../util/errors.ts';
 // The adapter kit: filters compiled to row predicates, and the installed package's version.
-export { compileFilter, packageVersion, type RowPredicate } from '../adapters/kit.ts';
+export { compileFilter, declaredStrategy, packageVersion, type RowPredicate } from '../adapters/kit.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.
 export { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../adapters/persist.ts';
 // Filters by name and the rows they match (the predicate cache of in-process engines keys on it).

@@ -102,6 +102,22 @@ export function contractSuite(name: string, dir: string): void {
       });
     }
 
+    test('strategy: the session names how it answers, unfiltered and filtered, observed in its plan or declared', async () => {
+      const { session, data } = opened;
+      assert.ok(session.strategy, 'the session has no strategy(): every participant says how it answers (docs/contracts.md, "Plans")');
+      const vector = data.queries.slice(0, data.d);
+      for (const filter of [null, FILTER_KINDS.find((f) => f.name === 'cat10')!.forQuery(0, data.queryAttrs)]) {
+        const top = topOf(p, filter === null ? 'none' : 'cat10') ?? topOf(p, 'none')!;
+        await session.setKnobs(top);
+        const request = { vector, k: K, filter };
+        const plan = session.explain ? await session.explain(request) : null;
+        const s = session.strategy(request, plan);
+        assert.ok(s.label.length > 0 && s.label.length <= 60 && !s.label.includes('\n'), `strategy label ${JSON.stringify(s.label)} is not a short line`);
+        assert.equal(typeof s.observed, 'boolean');
+        if (plan === null) assert.equal(s.observed, false, 'without a plan the strategy can only be declared');
+      }
+    });
+
     test('bad settings: an unknown index key is refused in one line naming it', async () => {
       await withSettings(
         dir,
