@@ -75,6 +75,46 @@ describe('vecbench run end to end', () => {
   });
 });
 
+describe('vecbench participants', () => {
+  test('lists every participant with the version its engine reports and where it runs', () => {
+    const r = vecbench('participants', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const rows = JSON.parse(r.stdout) as { participant: string; engine: string; version: string; runs: string; default_run: boolean; filters: string }[];
+    const names = rows.map((x) => x.participant);
+    for (const name of [
+      'exact',
+      'hnswlib',
+      'usearch',
+      'lancedb',
+      'pgvector-pglite',
+      'faiss',
+      'orama',
+      'sqlite-vec',
+      'libsql',
+      'zvec',
+      'pgvector',
+      'redis',
+      'chroma',
+    ])
+      assert.ok(names.includes(name), `${name} is listed`);
+    for (const x of rows) {
+      assert.ok(x.engine.length > 0 && x.filters.length > 0, `${x.participant}: engine and filter strategy`);
+      assert.ok(x.runs === 'server' || x.runs === 'in process');
+      assert.ok(!x.version.includes('\n'), `${x.participant}: the version is one line`);
+    }
+    // In-process engines installed by npm ci report a real version number, read from the engine.
+    for (const name of ['hnswlib', 'usearch', 'lancedb', 'pgvector-pglite', 'orama', 'sqlite-vec', 'libsql', 'zvec'])
+      assert.match(rows.find((x) => x.participant === name)!.version, /\d+\.\d+/, name);
+    assert.deepEqual(
+      rows.filter((x) => x.default_run).map((x) => x.participant),
+      ['exact', 'hnswlib', 'lancedb', 'pgvector-pglite', 'usearch'],
+    );
+    const text = vecbench('participants');
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /^hnswlib +hnswlib-node +in process +default run +\d+\.\d+\.\d+$/m);
+  });
+});
+
 describe('resume', () => {
   test('a complete result is kept; an interrupted one resumes at its first unfinished point', () => {
     const path = join(out, 'synthetic-3000', 'hnswlib.json');

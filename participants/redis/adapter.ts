@@ -4,6 +4,7 @@
 // cold start reloads it). One vector set holds the rows; each element carries its attributes as
 // JSON (SETATTR) and VSIM's FILTER expression is applied during the graph search.
 // `redis` stores float32 (NOQUANT); `redis-q8` (participants/redis-q8) the same with int8 (Q8).
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -337,7 +338,11 @@ function metricProblem(dataset: { name: string; metric: Metric }): string | null
 const participant: Participant<Settings> = {
   engine: 'Redis vector sets',
   async engineVersion() {
-    return versionCache ?? 'Redis (no server running to ask)';
+    if (versionCache) return versionCache;
+    // No server yet: the built binary says its version ("Redis server v=8.2.1 sha=...").
+    const out = spawnSync(redisServerPath(), ['--version'], { encoding: 'utf8' }).stdout ?? '';
+    const v = /v=(\S+)/.exec(out)?.[1];
+    return v ? `Redis ${v} (vector sets; the built redis-server's --version)` : 'Redis (no server running to ask)';
   },
   settingsSchema,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },

@@ -44,6 +44,24 @@ function printReport(out: string, json: boolean): void {
     );
 }
 
+/** The version an engine reports (read from the engine or its package, not from settings), or
+ * why it cannot say (not installed, its library missing), in one line, within a few seconds. */
+async function engineVersionOf(adapter: { engineVersion(): Promise<string> }): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      adapter.engineVersion(),
+      new Promise<string>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('did not answer within 20 s')), 20_000);
+      }),
+    ]);
+  } catch (e) {
+    return `unavailable: ${(e as Error).message.split('\n')[0]}`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function registerCore(program: Command): void {
   // What the participants declare (settings.json registry): the embedded default run's members
   // (in-process participants that need no server) and the --connect examples.
@@ -124,12 +142,30 @@ export function registerCore(program: Command): void {
 
   program
     .command('participants')
-    .description('list the participants (engines with settings)')
-    .action(async () => {
+    .description('list the participants: engine, the version the engine reports, where it runs, whether the default run measures it, its filter strategy')
+    .option('--json', 'one JSON array instead of lines')
+    .action(async (o: { json?: boolean }) => {
+      const rows: { participant: string; engine: string; version: string; runs: string; default_run: boolean; filters: string }[] = [];
       for (const name of listParticipants()) {
         const p = await loadParticipant(name);
-        process.stdout.write(`${name.padEnd(18)} ${p.adapter.engine} — filters: ${p.adapter.filterStrategy}\n`);
+        rows.push({
+          participant: name,
+          engine: p.adapter.engine,
+          version: await engineVersionOf(p.adapter),
+          runs: p.adapter.server ? 'server' : 'in process',
+          default_run: defaults.includes(name),
+          filters: p.adapter.filterStrategy,
+        });
       }
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify(rows, null, 1)}\n`);
+        return;
+      }
+      const width = (k: 'participant' | 'engine' | 'runs') => Math.max(...rows.map((r) => r[k].length));
+      for (const r of rows)
+        process.stdout.write(
+          `${r.participant.padEnd(width('participant'))}  ${r.engine.padEnd(width('engine'))}  ${r.runs.padEnd(width('runs'))}  ${r.default_run ? 'default run' : '           '}  ${r.version}\n    filters: ${r.filters}\n`,
+        );
     });
 
   program
