@@ -135,7 +135,7 @@ export class EngineHandle {
    * cannot be reused (the caller then loads it again and records that reason with the reload).
    */
   private async tryReuse(reason: string): Promise<HostClient | string> {
-    const { p, ds, opts, result } = this;
+    const { p, result } = this;
     if (this.remote) return "the server is the user's (--connect)";
     if (!p.adapter.reopen) return `the ${p.name} adapter cannot reopen its data (no reopen())`;
     const marker = readMarker(this.home);
@@ -149,20 +149,7 @@ export class EngineHandle {
       const started = await this.startServer(true);
       const host = this.newHost();
       this.host = host;
-      const opened = await host.request<'opened'>(
-        {
-          type: 'open',
-          reopen: true,
-          participant: p.name,
-          settingsPath: p.settingsPath,
-          dataDir: opts.dataDir,
-          dataset: ds.name,
-          workDir: this.workDir,
-          maxConcurrency: opts.clients,
-          server: started?.handle.connection,
-        },
-        opts.loadTimeoutS,
-      );
+      const opened = await this.open(host, true, started);
       if (opened.engineVersion !== marker.engine_version)
         throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
       const check = await this.askCheck(host);
@@ -179,6 +166,25 @@ export class EngineHandle {
       await this.stop();
       return e instanceof ReuseRefused ? e.message : `reopening it failed: ${(e as Error).message}`;
     }
+  }
+
+  /** Opens the session in the host on the work directory: afresh, or reopening what is there. */
+  private open(host: HostClient, reopen: boolean, server: StartedServer | null) {
+    const { p, ds, opts } = this;
+    return host.request<'opened'>(
+      {
+        type: 'open',
+        ...(reopen ? { reopen: true } : {}),
+        participant: p.name,
+        settingsPath: p.settingsPath,
+        dataDir: opts.dataDir,
+        dataset: ds.name,
+        workDir: this.workDir!,
+        maxConcurrency: opts.clients,
+        server: server?.handle.connection,
+      },
+      opts.loadTimeoutS,
+    );
   }
 
   /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
@@ -235,19 +241,7 @@ export class EngineHandle {
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = this.newHost((pr) => ingestProgress.update(pr.done));
     this.host = host;
-    const opened = await host.request<'opened'>(
-      {
-        type: 'open',
-        participant: p.name,
-        settingsPath: p.settingsPath,
-        dataDir: opts.dataDir,
-        dataset: ds.name,
-        workDir: this.workDir,
-        maxConcurrency: opts.clients,
-        server: server?.handle.connection,
-      },
-      opts.loadTimeoutS,
-    );
+    const opened = await this.open(host, false, server);
     // One file never mixes two engine versions' points (a resumed run after an upgrade).
     if (result.engine_version !== 'unknown' && result.engine_version !== opened.engineVersion && result.groups.some((g) => g.points.length > 0)) {
       throw new UserError(
@@ -437,20 +431,7 @@ export class EngineHandle {
     const knobs = ladderFor(p.settings, 'none', 10)[0] ?? {};
     const t0 = performance.now();
     const started = await this.startServer(true);
-    const opened = await host.request<'opened'>(
-      {
-        type: 'open',
-        reopen: true,
-        participant: p.name,
-        settingsPath: p.settingsPath,
-        dataDir: opts.dataDir,
-        dataset: ds.name,
-        workDir: this.workDir!,
-        maxConcurrency: opts.clients,
-        server: started?.handle.connection,
-      },
-      opts.loadTimeoutS,
-    );
+    const opened = await this.open(host, true, started);
     const t1 = performance.now();
     const first = await host.request<'point'>({ type: 'point', knobs, k: 10, queries: [query], filters: [null], clients: 1 }, opts.pointTimeoutS);
     const t2 = performance.now();
