@@ -65,6 +65,12 @@ test('interleaved: both engines are timed in shared rounds, and say with whom', 
     exact.groups[0].points.every((p) => p.recall === 1),
     'the exact engine answers exactly',
   );
+  // Every point says what its engine read from storage per query (warm data: next to nothing).
+  for (const r of results)
+    for (const p of r.groups[0].points) {
+      assert.ok(p.io && p.io.read_bytes_per_query >= 0 && p.io.major_faults_per_query >= 0, `${r.participant}: io ${JSON.stringify(p.io)}`);
+      assert.equal(p.pass!.read_bytes!.length, p.pass!.at_unix_s!.length);
+    }
 });
 
 test('not interleaved: one participant is timed after the other', async () => {

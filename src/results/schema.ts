@@ -34,6 +34,10 @@ const passFiguresSchema = z.object({
   /** Per pass: when it started (Unix seconds), so a point's passes can be laid out in time beside
    * the run's other points (docs/contracts.md, "Interleaved timing"). */
   at_unix_s: z.array(z.number()).optional(),
+  /** Per pass: bytes the engine's processes read from storage (/proc/PID/io read_bytes) and their
+   * major page faults, summed over the engine's process tree; null: unreadable. */
+  read_bytes: z.array(z.number().nullable()).optional(),
+  major_faults: z.array(z.number().nullable()).optional(),
 });
 
 export const pointSchema = z.object({
@@ -88,6 +92,9 @@ export const pointSchema = z.object({
   /** How the engine answered at this point's knobs (docs/contracts.md, "Plans"): a short label,
    * observed in the engine's plan or declared by the adapter; asked after the point's passes. */
   strategy: z.object({ label: z.string(), observed: z.boolean() }).optional(),
+  /** Storage the engine read per query over the point's kept passes (docs/contracts.md, "Bytes
+   * read per query"): bytes and major page faults; absent where /proc could not tell. */
+  io: z.object({ read_bytes_per_query: z.number().nonnegative(), major_faults_per_query: z.number().nonnegative() }).optional(),
 });
 export type ResultPoint = z.infer<typeof pointSchema>;
 

@@ -378,7 +378,10 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
       steal: e.pass.steal,
       ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: e.pass.host_ms } : {}),
       at_unix_s: e.pass.at_unix_s,
+      read_bytes: e.pass.read_bytes,
+      major_faults: e.pass.major_faults,
     },
+    ...ioPerQuery(pick(e.pass.read_bytes), pick(e.pass.major_faults), queries.length),
     ci: { qps: sum.ci.qps, recall: recallInterval(r.perQuery), latency_ms: sum.ci.latency_ms },
     answers_varied: e.varied.size,
     ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),
@@ -391,6 +394,14 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     },
     ...(harness !== null ? { harness_ms: harness } : {}),
   };
+}
+
+/** Storage read per query over the kept passes, when every kept pass could be read. */
+function ioPerQuery(bytes: (number | null)[], faults: (number | null)[], queries: number): { io?: NonNullable<ResultPoint['io']> } {
+  if (bytes.length === 0 || bytes.some((x) => x === null) || faults.some((x) => x === null)) return {};
+  const sum = (xs: (number | null)[]) => xs.reduce<number>((a, b) => a + (b ?? 0), 0);
+  const n = bytes.length * queries;
+  return { io: { read_bytes_per_query: sum(bytes) / n, major_faults_per_query: sum(faults) / n } };
 }
 
 const harnessCache = new WeakMap<GroupEngine, Map<string, number | null>>();

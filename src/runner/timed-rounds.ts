@@ -12,6 +12,7 @@ import { DemandMeter } from '../loadgen/cpu.ts';
 import { passLatency, type PassFigures } from '../metrics/intervals.ts';
 import type { summarize } from '../metrics/recall.ts';
 import { HostError } from './client.ts';
+import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
 import type { HostSpeedMeter } from './host-speed.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
 import type { LoadedParticipant } from './participants.ts';
@@ -70,7 +71,15 @@ export interface Entry {
   item: Item;
   view: (typeof VIEWS)[number];
   drive: ReturnType<typeof drivenBy>;
-  pass: PassFigures & { other_cores: (number | null)[]; steal: (number | null)[]; host_ms: (number | null)[]; at_unix_s: number[] };
+  pass: PassFigures & {
+    other_cores: (number | null)[];
+    steal: (number | null)[];
+    host_ms: (number | null)[];
+    at_unix_s: number[];
+    /** Per pass: bytes the engine's processes read from storage, and their major page faults. */
+    read_bytes: (number | null)[];
+    major_faults: (number | null)[];
+  };
   busy: boolean[];
   quietSeconds: number;
   maxLatency: number;
@@ -121,7 +130,17 @@ export class GroupTiming {
         item,
         view,
         drive: drivenBy(p, view, spec.clients, spec.threads),
-        pass: { qps: [], wall_s: [], latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] }, other_cores: [], steal: [], host_ms: [], at_unix_s: [] },
+        pass: {
+          qps: [],
+          wall_s: [],
+          latency_ms: { mean: [], p50: [], p95: [], p99: [], p999: [] },
+          other_cores: [],
+          steal: [],
+          host_ms: [],
+          at_unix_s: [],
+          read_bytes: [],
+          major_faults: [],
+        },
         busy: [],
         quietSeconds: 0,
         maxLatency: 0,
@@ -178,10 +197,13 @@ export class GroupTiming {
     // The machine's load is judged over the whole round, not per pass: /proc's counters move in
     // 10 ms ticks, too coarse for one pass of a few tens of ms.
     const inRound: Entry[] = [];
+    // The engine's processes, found once a round (a server's tree walks all of /proc).
+    const processes = engineProcesses(engine.loadPids());
     this.meter.start();
     for (const e of order) {
       const demand = new DemandMeter(engine.loadPids().host);
       const at = Date.now() / 1000;
+      const ioBefore = readIo(processes);
       let reply: PointReply;
       try {
         reply = (
@@ -207,6 +229,9 @@ export class GroupTiming {
       e.pass.qps.push(queries.length / reply.wallS);
       e.pass.wall_s.push(reply.wallS);
       e.pass.at_unix_s.push(at);
+      const io = ioDelta(ioBefore, readIo(processes));
+      e.pass.read_bytes.push(io?.readBytes ?? null);
+      e.pass.major_faults.push(io?.majorFaults ?? null);
       for (const k of ['mean', 'p50', 'p95', 'p99', 'p999'] as const) e.pass.latency_ms[k].push(lat[k]);
       e.maxLatency = Math.max(e.maxLatency, lat.max);
       const d = demand.busiestThread();
