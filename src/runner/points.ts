@@ -34,7 +34,9 @@ export function prepareGroups(ds: Dataset, only?: GroupKey[]): AskedGroup[] {
     const sorted = Array.from(gt.matches).sort((a, b) => a - b);
     const medianMatches = sorted[Math.floor(sorted.length / 2)];
     const filters = Array.from({ length: ds.nq }, (_, q) => kind.forQuery(q, ds.queryAttrs));
-    out.push({ ...g, key: groupKey(g), asked: medianMatches >= ASK_FACTOR * g.k, medianMatches, gt, filters });
+    // An access boundary (a tenant) is asked at any size: small tenants are where it is tested.
+    const asked = kind.askedAtAnySize !== undefined || medianMatches >= ASK_FACTOR * g.k;
+    out.push({ ...g, key: groupKey(g), asked, medianMatches, gt, filters });
   }
   return out;
 }
