@@ -7,7 +7,7 @@ import { datasetListing } from '../datasets/sources/listing.ts';
 import type { Metric } from '../contracts.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
-import { deriveCells, VIEWS } from '../report/cells.ts';
+import { deriveCells, groupLeak, VIEWS } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
 import { deriveGeneral, renderGeneral } from '../report/general.ts';
 import { writePage } from '../report/html.ts';
@@ -326,7 +326,7 @@ export function registerCore(program: Command): void {
       };
       if (timing.maxPasses < timing.minPasses)
         throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
-      await run({
+      const results = await run({
         busyCores: o.busyCores,
         hostSlow: o.hostSlow,
         querySet: o.queries,
@@ -355,6 +355,16 @@ export function registerCore(program: Command): void {
       printReport(out, false);
       process.stdout.write(`results: ${out}\n`);
       process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);
+      // A cross-tenant row is a security finding: named last, where it is seen, and the run fails.
+      for (const r of results) {
+        for (const g of r.groups) {
+          const leak = groupLeak(g);
+          if (leak) {
+            process.stderr.write(`SECURITY: ${r.participant} ${g.key}: ${leak}\n`);
+            process.exitCode = 1;
+          }
+        }
+      }
     },
   );
 

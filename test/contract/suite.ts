@@ -108,7 +108,7 @@ export function contractSuite(name: string, dir: string): void {
       const { session, data } = opened;
       assert.ok(session.strategy, 'the session has no strategy(): every participant says how it answers (docs/contracts.md, "Plans")');
       const vector = data.queries.slice(0, data.d);
-      for (const filter of [null, FILTER_KINDS.find((f) => f.name === 'cat10')!.forQuery(0, data.queryAttrs)]) {
+      for (const filter of [null, STANDARD_KINDS.find((f) => f.name === 'cat10')!.forQuery(0, data.queryAttrs)]) {
         const top = topOf(p, filter === null ? 'none' : 'cat10') ?? topOf(p, 'none')!;
         await session.setKnobs(top);
         const request = { vector, k: K, filter };
