@@ -41,7 +41,10 @@ describe('the grid groups', () => {
     assert.ok(allGroups().every((g) => !KINDS.includes(g.filter) && !g.filter.startsWith('tenant-')));
     // Keys and sets mix, each group once.
     assert.equal(parseGroupList(['none/10', 'grid', 'sel5-clustered/10']).length, 1 + grid.length);
-    assert.throws(() => parseGroupList(['grids']), (e) => e instanceof UserError && /name a set \(grid, tenants\)/.test(e.message));
+    assert.throws(
+      () => parseGroupList(['grids']),
+      (e) => e instanceof UserError && /name a set \(grid, tenants\)/.test(e.message),
+    );
   });
 
   test('regions cut the rows into 100 equal parts, and prepare stores no file for them (the hash stays)', () => {

@@ -68,7 +68,12 @@ describe('the tenant attribute and groups', () => {
 /** A fake participant with one ladder point; filters on the tenant field. */
 function fakeParticipant(): LoadedParticipant {
   const settings = settingsFileSchema.parse({ index: {}, ladders: [{ knobs: { ef: [10, 20] } }] });
-  const adapter = { engine: 'fake', concurrentSearch: false, filters: { fields: ['tenant'], ops: ['eq'] }, filterStrategy: 'none' } as unknown as Participant<unknown>;
+  const adapter = {
+    engine: 'fake',
+    concurrentSearch: false,
+    filters: { fields: ['tenant'], ops: ['eq'] },
+    filterStrategy: 'none',
+  } as unknown as Participant<unknown>;
   return { name: 'fake', dir, adapter, settings, index: {}, settingsPath: join(dir, 'settings.json') };
 }
 
@@ -92,7 +97,14 @@ function fakeEngine(g: AskedGroup, leaky: boolean): GroupEngine {
       offsets[i + 1] = ids.length;
     });
     const n = req.queries.length;
-    return { ids: Int32Array.from(ids), offsets, latenciesMs: new Float64Array(n).fill(0.05), wallS: n * 5e-5, errors: new Array(n).fill(null), digests: new Uint32Array(n) };
+    return {
+      ids: Int32Array.from(ids),
+      offsets,
+      latenciesMs: new Float64Array(n).fill(0.05),
+      wallS: n * 5e-5,
+      errors: new Array(n).fill(null),
+      digests: new Uint32Array(n),
+    };
   };
   return {
     async beforeGroup() {},
@@ -100,7 +112,8 @@ function fakeEngine(g: AskedGroup, leaky: boolean): GroupEngine {
     async request(req: HostRequest) {
       if (req.type === 'point') return { type: 'point', reply: answer(req) } as never;
       if (req.type === 'explain') return { type: 'explained', plan: null, planError: null } as never;
-      if (req.type === 'null-pass') return { type: 'null-pass', reply: { ...answer({ ...req, type: 'point', knobs: {}, filters: [], ids: false }), wallS: 1e-6 } } as never;
+      if (req.type === 'null-pass')
+        return { type: 'null-pass', reply: { ...answer({ ...req, type: 'point', knobs: {}, filters: [], ids: false }), wallS: 1e-6 } } as never;
       if (req.type === 'loadgen-ceiling') return { type: 'loadgen-result', reply: { wallS: 1e-6 } } as never;
       throw new Error(`unexpected request ${req.type}`);
     },
@@ -109,7 +122,16 @@ function fakeEngine(g: AskedGroup, leaky: boolean): GroupEngine {
 
 async function measureTenantGroup(leaky: boolean): Promise<{ group: ResultGroup; result: ResultFile }> {
   const [g] = prepareGroups(ds, [{ filter: 'tenant-large', k: 10 }]);
-  const group: ResultGroup = { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
+  const group: ResultGroup = {
+    key: g.key,
+    filter: g.filter,
+    k: g.k,
+    status: 'measured',
+    median_matches: g.medianMatches,
+    points: [],
+    complete: false,
+    skipped: [],
+  };
   await measureWarmGroup({
     engine: fakeEngine(g, leaky),
     p: fakeParticipant(),
@@ -164,13 +186,23 @@ describe('the boundary check in the harness scoring', () => {
       assert.ok(p.flags.includes('invalid-results'));
     }
     const said = stderr.join('');
-    assert.match(said, new RegExp(`SECURITY: tenant-large/10: 10 cross-tenant row\\(s\\) returned; first: query 0 \\(tenant 0\\) got row ${stranger} of tenant ${ds.attrs.tenant[stranger]}`));
+    assert.match(
+      said,
+      new RegExp(
+        `SECURITY: tenant-large/10: 10 cross-tenant row\\(s\\) returned; first: query 0 \\(tenant 0\\) got row ${stranger} of tenant ${ds.attrs.tenant[stranger]}`,
+      ),
+    );
     const cells = deriveCells([result]);
     assert.equal(cells.length, 3);
     for (const c of cells) {
       assert.equal(c.status, 'leak');
       assert.equal(c.value, null);
-      assert.match(c.reason ?? '', new RegExp(`^security: \\d+ cross-tenant row\\(s\\) at ${group.points.length} point\\(s\\); first: query 0 \\(tenant 0\\) got row ${stranger} of tenant \\d+$`));
+      assert.match(
+        c.reason ?? '',
+        new RegExp(
+          `^security: \\d+ cross-tenant row\\(s\\) at ${group.points.length} point\\(s\\); first: query 0 \\(tenant 0\\) got row ${stranger} of tenant \\d+$`,
+        ),
+      );
     }
     const table = renderTable(cells);
     assert.match(table, /LEAK/);
