@@ -5,14 +5,18 @@
 // in-process participants answer them through their existing range support, scored against the
 // exact ground truth.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { allGroups, filterKind, matchingRows, parseGroupList, passes } from '../src/datasets/groups.ts';
 import type { Dataset } from '../src/datasets/layout.ts';
 import { prepareDataset } from '../src/datasets/registry.ts';
 import { summarize } from '../src/metrics/recall.ts';
+import type { DerivedCell } from '../src/report/cells.ts';
+import { readAllResults } from '../src/results/store.ts';
 import { ladderFor } from '../src/runner/participants.ts';
 import type { PointReply } from '../src/runner/point-reply.ts';
 import { prepareGroups, scorePoint } from '../src/runner/points.ts';
@@ -129,3 +133,42 @@ for (const name of ['exact', 'hnswlib']) {
     }
   });
 }
+
+test('vecbench run --groups grid,tenants asks them at k 10 and 100 under the not-asked rule (tenants at any size), and reports their cells with the shares', () => {
+  const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
+  const out = join(dir, 'out');
+  const env = { ...process.env, VECBENCH_QUIET: '1' };
+  const common = ['--out', out];
+  const ran = spawnSync(
+    process.execPath,
+    [bin, 'run', '--dataset', 'synthetic-2k', '--participants', 'exact', '--groups', 'grid,tenants', '--data', join(dir, 'data'), '--builds', '1', ...common],
+    { encoding: 'utf8', env, timeout: 600_000 },
+  );
+  assert.equal(ran.status, 0, `${ran.stderr}\n${ran.stdout}`);
+  const [stored] = readAllResults(out);
+  const status = new Map(stored.groups.map((g) => [g.key, g.status]));
+  assert.equal(stored.groups.length, 2 * KINDS.length + 6);
+  // 2,000 rows: 1 % keeps 20 (not asked at k 10), 5 % 100 (asked at 10, not at 100), 50 % 1,000.
+  for (const corr of ['scattered', 'clustered']) {
+    assert.equal(status.get(`sel1-${corr}/10`), 'not_asked');
+    assert.equal(status.get(`sel5-${corr}/10`), 'measured');
+    assert.equal(status.get(`sel5-${corr}/100`), 'not_asked');
+    assert.equal(status.get(`sel50-${corr}/100`), 'measured');
+  }
+  for (const size of ['large', 'median', 'tiny']) for (const k of [10, 100]) assert.equal(status.get(`tenant-${size}/${k}`), 'measured');
+  for (const g of stored.groups.filter((x) => x.status === 'measured')) {
+    for (const p of g.points) {
+      assert.ok(p.recall > 0.999, `${g.key}: an exact scan reads recall ${p.recall}`);
+      assert.equal(p.tenant_leaks, undefined);
+    }
+  }
+  assert.match(ran.stdout, /^sel5-clustered\/10 /m);
+  assert.match(ran.stdout, /^tenant-tiny\/10 /m);
+  const json = spawnSync(process.execPath, [bin, 'report', '--json', ...common], { encoding: 'utf8', env });
+  assert.equal(json.status, 0, json.stderr);
+  const cells = (JSON.parse(json.stdout) as { cells: DerivedCell[] }).cells;
+  const read = cells.filter((c) => c.group === 'sel50-clustered/100' && c.view === 'throughput');
+  assert.ok(read.length > 0 && read.every((c) => 'short_share' in c && 'low_recall_share' in c));
+  // An exact scan answers every query in full: no short answers, no query under recall 0.5.
+  assert.ok(read.every((c) => c.value === null || (c.short_share === 0 && c.low_recall_share === 0)));
+});
