@@ -16,8 +16,8 @@ interface FilterKind {
   nominal: number | null;
   describe: string;
   forQuery(q: number, qa: Record<QueryAttrName, Int32Array>): FilterExpr | null;
-  /** The named set (`--groups grid`) of a kind a run asks only when told to (--groups): not in
-   * every group of a dataset, nor computed at prepare. */
+  /** Opt-in kinds name their set (`--groups grid`): a run asks them only when told to, they are
+   * not among a dataset's groups by default, and prepare does not compute their ground truth. */
   set?: GroupSetName;
   /** Why the kind is asked however few rows its filter keeps (the `not asked` rule skips it). */
   askedAtAnySize?: string;
@@ -189,7 +189,12 @@ export function filterFields(filter: FilterExpr | null): AttrName[] {
 export function tenantBoundary(filter: FilterExpr | null): number | null {
   if (filter === null) return null;
   if (filter.op === 'eq') return filter.field === 'tenant' ? filter.value : null;
-  if (filter.op === 'and') for (const f of filter.args) if (tenantBoundary(f) !== null) return tenantBoundary(f);
+  if (filter.op === 'and') {
+    for (const f of filter.args) {
+      const tenant = tenantBoundary(f);
+      if (tenant !== null) return tenant;
+    }
+  }
   return null;
 }
 
