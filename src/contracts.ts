@@ -7,7 +7,7 @@ import type { ZodType } from 'zod';
 export type Metric = 'ip' | 'cosine' | 'l2';
 
 /** The integer attribute columns every prepared row carries (docs/method.md §1). */
-export const ATTRIBUTES = ['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang'] as const;
+export const ATTRIBUTES = ['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang', 'region', 'tenant'] as const;
 export type AttrName = (typeof ATTRIBUTES)[number];
 export type RowAttributes = Record<AttrName, Int32Array>;
 

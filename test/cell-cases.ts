@@ -98,6 +98,20 @@ export const CELL_CASES: CellCase[] = [
     expect: { status: 'not_reached', maxRecall: 0.93 },
   },
   {
+    name: 'qps: recall below 0.5 at every point is collapsed, not merely not reached',
+    better: 'higher',
+    target: 0.9,
+    points: [pt(0.1, 5000), pt(0.3, 2000), pt(0.499, 900)],
+    expect: { status: 'collapsed', maxRecall: 0.499 },
+  },
+  {
+    name: 'qps: one point at 0.5 is no collapse',
+    better: 'higher',
+    target: 0.9,
+    points: [pt(0.1, 5000), pt(0.5, 900)],
+    expect: { status: 'not_reached', maxRecall: 0.5 },
+  },
+  {
     name: 'qps: just below the target (beyond 1e-12) is not reached',
     better: 'higher',
     target: 0.95,
@@ -246,6 +260,13 @@ export const CELL_CASES: CellCase[] = [
   },
 
   // ---------- latency: lower is better ----------
+  {
+    name: 'latency: recall below 0.5 at every point is collapsed',
+    better: 'lower',
+    target: 0.95,
+    points: [pt(0.2, 1), pt(0.45, 3)],
+    expect: { status: 'collapsed', maxRecall: 0.45 },
+  },
   {
     name: 'latency: frontier point exactly at the target',
     better: 'lower',

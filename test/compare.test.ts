@@ -28,6 +28,8 @@ function cell(over: Partial<DerivedCell> = {}): DerivedCell {
     value: 1000,
     ci_low: 980,
     ci_high: 1020,
+    short_share: 0,
+    low_recall_share: 0,
     lead: 1,
     lead_ci: null,
     tie: false,

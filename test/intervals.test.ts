@@ -112,6 +112,8 @@ function cell(participant: string, value: number | null, low: number | null, hig
     value,
     ci_low: low,
     ci_high: high,
+    short_share: null,
+    low_recall_share: null,
     lead: null,
     lead_ci: null,
     tie: false,

@@ -13,6 +13,39 @@ function p(recall: number, value: number, ladderIndex = 0, knobs: CurvePoint['kn
   return { recall, value, knobs, ladderIndex };
 }
 
+describe('readCell: short answers and low-recall queries beside the cell', () => {
+  const sp = (recall: number, value: number, shortShare: number, lowRecallShare: number, i: number): CurvePoint => ({
+    ...p(recall, value, i),
+    shortShare,
+    lowRecallShare,
+  });
+
+  test('a cell read at a point carries its shares; an interpolated one interpolates them', () => {
+    const at = readCell([sp(0.9, 1000, 0.1, 0.2, 0), sp(0.95, 800, 0.05, 0.1, 1)], 0.95, 'higher');
+    assert.equal(at.status, 'point');
+    assert.equal(at.shortShare, 0.05);
+    assert.equal(at.lowRecallShare, 0.1);
+    const mid = readCell([sp(0.94, 1000, 0.1, 0.2, 0), sp(0.96, 800, 0.05, 0.1, 1)], 0.95, 'higher');
+    assert.equal(mid.status, 'interpolated');
+    close(mid.shortShare, 0.075, 'short share');
+    close(mid.lowRecallShare, 0.15, 'low-recall share');
+  });
+
+  test('a collapsed cell carries the shares of its highest-recall point', () => {
+    const c = readCell([sp(0.1, 5000, 0.9, 1, 0), sp(0.4, 900, 0.6, 0.7, 1)], 0.9, 'higher');
+    assert.equal(c.status, 'collapsed');
+    assert.equal(c.value, null);
+    assert.equal(c.shortShare, 0.6);
+    assert.equal(c.lowRecallShare, 0.7);
+  });
+
+  test('points without shares give null shares', () => {
+    const c = readCell([p(0.95, 800)], 0.95, 'higher');
+    assert.equal(c.shortShare, null);
+    assert.equal(c.lowRecallShare, null);
+  });
+});
+
 describe('readCell: the shared cell-case table', () => {
   for (const c of CELL_CASES) {
     test(c.name, () => {
@@ -34,7 +67,7 @@ describe('readCell: the shared cell-case table', () => {
   }
 
   test('the table covers every status readCell produces, in both directions', () => {
-    const produced: CellStatus[] = ['point', 'interpolated', 'above', 'not_reached', 'bracket_too_wide', 'none'];
+    const produced: CellStatus[] = ['point', 'interpolated', 'above', 'collapsed', 'not_reached', 'bracket_too_wide', 'none'];
     for (const better of ['higher', 'lower'] as Better[]) {
       for (const status of produced) {
         assert.ok(

@@ -53,6 +53,7 @@ describe('scoreQuery: the three recalls', () => {
       unknown: 0,
       duplicates: 0,
       violations: 0,
+      leaked: [],
     });
   });
 
@@ -220,7 +221,7 @@ describe('scoreQuery: short results and small match counts', () => {
 
 describe('summarize', () => {
   function score(strict: number, tieAware: number, threshold: number, extra: Partial<QueryScore> = {}): QueryScore {
-    return { strict, tieAware, threshold, returned: 10, short: false, unknown: 0, duplicates: 0, violations: 0, ...extra };
+    return { strict, tieAware, threshold, returned: 10, short: false, unknown: 0, duplicates: 0, violations: 0, leaked: [], ...extra };
   }
 
   test('means, counts and totals', () => {
@@ -241,7 +242,25 @@ describe('summarize', () => {
       unknownIds: 2,
       duplicateIds: 3,
       filterViolations: 5,
+      tenantLeaks: 0,
+      firstLeak: null,
     });
+  });
+
+  test('a cross-tenant row is a violation and a leak, and the first leak is named', () => {
+    // Rows 0-2 are tenant 0, rows 3-5 tenant 1; the query is confined to tenant 0.
+    const tenant = (id: number) => (id < 3 ? 0 : 1);
+    const a = scoreQuery(args({ returned: [0, 4, 1], passes: (id) => tenant(id) === 0, outside: (id) => tenant(id) !== 0 }));
+    assert.equal(a.violations, 1);
+    assert.deepEqual(a.leaked, [4]);
+    // A violation inside the boundary (another filter clause) is no leak.
+    const b = scoreQuery(args({ returned: [0, 2], passes: (id) => id !== 2, outside: (id) => tenant(id) !== 0 }));
+    assert.equal(b.violations, 1);
+    assert.deepEqual(b.leaked, []);
+    const leak = { query: 7, query_tenant: 0, row: 4, row_tenant: 1 };
+    const s = summarize([b, { ...a, leak }]);
+    assert.equal(s.tenantLeaks, 1);
+    assert.deepEqual(s.firstLeak, leak);
   });
 
   test('summarize of real scores', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineSession, FilterExpr, RowAttributes, RowBatch } from '../src/contracts.ts';
+import { ATTRIBUTES, type EngineSession, type FilterExpr, type RowAttributes, type RowBatch } from '../src/contracts.ts';
 import { generateSynthetic } from '../src/datasets/synthetic.ts';
 import { filterKind } from '../src/datasets/groups.ts';
 import { loadParticipant } from '../src/runner/participants.ts';
@@ -97,10 +97,10 @@ describe('pgvector sql module', () => {
   test('binary encodings', () => {
     const v = vectorBinary(new Float32Array([1, -2]));
     assert.deepEqual(Array.from(v), [0, 2, 0, 0, 0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0]);
-    const attrs = Object.fromEntries(['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang'].map((a) => [a, new Int32Array([1, 2])])) as RowAttributes;
+    const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array([1, 2])])) as RowAttributes;
     const copy = copyBinary({ ids: new Int32Array([5, 6]), vectors: new Float32Array(6), attrs }, 3);
-    // signature + flags + extension, 2 rows of (field count, id, vector, 6 attributes), trailer
-    assert.equal(copy.length, 19 + 2 * (2 + 8 + (8 + 12) + 6 * 8) + 2);
+    // signature + flags + extension, 2 rows of (field count, id, vector, the attributes), trailer
+    assert.equal(copy.length, 19 + 2 * (2 + 8 + (8 + 12) + ATTRIBUTES.length * 8) + 2);
     assert.deepEqual(Array.from(copy.subarray(copy.length - 2)), [0xff, 0xff]);
   });
 

@@ -403,3 +403,40 @@ describe('writePage', () => {
     assert.match(html, /No README\.md in participants\/beta\./);
   });
 });
+
+describe('collapsed and leaking groups on the page', () => {
+  test('a collapsed cell shows its short share, a leaking group LEAK with the leak named, and every cell its shares', async () => {
+    const [r] = fixtureResults();
+    const src = r.groups.find((g) => g.key === 'none/10')!;
+    const collapsed = {
+      ...structuredClone(src),
+      key: 'sel1-scattered/10',
+      filter: 'sel1-scattered',
+      points: src.points.map((p) => ({ ...p, recall: p.recall * 0.4, short_results: 85, low_recall_share: 0.9 })),
+    };
+    const leak = { query: 3, query_tenant: 0, row: 17, row_tenant: 5 };
+    const leaking = {
+      ...structuredClone(src),
+      key: 'tenant-large/10',
+      filter: 'tenant-large',
+      points: src.points.map((p, i) => (i === 0 ? { ...p, filter_violations: 1, tenant_leaks: 1, tenant_leak: leak, flags: ['invalid-results'] } : p)),
+    };
+    const result = { ...r, groups: [collapsed, leaking] };
+    const html = await renderPage([result]);
+    for (const c of deriveCells([result])) {
+      const shown = findCell(html, c)!;
+      assert.ok(shown, `no cell for ${c.group} ${c.target}`);
+      assert.equal(shown.attrs.status, c.status);
+      assert.equal(shown.attrs['short-share'], c.short_share === null ? '' : String(c.short_share));
+      if (c.group === 'sel1-scattered/10') {
+        assert.equal(c.status, 'collapsed');
+        assert.match(shown.text, /^collapsed, short 85% low 90%/);
+        assert.match(shown.title, /recall below 0\.5 at every knob/);
+      } else {
+        assert.equal(c.status, 'leak');
+        assert.equal(shown.text, 'LEAK');
+        assert.match(shown.title, /SECURITY: .* security: 1 cross-tenant row\(s\) at 1 point\(s\); first: query 3 \(tenant 0\) got row 17 of tenant 5/);
+      }
+    }
+  });
+});

@@ -182,3 +182,36 @@ test('a best recall short of a target never prints as the target (0.987 is not "
   assert.equal(fmtMaxRecall(0.9899), 'max 0.989');
   assert.equal(fmtMaxRecall(0.93), 'max 0.930');
 });
+
+test('a group under recall 0.5 at every knob reads collapsed with its short share; the shares stand beside the cells', () => {
+  const [r] = fixtureResults();
+  const src = r.groups.find((g) => g.key === 'none/10')!;
+  // The same curve at 0.4 x its recall (all below 0.5), 85 of 100 queries short, 90 % under 0.5.
+  const collapsed = {
+    ...structuredClone(src),
+    key: 'sel1-scattered/10',
+    filter: 'sel1-scattered',
+    points: src.points.map((p) => ({ ...p, recall: p.recall * 0.4, short_results: 85, low_recall_share: 0.9 })),
+  };
+  // The curve as it is, with a few short answers and low-recall queries at every point.
+  const shares = {
+    ...structuredClone(src),
+    key: 'sel1-clustered/10',
+    filter: 'sel1-clustered',
+    points: src.points.map((p) => ({ ...p, short_results: 4, low_recall_share: 0.12 })),
+  };
+  const cells = deriveCells([{ ...r, groups: [collapsed, shares] }]);
+  const gone = cells.filter((c) => c.group === 'sel1-scattered/10');
+  assert.equal(gone.length, 3);
+  for (const c of gone) {
+    assert.equal(c.status, 'collapsed');
+    assert.equal(c.value, null);
+    assert.equal(c.short_share, 0.85);
+    assert.equal(c.low_recall_share, 0.9);
+  }
+  const kept = cells.filter((c) => c.group === 'sel1-clustered/10');
+  assert.ok(kept.every((c) => c.short_share === 0.04 && c.low_recall_share === 0.12));
+  const text = renderTable(cells);
+  assert.match(text, /^sel1-scattered\/10\s+0\.90\s+collapsed, short 85% low 90%$/m);
+  assert.match(text, /^sel1-clustered\/10\s+0\.90\s+\S+ .* short 4% low 12%$/m);
+});

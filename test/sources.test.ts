@@ -18,7 +18,7 @@ import { makeRng } from '../src/util/hash.ts';
 import { loadDataset, type Dataset } from '../src/datasets/layout.ts';
 import { prepareDataset, sourceFor } from '../src/datasets/registry.ts';
 import { prepareGroups, scorePoint } from '../src/runner/points.ts';
-import { FILTER_KINDS } from '../src/datasets/groups.ts';
+import { STANDARD_KINDS } from '../src/datasets/groups.ts';
 import { heldOutRows } from '../src/datasets/sources/common.ts';
 import { download } from '../src/datasets/sources/download.ts';
 import { FASHION_MNIST_DIR, FASHION_MNIST_PINNED } from '../src/datasets/sources/fashion-mnist.ts';
@@ -262,7 +262,7 @@ describe('fashion-mnist-784-euclidean (IDX gzip, the Debian package layout)', ()
     };
     assert.equal(index.dataset_hash, data.hash);
     assert.equal(index.depth, 300);
-    assert.deepEqual(Object.keys(index.filters).sort(), FILTER_KINDS.map((f) => f.name).sort());
+    assert.deepEqual(Object.keys(index.filters).sort(), STANDARD_KINDS.map((f) => f.name).sort());
     // The stored unfiltered lists are the brute-force ones (L2 over the raw pixels).
     const ids = new Int32Array(new Uint8Array(readFileSync(join(data.dir, 'groundtruth', 'none.ids.i32'))).buffer);
     const want = bruteTopK(data.base, data.queries.subarray(0, 3 * 16), 16, 300, 'l2');

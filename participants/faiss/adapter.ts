@@ -132,21 +132,29 @@ export function autoPqM(d: number): number {
   return 1;
 }
 
-/** A filter as (column, lo, hi) triples, all of which a row must pass (lo <= v < hi). */
-export function filterClauses(f: FilterExpr): Int32Array {
+/** Column slots of the addon's search: a filter reads at most this many attributes. */
+const SLOTS = 6;
+
+/** A filter as (slot, lo, hi) triples, all of which a row must pass (lo <= v < hi), and the
+ * attribute each slot holds: the addon takes SLOTS columns, fewer than there are attributes, so
+ * each filter names the ones it reads. */
+export function filterClauses(f: FilterExpr): { clauses: Int32Array; fields: AttrName[] } {
   const out: number[] = [];
+  const fields: AttrName[] = [];
   const walk = (e: FilterExpr) => {
     if (e.op === 'and') for (const a of e.args) walk(a);
     else {
-      const col = ATTRIBUTES.indexOf(e.field);
-      if (col < 0) throw new UserError(`faiss: filter field ${String(e.field)} is not an attribute (${ATTRIBUTES.join(', ')})`);
+      if (!ATTRIBUTES.includes(e.field)) throw new UserError(`faiss: filter field ${String(e.field)} is not an attribute (${ATTRIBUTES.join(', ')})`);
+      if (!fields.includes(e.field)) fields.push(e.field);
+      const slot = fields.indexOf(e.field);
+      if (slot >= SLOTS) throw new UserError(`faiss: a filter reads at most ${SLOTS} attributes; this one reads ${fields.join(', ')}`);
       const clamp = (v: number) => Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, v));
-      if (e.op === 'eq') out.push(col, clamp(e.value), clamp(e.value + 1));
-      else out.push(col, clamp(e.gte), clamp(e.lt));
+      if (e.op === 'eq') out.push(slot, clamp(e.value), clamp(e.value + 1));
+      else out.push(slot, clamp(e.gte), clamp(e.lt));
     }
   };
   walk(f);
-  return Int32Array.from(out);
+  return { clauses: Int32Array.from(out), fields };
 }
 
 type Columns = Record<AttrName, Int32Array>;
@@ -171,7 +179,7 @@ class FaissSession implements EngineSession {
   private pending: { vectors: Float32Array; rows: Int32Array; count: number } | null;
   private knob = 0;
   private kFactor = 1;
-  private readonly clauses = new Map<string, Int32Array>();
+  private readonly clauses = new Map<string, ReturnType<typeof filterClauses>>();
   /** The files in workDir lag behind the index in memory. */
   private dirty = true;
 
@@ -379,7 +387,7 @@ class FaissSession implements EngineSession {
     this.kFactor = (knobs.k_factor as number | undefined) ?? DEFAULT_KNOBS.k_factor;
   }
 
-  private clausesOf(filter: FilterExpr): Int32Array {
+  private clausesOf(filter: FilterExpr): ReturnType<typeof filterClauses> {
     const key = filterKey(filter);
     let c = this.clauses.get(key);
     if (!c) {
@@ -395,25 +403,13 @@ class FaissSession implements EngineSession {
     const v = request.vector;
     // The binding reads a Float32Array of exactly d floats in place (a view at an offset is fine).
     const query = v instanceof Float32Array ? v : Float32Array.from(v);
-    const clauses = request.filter === null ? null : this.clausesOf(request.filter);
+    const compiled = request.filter === null ? null : this.clausesOf(request.filter);
     const alive = this.tombstones > 0 ? this.alive : null;
+    // The filter's columns in its slots; the unused slots repeat the first (never read).
     const c = this.cols;
-    return this.native.search(
-      this.handle,
-      query,
-      request.k,
-      this.knob,
-      this.kFactor,
-      clauses,
-      alive,
-      this.rowOf,
-      c.cat10,
-      c.cat100,
-      c.cat1000,
-      c.num,
-      c.cluster,
-      c.lang,
-    );
+    const fields = compiled?.fields ?? [];
+    const slots = Array.from({ length: SLOTS }, (_, i) => c[fields[i] ?? fields[0] ?? ATTRIBUTES[0]]);
+    return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, compiled?.clauses ?? null, alive, this.rowOf, ...slots);
   }
 
   async explain(request: SearchRequest): Promise<string> {

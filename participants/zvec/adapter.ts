@@ -1,6 +1,6 @@
 // zvec (npm @zvec/zvec, a prebuilt N-API binding of Alibaba's in-process vector database) as a
 // vecbench participant. A collection in the run's workDir holds the vectors under an HNSW index
-// and the six attribute columns as INT32 fields with inverted indexes. Rows written go to a
+// and the attribute columns as INT32 fields with inverted indexes. Rows written go to a
 // segment that is searched by brute force until optimize() builds the HNSW graph over it, so
 // buildIndex is optimize(). Filters are zvec's own: the expression is evaluated on the inverted
 // indexes and only matching documents may enter the result (prefilter). Searches are synchronous

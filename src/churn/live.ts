@@ -213,7 +213,7 @@ export class LiveStore {
    * point on the segment between a random base row and one of its 10 nearest base rows
    * (t uniform in [0.2, 0.8]), re-normalised on unit data. An isotropic perturbation would
    * leave the data's subspace and make rows unlike any the engine indexed at load.
-   * cat / num follow the id like every row's; cluster and lang follow the nearer end. Not
+   * cat / num / tenant follow the id like every row's; cluster, lang and region follow the nearer end. Not
    * applied yet. */
   movedRows(ids: Int32Array, rng: Rng): RowBatch {
     const d = this.d;
@@ -248,8 +248,10 @@ export class LiveStore {
       attrs.cat100[i] = h.cat100[0];
       attrs.cat1000[i] = h.cat1000[0];
       attrs.num[i] = h.num[0];
+      attrs.tenant[i] = h.tenant[0];
       attrs.cluster[i] = this.baseAttrs.cluster[near];
       attrs.lang[i] = this.baseAttrs.lang[near];
+      attrs.region[i] = this.baseAttrs.region[near];
     }
     return { ids, vectors, attrs };
   }

@@ -6,8 +6,8 @@ import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
 import { datasetListing } from '../datasets/sources/listing.ts';
 import type { Metric } from '../contracts.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
-import { parseGroupKey } from '../datasets/groups.ts';
-import { deriveCells, VIEWS } from '../report/cells.ts';
+import { parseGroupList } from '../datasets/groups.ts';
+import { deriveCells, groupLeak, VIEWS } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
 import { deriveGeneral, renderGeneral } from '../report/general.ts';
 import { writePage } from '../report/html.ts';
@@ -173,7 +173,7 @@ export function registerCore(program: Command): void {
     .description('load each participant, sweep its ladders over every query group, store measured points and print the table')
     .option('--dataset <name>', `dataset to run on (default ${DEFAULT_DATASET}, with the groups ${DEFAULT_GROUPS.join(',')} unless --groups says otherwise)`)
     .option('--participants <list>', 'comma-separated participants', list, defaults)
-    .option('--groups <list>', 'only these groups, e.g. none/10,cat100/10', list)
+    .option('--groups <list>', 'only these groups, e.g. none/10,cat100/10; the sets grid (selectivity x correlation) and tenants name opt-in groups', list)
     .option('--out <dir>', 'results directory (default results)')
     .option('--data <dir>', 'prepared datasets directory')
     .option(
@@ -304,7 +304,8 @@ export function registerCore(program: Command): void {
       const embedded = o.dataset === undefined;
       o.dataset ??= DEFAULT_DATASET;
       if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
-      const groups = (o.groups ?? (embedded ? DEFAULT_GROUPS : undefined))?.map(parseGroupKey);
+      const asked = o.groups ?? (embedded ? DEFAULT_GROUPS : undefined);
+      const groups = asked === undefined ? undefined : parseGroupList(asked);
       const out = outDir(o);
       lockOutDir(out);
       // Servers given by URL, and fixed ports, are checked before any work (one line each).
@@ -325,7 +326,7 @@ export function registerCore(program: Command): void {
       };
       if (timing.maxPasses < timing.minPasses)
         throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);
-      await run({
+      const results = await run({
         busyCores: o.busyCores,
         hostSlow: o.hostSlow,
         querySet: o.queries,
@@ -354,6 +355,16 @@ export function registerCore(program: Command): void {
       printReport(out, false);
       process.stdout.write(`results: ${out}\n`);
       process.stdout.write(`page: ${await writePage(out, resolve(out, 'report'), { dataDir: dataDir(o) })}\n`);
+      // A cross-tenant row is a security finding: named last, where it is seen, and the run fails.
+      for (const r of results) {
+        for (const g of r.groups) {
+          const leak = groupLeak(g);
+          if (leak) {
+            process.stderr.write(`SECURITY: ${r.participant} ${g.key}: ${leak}\n`);
+            process.exitCode = 1;
+          }
+        }
+      }
     },
   );
 

@@ -1,25 +1,57 @@
-// Filter attributes (docs/method.md §1): cat10 / cat100 / cat1000 / num come from a hash of the row id,
-// so every engine and every size of a dataset family sees the same values; `cluster` is the
-// row's k-means cluster; `lang` is a real attribute where the data has one.
+// Filter attributes (docs/method.md §1): cat10 / cat100 / cat1000 / num / tenant come from a hash
+// of the row id, so every engine and every size of a dataset family sees the same values;
+// `cluster` is the row's k-means cluster; `region` its piece of a balanced partition
+// (src/datasets/regions.ts); `lang` is a real attribute where the data has one.
 import type { Metric } from '../contracts.ts';
 import { hashMod, makeRng } from '../util/hash.ts';
 
 export const NUM_RANGE = 1_000_000;
-const SALT = { cat10: 1, cat100: 2, cat1000: 3, num: 4 } as const;
+const SALT = { cat10: 1, cat100: 2, cat1000: 3, num: 4, tenant: 5 } as const;
 
-export function hashedAttributes(n: number, firstId = 0): { cat10: Int32Array; cat100: Int32Array; cat1000: Int32Array; num: Int32Array } {
+/** Tenants, numbered by size: tenant 0 is the largest. Sizes follow Zipf's law with this
+ * exponent, so the largest holds ~9.5 % of the rows, the median one ~0.035 % (a few dozen rows
+ * at 100,000) and the smallest ~0.02 %: a few large tenants and many tiny ones. */
+export const TENANTS = 1000;
+const TENANT_ZIPF = 0.9;
+/** Resolution of the hash a tenant is drawn from. */
+const TENANT_UNIT = 2 ** 30;
+
+/** Cumulative share of rows of tenants 0..t, scaled to TENANT_UNIT. */
+const TENANT_CDF: Float64Array = (() => {
+  const w = Float64Array.from({ length: TENANTS }, (_, t) => 1 / (t + 1) ** TENANT_ZIPF);
+  const total = w.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  return Float64Array.from(w, (x) => (acc += x) * (TENANT_UNIT / total));
+})();
+
+/** The tenant of a row id: the first tenant whose cumulative share exceeds the id's hash. */
+function tenantOf(id: number): number {
+  const u = hashMod(id, SALT.tenant, TENANT_UNIT);
+  let lo = 0;
+  let hi = TENANTS - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (TENANT_CDF[mid] > u) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+export function hashedAttributes(n: number, firstId = 0): { cat10: Int32Array; cat100: Int32Array; cat1000: Int32Array; num: Int32Array; tenant: Int32Array } {
   const cat10 = new Int32Array(n);
   const cat100 = new Int32Array(n);
   const cat1000 = new Int32Array(n);
   const num = new Int32Array(n);
+  const tenant = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const id = firstId + i;
     cat10[i] = hashMod(id, SALT.cat10, 10);
     cat100[i] = hashMod(id, SALT.cat100, 100);
     cat1000[i] = hashMod(id, SALT.cat1000, 1000);
     num[i] = hashMod(id, SALT.num, NUM_RANGE);
+    tenant[i] = tenantOf(id);
   }
-  return { cat10, cat100, cat1000, num };
+  return { cat10, cat100, cat1000, num, tenant };
 }
 
 function similarity(metric: Metric, a: Float32Array, ao: number, b: Float32Array, bo: number, d: number): number {

@@ -4,8 +4,9 @@
 import type { AttrName, FilterExpr, RowAttributes } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { hashMod } from '../util/hash.ts';
-import { NUM_RANGE } from './attributes.ts';
+import { NUM_RANGE, TENANTS } from './attributes.ts';
 import type { QueryAttrName } from './layout.ts';
+import { REGIONS, regionWindow } from './regions.ts';
 
 export const KS = [10, 100, 1000] as const;
 
@@ -15,7 +16,16 @@ interface FilterKind {
   nominal: number | null;
   describe: string;
   forQuery(q: number, qa: Record<QueryAttrName, Int32Array>): FilterExpr | null;
+  /** Opt-in kinds name their set (`--groups grid`): a run asks them only when told to, they are
+   * not among a dataset's groups by default, and prepare does not compute their ground truth. */
+  set?: GroupSetName;
+  /** Why the kind is asked however few rows its filter keeps (the `not asked` rule skips it). */
+  askedAtAnySize?: string;
 }
+
+/** Named sets of opt-in groups, each at the ks listed. */
+const GROUP_SETS = { grid: [10, 100], tenants: [10, 100] } as const;
+type GroupSetName = keyof typeof GROUP_SETS;
 
 const eq = (field: AttrName, value: number): FilterExpr => ({ op: 'eq', field, value });
 /** Ranges come from a fixed set of buckets so many queries share one filter (ground truth
@@ -25,6 +35,15 @@ const numBucket = (q: number, buckets: number, salt: number): FilterExpr => {
   const b = hashMod(q, salt, buckets);
   return { op: 'range', field: 'num', gte: b * width, lt: (b + 1) * width };
 };
+
+/** The selectivity x correlation grid's selectivities (percent of rows kept). */
+const GRID_SELECTIVITIES = [1, 5, 20, 50] as const;
+/** Tenants are numbered by size (src/datasets/attributes.ts): the largest, the median, the smallest. */
+const TENANT_GROUPS = [
+  { size: 'large', tenant: 0 },
+  { size: 'median', tenant: TENANTS / 2 - 1 },
+  { size: 'tiny', tenant: TENANTS - 1 },
+] as const;
 
 export const FILTER_KINDS: FilterKind[] = [
   { name: 'none', nominal: 1, describe: 'no filter: the index alone', forQuery: () => null },
@@ -53,6 +72,35 @@ export const FILTER_KINDS: FilterKind[] = [
   },
   { name: 'lang', nominal: null, describe: "the query's language: a real attribute that agrees", forQuery: (q, qa) => eq('lang', qa.lang[q]) },
   { name: 'otherlang', nominal: null, describe: 'another language: a real attribute that does not', forQuery: (q, qa) => eq('lang', qa.other_lang[q]) },
+  ...GRID_SELECTIVITIES.flatMap((pct): FilterKind[] => [
+    {
+      name: `sel${pct}-scattered`,
+      nominal: pct / 100,
+      describe: `num in a range keeping ${pct} %: rows by a hash of their id, blind to the vector`,
+      forQuery: (q) => numBucket(q, 100 / pct, 110 + pct),
+      set: 'grid',
+    },
+    {
+      name: `sel${pct}-clustered`,
+      nominal: pct / 100,
+      describe: `region in the ${pct} % of regions around the query's own: rows near the query, agreeing with the vector`,
+      forQuery: (q, qa) => {
+        const [gte, lt] = regionWindow(qa.region[q], (pct * REGIONS) / 100);
+        return { op: 'range', field: 'region', gte, lt };
+      },
+      set: 'grid',
+    },
+  ]),
+  ...TENANT_GROUPS.map(
+    ({ size, tenant }): FilterKind => ({
+      name: `tenant-${size}`,
+      nominal: null,
+      describe: `tenant = ${tenant}, the ${size} tenant of ${TENANTS} (Zipf sizes): an access boundary`,
+      forQuery: () => eq('tenant', tenant),
+      set: 'tenants',
+      askedAtAnySize: 'a tenant is an access boundary, asked at any size: a small tenant is where the boundary is tested',
+    }),
+  ),
 ];
 
 export function filterKind(name: string): FilterKind {
@@ -69,16 +117,30 @@ export const groupKey = (g: GroupKey) => `${g.filter}/${g.k}`;
 
 export function parseGroupKey(key: string): GroupKey {
   const m = /^(.+)\/(\d+)$/.exec(key);
-  if (!m) throw new UserError(`bad group "${key}"; write groups as FILTER/K, e.g. none/10 or cat100/10`);
+  if (!m) throw new UserError(`bad group "${key}"; write groups as FILTER/K, e.g. none/10 or cat100/10, or name a set (${Object.keys(GROUP_SETS).join(', ')})`);
   filterKind(m[1]);
   const k = Number(m[2]);
   if (!(KS as readonly number[]).includes(k)) throw new UserError(`bad group "${key}": k must be one of ${KS.join(', ')}`);
   return { filter: m[1], k };
 }
 
+/** `--groups` entries: FILTER/K keys and named sets (`grid`, `tenants`), in the order given. */
+export function parseGroupList(entries: string[]): GroupKey[] {
+  const out: GroupKey[] = [];
+  for (const entry of entries) {
+    const set = Object.hasOwn(GROUP_SETS, entry) ? (entry as GroupSetName) : null;
+    if (set === null) out.push(parseGroupKey(entry));
+    else for (const k of GROUP_SETS[set]) for (const f of FILTER_KINDS) if (f.set === set) out.push({ filter: f.name, k });
+  }
+  return out.filter((g, i) => out.findIndex((o) => groupKey(o) === groupKey(g)) === i);
+}
+
+/** The kinds every dataset is asked (and prepare computes): all but the opt-in sets. */
+export const STANDARD_KINDS: FilterKind[] = FILTER_KINDS.filter((f) => f.set === undefined);
+
 export function allGroups(): GroupKey[] {
   const out: GroupKey[] = [];
-  for (const k of KS) for (const f of FILTER_KINDS) out.push({ filter: f.name, k });
+  for (const k of KS) for (const f of STANDARD_KINDS) out.push({ filter: f.name, k });
   return out;
 }
 
@@ -120,6 +182,20 @@ export function filterFields(filter: FilterExpr | null): AttrName[] {
   if (filter === null) return [];
   if (filter.op === 'and') return [...new Set(filter.args.flatMap(filterFields))];
   return [filter.field];
+}
+
+/** The tenant a filter confines its query to (an eq on tenant, alone or in an and), or null:
+ * a returned row of another tenant then crosses an access boundary. */
+export function tenantBoundary(filter: FilterExpr | null): number | null {
+  if (filter === null) return null;
+  if (filter.op === 'eq') return filter.field === 'tenant' ? filter.value : null;
+  if (filter.op === 'and') {
+    for (const f of filter.args) {
+      const tenant = tenantBoundary(f);
+      if (tenant !== null) return tenant;
+    }
+  }
+  return null;
 }
 
 export function filterOps(filter: FilterExpr | null): FilterExpr['op'][] {

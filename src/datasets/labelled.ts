@@ -2,6 +2,7 @@
 // dataset: embeds both sides with the chosen provider and derives the filter attributes as
 // for every other dataset. Shared by the BEIR reader and the built-in Debian corpus.
 import { assignClusters, hashedAttributes, kmeans } from './attributes.ts';
+import { buildRegionTree, regionsOf } from './regions.ts';
 import type { Labels, PreparedData } from './layout.ts';
 import type { TextEmbedder } from '../embed/embedder.ts';
 import { UserError } from '../util/errors.ts';
@@ -49,6 +50,7 @@ export async function assembleLabelled(corpus: LabelledCorpus, embedder: TextEmb
   const cent = kmeans(base.vectors, n, d, clusters, 'cosine', 4242);
   const rowsC = assignClusters(base.vectors, n, d, cent, clusters, 'cosine');
   const qC = assignClusters(q.vectors, nq, d, cent, clusters, 'cosine');
+  const regions = buildRegionTree(base.vectors, n, d);
   const qrels = new Map<number, Map<string, number>>();
   queries.forEach((x, i) => qrels.set(i, new Map(corpus.qrels.get(x.id))));
   const labels: Labels = { docIds: docs.map((x) => x.id), queryIds: queries.map((x) => x.id), queryText: queries.map((x) => x.text), qrels };
@@ -61,8 +63,14 @@ export async function assembleLabelled(corpus: LabelledCorpus, embedder: TextEmb
     queries: q.vectors,
     // One language: `lang` keeps every row, and `other_lang` is -1, a language no row has, so
     // the otherlang group keeps nothing and is not asked.
-    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang: new Int32Array(n) },
-    queryAttrs: { cluster: qC.nearest, far_cluster: qC.farthest, lang: new Int32Array(nq), other_lang: new Int32Array(nq).fill(-1) },
+    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang: new Int32Array(n), region: regionsOf(regions, base.vectors, n) },
+    queryAttrs: {
+      cluster: qC.nearest,
+      far_cluster: qC.farthest,
+      lang: new Int32Array(nq),
+      other_lang: new Int32Array(nq).fill(-1),
+      region: regionsOf(regions, q.vectors, nq),
+    },
     text,
     labels,
     clusters,

@@ -8,13 +8,15 @@ import { ATTRIBUTES, type AttrName, type Metric, type RowAttributes } from '../c
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256, sha256File } from '../util/hash.ts';
+import { hashedAttributes } from './attributes.ts';
 import { clearStalePrepares, TempDatasetDir } from './preparing.ts';
+import { buildRegionTree, regionsOf } from './regions.ts';
 import { yieldToSignals } from '../util/at-exit.ts';
 
 export const DATASET_FORMAT = 'vecbench-dataset/1';
 
 /** Per-query attributes that filters are built from (docs/method.md §2). */
-export const QUERY_ATTRIBUTES = ['cluster', 'far_cluster', 'lang', 'other_lang'] as const;
+export const QUERY_ATTRIBUTES = ['cluster', 'far_cluster', 'lang', 'other_lang', 'region'] as const;
 export type QueryAttrName = (typeof QUERY_ATTRIBUTES)[number];
 
 const fileEntry = z.object({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
@@ -205,9 +207,12 @@ async function writePreparedFiles(tmp: string, name: string, data: PreparedData)
   await put(fileNames.queries, bytesOf(data.queries));
   for (const a of ATTRIBUTES) {
     if (data.attrs[a].length !== n) throw new Error(`attribute ${a} has ${data.attrs[a].length} values for ${n} rows`);
+    // Derived at load instead (deriveLateAttributes): a set made in memory keeps the hash it
+    // had before these attributes existed, and with it every stored result of it.
+    if (a === 'region' || a === 'tenant') continue;
     await put(fileNames.attr(a), bytesOf(data.attrs[a]));
   }
-  for (const a of QUERY_ATTRIBUTES) await put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
+  for (const a of QUERY_ATTRIBUTES) if (a !== 'region') await put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
   if (data.text) await put(fileNames.text, Buffer.from(`${data.text.map((t) => JSON.stringify(t)).join('\n')}\n`));
   if (data.labels) {
     const l = data.labels;
@@ -264,6 +269,15 @@ function readTyped<T extends Float32Array | Int32Array>(
   return new ctor(ab, 0, expected);
 }
 
+/** Files a set may lack: their attributes are then derived at load. */
+const DERIVABLE: ((f: typeof fileNames) => string)[] = [(f) => f.attr('region'), (f) => f.attr('tenant'), (f) => f.queryAttr('region')];
+
+/** The region and tenant attributes as the generators make them. */
+function deriveLateAttributes(base: Float32Array, queries: Float32Array, n: number, nq: number, d: number) {
+  const tree = buildRegionTree(base, n, d);
+  return { rows: { region: regionsOf(tree, base, n), tenant: hashedAttributes(n).tenant }, queryRegion: regionsOf(tree, queries, nq) };
+}
+
 interface LoadOptions {
   /** Check every file's sha256 against the manifest (slow on big sets; on by default). */
   verify?: boolean;
@@ -302,11 +316,26 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
   const { n, d, nq } = manifest;
   const base = readTyped(dir, manifest, fileNames.base, Float32Array, n * d);
   const queries = readTyped(dir, manifest, fileNames.queries, Float32Array, nq * d);
-  const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.attr(a), Int32Array, n)])) as RowAttributes;
-  const queryAttrs = Object.fromEntries(QUERY_ATTRIBUTES.map((a) => [a, readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq)])) as Record<
-    QueryAttrName,
-    Int32Array
-  >;
+  // A set made in memory (synthetic, labelled corpora), or prepared before the region and tenant
+  // attributes existed, gets them derived here as the generators make them, so its hash (and
+  // the results keyed by it) stay as they were. Streamed sets store them (deriving would cost a
+  // pass over a large base at every load).
+  const derived = DERIVABLE.filter((file) => manifest.files[file(fileNames)] === undefined);
+  const made = derived.length > 0 ? deriveLateAttributes(base, queries, n, nq, manifest.d) : null;
+  const attrs = Object.fromEntries(
+    ATTRIBUTES.map((a) => [
+      a,
+      made && !manifest.files[fileNames.attr(a)] && a in made.rows
+        ? made.rows[a as 'region' | 'tenant']
+        : readTyped(dir, manifest, fileNames.attr(a), Int32Array, n),
+    ]),
+  ) as RowAttributes;
+  const queryAttrs = Object.fromEntries(
+    QUERY_ATTRIBUTES.map((a) => [
+      a,
+      made && a === 'region' && !manifest.files[fileNames.queryAttr(a)] ? made.queryRegion : readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq),
+    ]),
+  ) as Record<QueryAttrName, Int32Array>;
   let text: string[] | undefined;
   if (manifest.has_text) {
     text = readFileSync(join(dir, fileNames.text), 'utf8')

@@ -7,6 +7,7 @@ import { UserError } from '../util/errors.ts';
 import { makeRng } from '../util/hash.ts';
 import { assignClusters, hashedAttributes, kmeans, otherLanguages } from './attributes.ts';
 import type { PreparedData } from './layout.ts';
+import { buildRegionTree, regionsOf } from './regions.ts';
 
 export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters: 50, seed: 42 };
 /** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
@@ -79,6 +80,7 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
   const cent = kmeans(base, n, d, clusters, 'ip', seed + 1);
   const rowsC = assignClusters(base, n, d, cent, clusters, 'ip');
   const qC = assignClusters(queries, nq, d, cent, clusters, 'ip');
+  const regions = buildRegionTree(base, n, d);
   return {
     n,
     d,
@@ -86,8 +88,14 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
     metric: 'ip',
     base,
     queries,
-    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang },
-    queryAttrs: { cluster: qC.nearest, far_cluster: qC.farthest, lang: qlang, other_lang: otherLanguages(qlang, SYNTHETIC_LANGS.length) },
+    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang, region: regionsOf(regions, base, n) },
+    queryAttrs: {
+      cluster: qC.nearest,
+      far_cluster: qC.farthest,
+      lang: qlang,
+      other_lang: otherLanguages(qlang, SYNTHETIC_LANGS.length),
+      region: regionsOf(regions, queries, nq),
+    },
     clusters,
     langs: SYNTHETIC_LANGS,
     source: { generator: 'synthetic', seed, d, latent: L, generators: G },

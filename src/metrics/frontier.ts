@@ -13,6 +13,8 @@
 // - maxRecall: the highest usable recall; set for every status except 'none' (and the
 //   caller-made 'not_asked' / 'unsupported').
 // - A frontier point whose recall equals the target (|diff| <= 1e-12) → 'point', its value.
+// - Collapse, before all below: every usable point's recall is below COLLAPSE_RECALL (0.5: at
+//   no knob does the engine find half of what it should) → 'collapsed', value null.
 // - No frontier point reaches the target (maxRecall < target) → 'not_reached', value null.
 // - Every frontier point is above the target → 'above', the value of the lowest-recall
 //   frontier point.
@@ -37,6 +39,11 @@
 // - Intervals: a point may carry low / high (its 95 % interval of value). A cell read at one
 //   point carries that point's interval; an interpolated cell interpolates the lows and the
 //   highs (log, linear in recall) with the same weight as the value.
+// - Shares: each point may carry shortShare (queries that returned fewer than min(k, matching
+//   rows) ids) and lowRecallShare (queries whose recall is below 0.5). A cell read at one point
+//   carries that point's; an interpolated cell interpolates them (linear, the same weight); a
+//   cell with no value ('collapsed', 'not_reached', 'bracket_too_wide') carries those of its
+//   highest-recall usable point, the best the engine did.
 // - leads: for each value, value / best, where best is the max (higher) or min (lower) of
 //   the values present; null stays null, so the best has lead 1. A value that is not a
 //   finite number > 0 cannot come out of readCell and is treated like null.
@@ -54,9 +61,25 @@ export interface CurvePoint {
   /** 95 % interval of value, when measured. */
   low?: number;
   high?: number;
+  /** Share of queries that returned fewer than min(k, matching rows) ids. */
+  shortShare?: number;
+  /** Share of queries whose recall is below 0.5. */
+  lowRecallShare?: number;
 }
 
-export type CellStatus = 'calibrated' | 'point' | 'interpolated' | 'above' | 'not_reached' | 'bracket_too_wide' | 'none' | 'not_asked' | 'unsupported';
+/** 'leak' is the caller's (src/report/cells.ts): a group where a row crossed a tenant boundary. */
+export type CellStatus =
+  | 'calibrated'
+  | 'point'
+  | 'interpolated'
+  | 'above'
+  | 'collapsed'
+  | 'not_reached'
+  | 'bracket_too_wide'
+  | 'none'
+  | 'not_asked'
+  | 'unsupported'
+  | 'leak';
 
 export interface Cell {
   status: CellStatus;
@@ -67,8 +90,13 @@ export interface Cell {
   /** 95 % interval of value (null where the points carry none). */
   low: number | null;
   high: number | null;
+  /** Shares of short answers and of queries under recall 0.5 where the cell was read (above). */
+  shortShare: number | null;
+  lowRecallShare: number | null;
 }
 
+/** Below this recall at every point, a cell is 'collapsed' rather than 'not_reached'. */
+const COLLAPSE_RECALL = 0.5;
 /** Widest recall gap between the measured points around the target that may be interpolated. */
 const MAX_BRACKET = 0.02;
 /** Recalls this close count as equal. */
@@ -132,12 +160,24 @@ function logInterpolate(lo: number, hi: number, t: number): number {
 
 const hasInterval = (p: CurvePoint) => Number.isFinite(p.low) && Number.isFinite(p.high) && p.low! > 0 && p.high! > 0;
 
+const shares = (p: CurvePoint | undefined) => ({ shortShare: p?.shortShare ?? null, lowRecallShare: p?.lowRecallShare ?? null });
+
 /** A cell read at one point: its value and interval. */
 function atPoint(status: CellStatus, p: CurvePoint, maxRecall: number): Cell {
-  return { status, value: p.value, maxRecall, from: [p], low: hasInterval(p) ? p.low! : null, high: hasInterval(p) ? p.high! : null };
+  return { status, value: p.value, maxRecall, from: [p], low: hasInterval(p) ? p.low! : null, high: hasInterval(p) ? p.high! : null, ...shares(p) };
 }
 
-const empty = (status: CellStatus, maxRecall: number | null): Cell => ({ status, value: null, maxRecall, low: null, high: null });
+/** A cell without a value; `best`: the highest-recall usable point, whose shares it carries. */
+const empty = (status: CellStatus, maxRecall: number | null, best?: CurvePoint): Cell => ({
+  status,
+  value: null,
+  maxRecall,
+  low: null,
+  high: null,
+  ...shares(best),
+});
+
+const lerp = (a: number | undefined, b: number | undefined, t: number) => (a === undefined || b === undefined ? null : a + t * (b - a));
 
 export function readCell(points: CurvePoint[], target: number, better: Better): Cell {
   if (!Number.isFinite(target)) throw new RangeError(`readCell: target recall must be finite, got ${target}`);
@@ -145,7 +185,14 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
   if (usable.length === 0) return empty('none', null);
 
   let maxRecall = -Infinity;
-  for (const p of usable) if (p.recall > maxRecall) maxRecall = p.recall;
+  let best = usable[0];
+  for (const p of usable) {
+    if (p.recall > maxRecall) {
+      maxRecall = p.recall;
+      best = p;
+    }
+  }
+  if (maxRecall < COLLAPSE_RECALL) return empty('collapsed', maxRecall, best);
 
   const frontier = paretoFrontier(usable, better);
 
@@ -170,7 +217,7 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
   const exact = frontier.find((p) => Math.abs(p.recall - target) <= RECALL_EPS);
   if (exact) return atPoint('point', exact, maxRecall);
 
-  if (maxRecall < target) return empty('not_reached', maxRecall);
+  if (maxRecall < target) return empty('not_reached', maxRecall, best);
 
   const lowest = frontier[0];
   if (lowest.recall > target) return atPoint('above', lowest, maxRecall);
@@ -195,7 +242,7 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
     const belowPts = usable.filter((p) => p.recall === belowRecall);
     const abovePts = usable.filter((p) => p.recall === aboveRecall);
     const adjacent = belowPts.some((b) => abovePts.some((a) => adjacentKnobs(b.knobs, a.knobs)));
-    if (!adjacent) return empty('bracket_too_wide', maxRecall);
+    if (!adjacent) return empty('bracket_too_wide', maxRecall, best);
   }
 
   const t = (target - lo.recall) / (hi.recall - lo.recall);
@@ -207,6 +254,8 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
     from: [lo, hi],
     low: both ? logInterpolate(lo.low!, hi.low!, t) : null,
     high: both ? logInterpolate(lo.high!, hi.high!, t) : null,
+    shortShare: lerp(lo.shortShare, hi.shortShare, t),
+    lowRecallShare: lerp(lo.lowRecallShare, hi.lowRecallShare, t),
   };
 }
 

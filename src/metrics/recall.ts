@@ -21,11 +21,14 @@
 // - threshold = the same with epsilon 1e-3 (the ann-benchmarks distance-threshold rule).
 // - returned  = returned.length (all ids, before dropping anything).
 // - short     = returned.length < kt (the engine gave fewer ids than it could have).
+// - leaked    = the violating ids that also lie outside the query's access boundary (another
+//               tenant's rows, when the filter names a tenant): a security finding.
 // Distances are "lower is closer"; a NaN distance never counts.
 //
 // summarize: means of the three recalls over the queries (recall = mean tie-aware),
 // shortResults = number of short queries, lowRecallShare = share of queries whose
-// tie-aware recall is < 0.5, and the totals of unknown / duplicate / violating ids.
+// tie-aware recall is < 0.5, the totals of unknown / duplicate / violating / leaked ids, and
+// the first leak named (the caller attaches it to the query's score).
 // With no queries the means and the share are NaN (there is nothing to average).
 
 const TIE_EPSILON = 1e-6;
@@ -41,6 +44,23 @@ export interface QueryScore {
   unknown: number;
   duplicates: number;
   violations: number;
+  /** Returned ids outside the query's access boundary (another tenant's rows). */
+  leaked: number[];
+  /** The first leak named, when the caller knows the query and the tenants. */
+  leak?: TenantLeak;
+}
+
+/** A cross-tenant row: the query, the tenant it was confined to, the row and its tenant. */
+export interface TenantLeak {
+  query: number;
+  query_tenant: number;
+  row: number;
+  row_tenant: number;
+}
+
+/** A leak in words: which query, confined to which tenant, got which row of which tenant. */
+export function leakText(l: TenantLeak): string {
+  return `query ${l.query} (tenant ${l.query_tenant}) got row ${l.row} of tenant ${l.row_tenant}`;
 }
 
 export interface ScoreQueryArgs {
@@ -59,10 +79,12 @@ export interface ScoreQueryArgs {
   passes: (id: number) => boolean;
   /** harness-recomputed distance of a returned id to the query */
   distanceOf: (id: number) => number;
+  /** id lies outside the query's access boundary (another tenant's row); absent: no boundary */
+  outside?: (id: number) => boolean;
 }
 
 export function scoreQuery(args: ScoreQueryArgs): QueryScore {
-  const { returned, k, trueIds, trueDists, matches, isKnownId, passes, distanceOf } = args;
+  const { returned, k, trueIds, trueDists, matches, isKnownId, passes, distanceOf, outside } = args;
   if (!Number.isInteger(k) || k < 0) throw new RangeError(`scoreQuery: k must be a non-negative integer, got ${k}`);
   if (!(matches >= 0)) throw new RangeError(`scoreQuery: matches must be >= 0, got ${matches}`);
   const kt = Math.min(k, Math.floor(matches));
@@ -74,6 +96,7 @@ export function scoreQuery(args: ScoreQueryArgs): QueryScore {
   let unknown = 0;
   let duplicates = 0;
   let violations = 0;
+  const leaked: number[] = [];
   for (let i = 0; i < considered; i++) {
     const id = returned[i];
     if (typeof id !== 'number' || !Number.isInteger(id) || !isKnownId(id)) {
@@ -87,6 +110,7 @@ export function scoreQuery(args: ScoreQueryArgs): QueryScore {
     seen.add(id);
     if (!passes(id)) {
       violations++;
+      if (outside?.(id)) leaked.push(id);
       continue;
     }
     valid.push(id);
@@ -98,6 +122,7 @@ export function scoreQuery(args: ScoreQueryArgs): QueryScore {
     unknown,
     duplicates,
     violations,
+    leaked,
   };
   if (kt === 0) return { strict: 1, tieAware: 1, threshold: 1, ...base };
 
@@ -143,6 +168,9 @@ interface RecallSummary {
   unknownIds: number;
   duplicateIds: number;
   filterViolations: number;
+  /** ids returned across an access boundary (another tenant's rows), and the first named */
+  tenantLeaks: number;
+  firstLeak: TenantLeak | null;
 }
 
 /** A summary as a stored point names its fields (src/results/schema.ts): measured points and
@@ -157,6 +185,8 @@ export function pointReadings(s: RecallSummary) {
     unknown_ids: s.unknownIds,
     duplicate_ids: s.duplicateIds,
     filter_violations: s.filterViolations,
+    // Only where there is a leak: a point without one reads as it always did.
+    ...(s.tenantLeaks > 0 ? { tenant_leaks: s.tenantLeaks, ...(s.firstLeak ? { tenant_leak: s.firstLeak } : {}) } : {}),
   };
 }
 
@@ -170,6 +200,8 @@ export function summarize(scores: QueryScore[]): RecallSummary {
   let unknownIds = 0;
   let duplicateIds = 0;
   let filterViolations = 0;
+  let tenantLeaks = 0;
+  let firstLeak: TenantLeak | null = null;
   for (const s of scores) {
     tie += s.tieAware;
     strict += s.strict;
@@ -179,6 +211,8 @@ export function summarize(scores: QueryScore[]): RecallSummary {
     unknownIds += s.unknown;
     duplicateIds += s.duplicates;
     filterViolations += s.violations;
+    tenantLeaks += s.leaked.length;
+    firstLeak ??= s.leak ?? null;
   }
   return {
     queries: n,
@@ -190,5 +224,7 @@ export function summarize(scores: QueryScore[]): RecallSummary {
     unknownIds,
     duplicateIds,
     filterViolations,
+    tenantLeaks,
+    firstLeak,
   };
 }

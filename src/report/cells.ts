@@ -11,10 +11,15 @@
 //   curve the cell is read on, and the cell counts them by flag (`excluded`).
 // - With several index builds (--builds), the cell is read on each build's points: its value is
 //   the median of the builds' values and its interval spans the builds' intervals.
+// - A group where any point returned a row of another tenant than its query was confined to
+//   reads `leak` in every cell (a security finding, named in `reason`), whatever its curve.
+// - Each cell carries the shares of short answers and of queries under recall 0.5 where it was
+//   read (src/metrics/frontier.ts); a cell under recall 0.5 at every point is `collapsed`.
 // - Ties: a cell whose interval overlaps the interval of the best cell of its row (the best:
 //   that of any other cell) is a tie: no lead counts, and tables print it as `≈`.
 import { intervalsOverlap } from '../metrics/stats.ts';
 import { leads, readCell, type Cell, type CellStatus, type CurvePoint } from '../metrics/frontier.ts';
+import { leakText } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
 import { EXACT, exactSearchTest, type Search } from './exact-search.ts';
 
@@ -66,6 +71,11 @@ export interface DerivedCell {
   max_recall: number | null;
   /** Recall of the point(s) the value was read on. */
   read_recall: number[];
+  /** Where the cell was read (its point(s); without a value, the highest-recall point): the
+   * share of queries that returned fewer than min(k, matching rows) ids, and the share whose
+   * recall is below 0.5. Null without points. */
+  short_share: number | null;
+  low_recall_share: number | null;
   /** How the participant was driven in this view ("32 in flight", "2 threads", "1 at a time"). */
   driven: string | null;
   /** Points of the group's curve left off the frontier, by flag. */
@@ -96,6 +106,8 @@ function curvePoint(p: ResultPoint, view: View): CurvePoint {
     calibratedFor: p.calibrated_for,
     low: ci?.[0],
     high: ci?.[1],
+    shortShare: p.short_results / p.queries,
+    lowRecallShare: p.low_recall_share,
   };
 }
 
@@ -112,7 +124,23 @@ export function throughputCurve(g: ResultGroup, build?: number): CurvePoint[] {
 
 export function groupOrder(key: string): [number, number] {
   const [filter, k] = key.split('/');
-  const filters = ['none', 'cat10', 'cat100', 'cat1000', 'num10', 'num1', 'cat10+num10', 'cluster', 'farcluster', 'lang', 'otherlang'];
+  const filters = [
+    'none',
+    'cat10',
+    'cat100',
+    'cat1000',
+    'num10',
+    'num1',
+    'cat10+num10',
+    'cluster',
+    'farcluster',
+    'lang',
+    'otherlang',
+    ...[1, 5, 20, 50].flatMap((pct) => [`sel${pct}-scattered`, `sel${pct}-clustered`]),
+    'tenant-large',
+    'tenant-median',
+    'tenant-tiny',
+  ];
   const fi = filters.indexOf(filter);
   return [Number(k), fi < 0 ? 99 : fi];
 }
@@ -159,6 +187,8 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
   // The builds this view was timed on (later builds time the throughput view alone).
   const builds = [...new Set(g.points.filter((p) => p.view === view).map((p) => p.build ?? 0))].sort((a, b) => a - b);
   const better = BETTER[view];
+  // A cross-tenant row anywhere in the group (any view, any build) fails all its cells.
+  const leak = groupLeak(g);
   for (const target of TARGETS) {
     const base = {
       dataset: r.dataset.name,
@@ -176,13 +206,20 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       driven,
       excluded,
     };
+    const unread = { value: null, ci_low: null, ci_high: null, max_recall: null, read_recall: [], short_share: null, low_recall_share: null };
     if (g.status === 'not_asked' || g.status === 'unsupported') {
-      out.push({ ...base, status: g.status, value: null, ci_low: null, ci_high: null, max_recall: null, read_recall: [], reason: g.reason });
+      out.push({ ...base, ...unread, status: g.status, reason: g.reason });
       continue;
     }
     const cell = readCell(curveOf(view, search, builds.length > 1 ? builds[0] : undefined), target, better);
+    if (leak) {
+      out.push({ ...base, ...unread, status: 'leak', max_recall: cell.maxRecall, reason: leak });
+      continue;
+    }
     const cellOut: DerivedCell = {
       ...base,
+      short_share: cell.shortShare,
+      low_recall_share: cell.lowRecallShare,
       status: cell.status,
       value: cell.value,
       ci_low: cell.low,
@@ -228,6 +265,16 @@ function strategyOf(g: ResultGroup, view: View, from: { knobs: Record<string, nu
     if (p?.strategy) labels.add(p.strategy.observed ? p.strategy.label : `${p.strategy.label} (declared)`);
   }
   return labels.size === 0 ? null : [...labels].join(' / ');
+}
+
+/** The security finding of a group where a point returned a row of another tenant than its
+ * query was confined to, in one line naming the first leak; null when there is none. */
+export function groupLeak(g: ResultGroup): string | null {
+  const leaking = g.points.filter((p) => (p.tenant_leaks ?? 0) > 0);
+  if (leaking.length === 0) return null;
+  const first = leaking.find((p) => p.tenant_leak)?.tenant_leak;
+  const rows = leaking.reduce((a, p) => a + (p.tenant_leaks ?? 0), 0);
+  return `security: ${rows} cross-tenant row(s) at ${leaking.length} point(s)${first ? `; first: ${leakText(first)}` : ''}`;
 }
 
 /** The cells of the given views (default throughput, which the tables print; `report --json`
@@ -320,6 +367,10 @@ export function cellText(c: DerivedCell): string {
       return `${fmtQps(c.value!)}${c.status === 'above' ? '^' : ''}${c.ci_low !== null && c.ci_high !== null && c.value ? ` ±${fmtPct(halfWidth(c))}` : ''} ${leadText(c)}`;
     case 'not_reached':
       return fmtMaxRecall(c.max_recall!);
+    case 'collapsed':
+      return `collapsed, short ${fmtShare(c.short_share)}`;
+    case 'leak':
+      return 'LEAK';
     case 'bracket_too_wide':
       return 'too wide';
     case 'none':
@@ -332,6 +383,21 @@ export function cellText(c: DerivedCell): string {
     case 'unsupported':
       return 'unsupported';
   }
+}
+
+/** A share as a whole percent (`12%`), `<1%` for a small non-zero one, `?` when unknown. */
+export function fmtShare(x: number | null): string {
+  if (x === null || !Number.isFinite(x)) return '?';
+  return x > 0 && x < 0.005 ? '<1%' : `${Math.round(x * 100)}%`;
+}
+
+/** The shares beside a cell where any is worth a look (1 % or more), e.g. ` short 4% low 12%`. */
+export function sharesText(c: Pick<DerivedCell, 'short_share' | 'low_recall_share' | 'status'>): string {
+  if (c.status === 'collapsed') return ` low ${fmtShare(c.low_recall_share)}`;
+  const short = c.short_share ?? 0;
+  const low = c.low_recall_share ?? 0;
+  if (short < 0.005 && low < 0.005) return '';
+  return ` short ${fmtShare(short)} low ${fmtShare(low)}`;
 }
 
 /** Relative half-width of a cell's interval ((high - low) / 2 / value). */

@@ -210,6 +210,8 @@ function sideText(s: CellSide | null): string {
       return s.reason ? 'failed' : 'none';
     case 'not_asked':
       return 'not asked';
+    case 'leak':
+      return 'LEAK';
     default:
       return s.status;
   }

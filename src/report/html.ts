@@ -20,7 +20,20 @@ import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deriveCells, fmtMaxRecall, fmtPct, fmtQps, groupOrder, halfWidth, leadText, TARGETS, type DerivedCell } from './cells.ts';
+import {
+  cellText,
+  deriveCells,
+  fmtMaxRecall,
+  fmtPct,
+  fmtQps,
+  fmtShare,
+  groupOrder,
+  halfWidth,
+  leadText,
+  sharesText,
+  TARGETS,
+  type DerivedCell,
+} from './cells.ts';
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
@@ -111,6 +124,8 @@ const STATUS_TEXT: Record<string, string> = {
   interpolated: 'read on the frontier between the two points around the target (log QPS, linear recall)',
   above: 'every frontier point is above the target: the value of the lowest-recall frontier point (marked ↑)',
   not_reached: 'the target recall was never reached: the best recall reached',
+  collapsed: 'recall below 0.5 at every knob: the search collapsed (the share of short answers shown)',
+  leak: 'SECURITY: a returned row belongs to another tenant than the query was confined to; the group fails',
   bracket_too_wide: 'the measured points around the target are more than 0.02 recall apart (and not adjacent knob values)',
   none: 'no usable measured point',
   not_asked: 'the filter keeps fewer than 10 x k rows: the group is not asked',
@@ -163,15 +178,20 @@ function cellHtml(
   if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
     `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
+    ` data-short-share="${c.short_share ?? ''}" data-low-recall-share="${c.low_recall_share ?? ''}"` +
     ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"`;
   const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
   const lines = [`${status}${c.reason ? ` — ${c.reason}` : ''}`];
   if (c.why) lines.push(`why: ${c.why}`);
+  if (c.short_share !== null) lines.push(`queries with a short answer: ${fmtShare(c.short_share)}; with recall below 0.5: ${fmtShare(c.low_recall_share)}`);
   if (c.value !== null) lines.push(...valueTitle(c));
   lines.push(...buildsTitle(c));
   const excluded = excludedText(c);
   if (excluded) lines.push(`left off the frontier: ${excluded}`);
   const title = esc(lines.join('\n'));
+  // Short answers and low-recall queries beside the cell, where any is worth a look.
+  const shares = sharesText(c);
+  const sharesMark = shares ? `<span class="shares">${esc(shares.trim())}</span>` : '';
   // The count of flagged points, with its own title so hovering the mark explains it.
   const exclMark = excluded
     ? `<span class="excl" title="${esc(`points left off the frontier: ${excluded}`)}">⚑${Object.values(c.excluded).reduce((a, b) => a + b, 0)}</span>`
@@ -185,10 +205,14 @@ function cellHtml(
       const cls = c.tie ? ' tie' : c.lead === 1 ? ' best' : '';
       const mark = c.status === 'above' ? '<span class="mark">↑</span>' : '';
       const ci = c.ci_low !== null && c.ci_high !== null ? `<span class="ci">±${esc(fmtPct(halfWidth(c)))}</span>` : '';
-      return `<td class="cell st-${c.status}${cls}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}${ci}<span class="lead">${esc(leadShown(c))}</span>${exclMark}</td>`;
+      return `<td class="cell st-${c.status}${cls}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}${ci}<span class="lead">${esc(leadShown(c))}</span>${sharesMark}${exclMark}</td>`;
     }
     case 'not_reached':
-      return `<td class="cell st-not_reached" ${data} title="${title}">${fmtMaxRecall(c.max_recall!)}${exclMark}</td>`;
+      return `<td class="cell st-not_reached" ${data} title="${title}">${fmtMaxRecall(c.max_recall!)}${sharesMark}${exclMark}</td>`;
+    case 'collapsed':
+      return `<td class="cell st-collapsed" ${data} title="${title}">${esc(cellText(c))}${sharesMark}${exclMark}</td>`;
+    case 'leak':
+      return `<td class="cell st-leak" ${data} title="${title}">LEAK</td>`;
     case 'bracket_too_wide':
       return `<td class="cell st-bracket_too_wide" ${data} title="${title}">bracket too wide${exclMark}</td>`;
     case 'not_asked':

@@ -3,7 +3,7 @@
 // cells only (`report --json` has the latency view too). Not-asked groups are folded into one
 // line so the table stays readable.
 import type { DerivedCell } from './cells.ts';
-import { cellText, columnName } from './cells.ts';
+import { cellText, columnName, sharesText } from './cells.ts';
 import { EXACT } from './exact-search.ts';
 
 export function renderTable(allCells: DerivedCell[]): string {
@@ -27,7 +27,7 @@ export function renderTable(allCells: DerivedCell[]): string {
           t.toFixed(2),
           ...participants.map((p) => {
             const c = dc.find((x) => columnName(x) === p && x.group === g && x.target === t);
-            return c ? cellText(c) : '-';
+            return c ? `${cellText(c)}${sharesText(c)}` : '-';
           }),
         ]);
       }
@@ -39,7 +39,7 @@ export function renderTable(allCells: DerivedCell[]): string {
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
     out.push(
-      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: the interval overlaps the best's (a tie, no lead counts); ^ = read above the target`,
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: the interval overlaps the best's (a tie, no lead counts); ^ = read above the target; short / low: shares of queries with a short answer / recall below 0.5 where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob`,
     );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));
@@ -53,7 +53,7 @@ export function renderTable(allCells: DerivedCell[]): string {
       if (!c.reason || c.status === 'not_asked' || c.search === EXACT || noted.has(`${c.participant}\u0000${c.group}`)) continue;
       noted.add(`${c.participant}\u0000${c.group}`);
       out.push(
-        `${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`,
+        `${c.participant} ${c.group} ${c.status === 'unsupported' ? 'unsupported' : c.status === 'leak' ? 'LEAK' : c.reason.startsWith('every point is flagged') ? 'all flagged' : 'failed'}: ${c.reason.split('\n')[0].replace(/\s*Plan:$/, '')}`,
       );
     }
     // Cells that are not read at a calibrated point, with calibration's account of why.

@@ -60,6 +60,10 @@ export const pointSchema = z.object({
   unknown_ids: z.number().int().nonnegative(),
   duplicate_ids: z.number().int().nonnegative(),
   filter_violations: z.number().int().nonnegative(),
+  /** Rows of another tenant than the query was confined to (a security finding), and the first
+   * named; absent where there are none. */
+  tenant_leaks: z.number().int().positive().optional(),
+  tenant_leak: z.object({ query: z.number().int(), query_tenant: z.number().int(), row: z.number().int(), row_tenant: z.number().int() }).optional(),
   qps: z.number(),
   duration_s: z.number(),
   latency_ms: latencySchema,

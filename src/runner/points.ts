@@ -2,13 +2,14 @@
 // (docs/method.md §4, §5). Recall is computed here from the returned ids, never taken from the
 // engine.
 import type { FilterExpr, Knobs } from '../contracts.ts';
-import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, type GroupKey } from '../datasets/groups.ts';
+import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, tenantBoundary, type GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { groundTruthFor, scoringDists, type GroundTruth } from '../groundtruth/cache.ts';
 import { exactDistance } from '../groundtruth/exact.ts';
-import { scoreQuery, summarize, type QueryScore } from '../metrics/recall.ts';
+import { leakText, scoreQuery, summarize, type QueryScore, type TenantLeak } from '../metrics/recall.ts';
 import { percentile } from '../metrics/stats.ts';
 import type { Resources } from '../results/schema.ts';
+import { log } from '../util/progress.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import type { PointReply } from './point-reply.ts';
 
@@ -34,7 +35,9 @@ export function prepareGroups(ds: Dataset, only?: GroupKey[]): AskedGroup[] {
     const sorted = Array.from(gt.matches).sort((a, b) => a - b);
     const medianMatches = sorted[Math.floor(sorted.length / 2)];
     const filters = Array.from({ length: ds.nq }, (_, q) => kind.forQuery(q, ds.queryAttrs));
-    out.push({ ...g, key: groupKey(g), asked: medianMatches >= ASK_FACTOR * g.k, medianMatches, gt, filters });
+    // An access boundary (a tenant) is asked at any size: small tenants are where it is tested.
+    const asked = kind.askedAtAnySize !== undefined || medianMatches >= ASK_FACTOR * g.k;
+    out.push({ ...g, key: groupKey(g), asked, medianMatches, gt, filters });
   }
   return out;
 }
@@ -53,14 +56,21 @@ export function supportReason(p: LoadedParticipant, g: AskedGroup): string | nul
   return null;
 }
 
-/** Scores one point's answers against the ground truth. */
+/** Scores one point's answers against the ground truth. A row of another tenant than the one
+ * a query is confined to is a security finding: it is counted and named in the scores (the
+ * point's `tenant_leaks`, `tenant_leak`; such a point never sets a cell, and its cells read
+ * `leak`) and said on stderr at once. */
 export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply: PointReply): QueryScore[] {
   const { d, metric } = ds;
   const depth = g.gt.depth;
-  return queries.map((q, i) => {
+  const tenants = ds.attrs.tenant;
+  let leaks = 0;
+  let first: TenantLeak | null = null;
+  const scores = queries.map((q, i) => {
     const returned = reply.ids.subarray(reply.offsets[i], reply.offsets[i + 1]);
     const filter = g.filters[q];
-    return scoreQuery({
+    const tenant = tenantBoundary(filter);
+    const score = scoreQuery({
       returned,
       k: g.k,
       trueIds: g.gt.ids.subarray(q * depth, (q + 1) * depth),
@@ -70,8 +80,17 @@ export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply:
       isKnownId: (id) => id >= 0 && id < ds.n,
       passes: (id) => passes(filter, ds.attrs, id),
       distanceOf: (id) => exactDistance(metric, ds.queries, q * d, ds.base, id * d, d),
+      outside: tenant === null ? undefined : (id) => tenants[id] !== tenant,
     });
+    if (tenant !== null && score.leaked.length > 0) {
+      score.leak = { query: q, query_tenant: tenant, row: score.leaked[0], row_tenant: tenants[score.leaked[0]] };
+      leaks += score.leaked.length;
+      first ??= score.leak;
+    }
+    return score;
   });
+  if (first) log(`SECURITY: ${g.key}: ${leaks} cross-tenant row(s) returned; first: ${leakText(first)}; the point fails`);
+  return scores;
 }
 
 export const VIEWS = ['latency', 'throughput'] as const;

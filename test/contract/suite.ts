@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenContext, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
-import { FILTER_KINDS, passes } from '../../src/datasets/groups.ts';
+import { passes, STANDARD_KINDS } from '../../src/datasets/groups.ts';
 import { ladderFor, loadParticipantFrom, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { supportReason, type AskedGroup } from '../../src/runner/points.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
@@ -78,7 +78,9 @@ export function contractSuite(name: string, dir: string): void {
       assert.ok(r.recall >= min, `recall ${r.recall.toFixed(3)} at ${JSON.stringify(top)}, below ${min}`);
     });
 
-    for (const kind of FILTER_KINDS.filter((f) => f.name !== 'none')) {
+    // The standard kinds: the opt-in sets (the grid, tenants) have tests of their own
+    // (test/filter-grid.test.ts, test/tenants.test.ts).
+    for (const kind of STANDARD_KINDS.filter((f) => f.name !== 'none')) {
       test(`filter ${kind.name} at k=${K}: no returned id violates it, recall at the top reaches contract.min_filtered_recall (default ${DEFAULT_MIN_FILTERED_RECALL})`, async (t: TestContext) => {
         // The runner's own rule (src/runner/points.ts): a group the participant cannot take is
         // reported unsupported with a one-line reason, never measured.
@@ -106,7 +108,7 @@ export function contractSuite(name: string, dir: string): void {
       const { session, data } = opened;
       assert.ok(session.strategy, 'the session has no strategy(): every participant says how it answers (docs/contracts.md, "Plans")');
       const vector = data.queries.slice(0, data.d);
-      for (const filter of [null, FILTER_KINDS.find((f) => f.name === 'cat10')!.forQuery(0, data.queryAttrs)]) {
+      for (const filter of [null, STANDARD_KINDS.find((f) => f.name === 'cat10')!.forQuery(0, data.queryAttrs)]) {
         const top = topOf(p, filter === null ? 'none' : 'cat10') ?? topOf(p, 'none')!;
         await session.setKnobs(top);
         const request = { vector, k: K, filter };

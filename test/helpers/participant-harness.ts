@@ -46,9 +46,9 @@ function sliceAttrs(attrs: RowAttributes, from: number, to: number): RowAttribut
 }
 
 /** Opens a participant (by name, or one already loaded, e.g. by path) in this process and
- * loads the synthetic set into it. */
-export async function openOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number } = {}) {
-  const data = generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
+ * loads the synthetic set into it (or `opts.data`, e.g. a prepared set with its ground truth). */
+export async function openOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number; data?: PreparedData } = {}) {
+  const data = opts.data ?? generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
   const p = typeof name === 'string' ? await loadParticipant(name) : name;
   const workDir = mkdtempSync(join(tmpdir(), `vecbench-${p.name}-`));
   const ctx = {

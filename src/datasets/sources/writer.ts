@@ -14,6 +14,7 @@ import { makeRng } from '../../util/hash.ts';
 import { Progress } from '../../util/progress.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 import { assignClusters, hashedAttributes, otherLanguages } from '../attributes.ts';
+import { buildRegionTree, regionsOf } from '../regions.ts';
 import { exactTopK } from '../../groundtruth/exact.ts';
 import { clearStalePrepares, TempDatasetDir } from '../preparing.ts';
 import { yieldToSignals } from '../../util/at-exit.ts';
@@ -180,7 +181,7 @@ export class PreparedWriter {
   readonly tmp: string;
   private readonly tmpDir: TempDatasetDir;
   private readonly base: HashedFile;
-  private readonly attrFiles: Record<Exclude<AttrName, 'cluster'>, HashedFile>;
+  private readonly attrFiles: Record<Exclude<AttrName, 'cluster' | 'region'>, HashedFile>;
   private readonly text: HashedFile | null;
   private written = 0;
   private readonly sample: Float32Array;
@@ -209,6 +210,7 @@ export class PreparedWriter {
       cat100: new HashedFile(join(this.tmp, fileNames.attr('cat100'))),
       cat1000: new HashedFile(join(this.tmp, fileNames.attr('cat1000'))),
       num: new HashedFile(join(this.tmp, fileNames.attr('num'))),
+      tenant: new HashedFile(join(this.tmp, fileNames.attr('tenant'))),
       lang: new HashedFile(join(this.tmp, fileNames.attr('lang'))),
     };
     this.text = opts.hasText ? new HashedFile(join(this.tmp, fileNames.text)) : null;
@@ -235,6 +237,7 @@ export class PreparedWriter {
     this.attrFiles.cat100.write(bytesOf(h.cat100));
     this.attrFiles.cat1000.write(bytesOf(h.cat1000));
     this.attrFiles.num.write(bytesOf(h.num));
+    this.attrFiles.tenant.write(bytesOf(h.tenant));
     this.attrFiles.lang.write(bytesOf(lang));
     if (this.text && text) this.text.write(Buffer.from(`${text.map((t) => JSON.stringify(t ?? '')).join('\n')}\n`));
     // Seeded reservoir sample (algorithm R) for k-means: memory bounded whatever n is.
@@ -269,15 +272,17 @@ export class PreparedWriter {
     if (!this.queries) throw new Error('finish: setQueries was not called');
     const files: Manifest['files'] = {};
     files[fileNames.base] = this.base.finish();
-    for (const a of ['cat10', 'cat100', 'cat1000', 'num', 'lang'] as const) files[fileNames.attr(a)] = this.attrFiles[a].finish();
+    for (const a of ['cat10', 'cat100', 'cat1000', 'num', 'tenant', 'lang'] as const) files[fileNames.attr(a)] = this.attrFiles[a].finish();
     if (this.text) files[fileNames.text] = this.text.finish();
     this.closed = true;
 
-    // k-means on the sample, then every base row's nearest centroid in a second pass over
-    // base.f32, block by block.
+    // k-means and the region tree on the sample, then every base row's nearest centroid and
+    // region in a second pass over base.f32, block by block.
     const c = this.clusters;
     const cent = sampledKmeans(this.sample, this.sampleFilled, d, c, metric, this.seed + 1, `prepare ${name}: k-means`, this.opts.quiet);
+    const regions = buildRegionTree(this.sample, this.sampleFilled, d);
     const clusterFile = new HashedFile(join(this.tmp, fileNames.attr('cluster')));
+    const regionFile = new HashedFile(join(this.tmp, fileNames.attr('region')));
     const clusterProgress = new Progress(`prepare ${name}: clusters`, this.written, this.opts.quiet);
     const blockRows = Math.max(1, Math.floor((16 << 20) / (4 * d)));
     const fd = openSync(join(this.tmp, fileNames.base), 'r');
@@ -295,6 +300,7 @@ export class PreparedWriter {
         }
         const nearest = nearestCentroids(buf.subarray(0, count * d), count, d, cent, c, metric);
         clusterFile.write(bytesOf(nearest));
+        regionFile.write(bytesOf(regionsOf(regions, buf, count)));
         clusterProgress.update(r + count);
         await yieldToSignals();
       }
@@ -302,12 +308,19 @@ export class PreparedWriter {
       closeSync(fd);
     }
     files[fileNames.attr('cluster')] = clusterFile.finish();
+    files[fileNames.attr('region')] = regionFile.finish();
 
     const { v, nq, lang } = this.queries;
     const qc = assignClusters(v, nq, d, cent, c, metric);
     const singleLanguage = meta.langs.length < 2;
     const otherLang = singleLanguage ? new Int32Array(nq).fill(NO_LANGUAGE) : otherLanguages(lang, meta.langs.length);
-    const qattrs: Record<QueryAttrName, Int32Array> = { cluster: qc.nearest, far_cluster: qc.farthest, lang, other_lang: otherLang };
+    const qattrs: Record<QueryAttrName, Int32Array> = {
+      cluster: qc.nearest,
+      far_cluster: qc.farthest,
+      lang,
+      other_lang: otherLang,
+      region: regionsOf(regions, v, nq),
+    };
     const putSmall = (file: string, data: Uint8Array) => {
       const f = new HashedFile(join(this.tmp, file));
       f.write(data);
