@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { ATTRIBUTES } from '../contracts.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { sha256 } from '../util/hash.ts';
 import type { PointReply } from './point-reply.ts';
@@ -72,7 +73,9 @@ function canonical(v: unknown): string {
  * engine that adds a batch in parallel builds a different graph from other batches). Search
  * ladders are not part of it. */
 export function buildSettingsHash(index: unknown, batchSize: number): string {
-  return sha256(canonical({ index, batch_size: batchSize }));
+  // The attribute columns ingested are part of what was built: an index from before a new
+  // attribute has no column to filter it on.
+  return sha256(canonical({ index, batch_size: batchSize, attributes: ATTRIBUTES }));
 }
 
 /** The marker, or why there is none usable. */
