@@ -440,3 +440,20 @@ describe('collapsed and leaking groups on the page', () => {
     }
   });
 });
+
+describe('strategies on the page', () => {
+  test('a cell shows how the engine answered where it was read, in its markup, title and data', async () => {
+    const r = exactSearchFixture();
+    for (const g of r.groups)
+      for (const p of g.points) p.strategy = { label: g.key === 'none/10' ? 'graph walk' : `pre-filter ${HOSTILE}`, observed: g.key === 'none/10' };
+    const html = await renderPage([r]);
+    const none = findCell(html, { participant: 'epsilon', group: 'none/10', target: 0.95 })!;
+    assert.equal(unesc(none.attrs.strategy), 'graph walk');
+    assert.match(none.inner, /<span class="strategy">graph walk<\/span>/);
+    assert.match(none.title, /how the engine answered: graph walk/);
+    const cat = findCell(html, { participant: 'epsilon', group: 'cat10/10', target: 0.9 })!;
+    assert.equal(unesc(cat.attrs.strategy), `pre-filter ${HOSTILE} (declared)`);
+    // A hostile label is text, never markup.
+    assert.ok(!cat.inner.includes('<script>'));
+  });
+});

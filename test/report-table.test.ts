@@ -215,3 +215,22 @@ test('a group under recall 0.5 at every knob reads collapsed with its short shar
   assert.match(text, /^sel1-scattered\/10\s+0\.90\s+collapsed, short 85% low 90%$/m);
   assert.match(text, /^sel1-clustered\/10\s+0\.90\s+\S+ .* short 4% low 12%$/m);
 });
+
+test('how each participant answered: the strategy of the points the cells were read on, per group, the targets where it differs', () => {
+  const r = exactSearchFixture();
+  const cat = r.groups.find((g) => g.key === 'cat10/10')!;
+  const none = r.groups.find((g) => g.key === 'none/10')!;
+  for (const p of none.points) p.strategy = p.knobs.ef_search === 10 ? { label: 'graph walk', observed: true } : { label: 'exact scan', observed: true };
+  for (const p of cat.points) p.strategy = { label: 'pre-filter + graph walk', observed: false };
+  const cells = deriveCells([r]);
+  const at = (group: string, target: number) => cells.find((c) => c.search === 'ann' && c.group === group && c.target === target)!;
+  assert.equal(at('none/10', 0.9).strategy, 'graph walk');
+  assert.equal(at('none/10', 0.95).strategy, 'exact scan');
+  assert.equal(at('cat10/10', 0.9).strategy, 'pre-filter + graph walk (declared)');
+  // A cell read at no point (too wide, not reached) has no strategy.
+  assert.equal(at('none/10', 0.99).strategy, null);
+  const line = renderTable(cells)
+    .split('\n')
+    .find((l) => l.startsWith('epsilon: how it answered:'));
+  assert.equal(line, 'epsilon: how it answered: none/10 graph walk (0.90), exact scan (0.95); cat10/10 pre-filter + graph walk (declared)');
+});

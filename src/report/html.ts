@@ -179,10 +179,12 @@ function cellHtml(
   const data =
     `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
     ` data-short-share="${c.short_share ?? ''}" data-low-recall-share="${c.low_recall_share ?? ''}"` +
-    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"`;
+    ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"` +
+    ` data-strategy="${esc(c.strategy ?? '')}"`;
   const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
   const lines = [`${status}${c.reason ? ` — ${c.reason}` : ''}`];
   if (c.why) lines.push(`why: ${c.why}`);
+  if (c.strategy) lines.push(`how the engine answered: ${c.strategy}`);
   if (c.short_share !== null) lines.push(`queries with a short answer: ${fmtShare(c.short_share)}; with recall below 0.5: ${fmtShare(c.low_recall_share)}`);
   if (c.value !== null) lines.push(...valueTitle(c));
   lines.push(...buildsTitle(c));
@@ -192,6 +194,8 @@ function cellHtml(
   // Short answers and low-recall queries beside the cell, where any is worth a look.
   const shares = sharesText(c);
   const sharesMark = shares ? `<span class="shares">${esc(shares.trim())}</span>` : '';
+  // How the engine answered at the point(s) read (the plan check at every point).
+  const strategyMark = c.strategy ? `<span class="strategy">${esc(c.strategy)}</span>` : '';
   // The count of flagged points, with its own title so hovering the mark explains it.
   const exclMark = excluded
     ? `<span class="excl" title="${esc(`points left off the frontier: ${excluded}`)}">⚑${Object.values(c.excluded).reduce((a, b) => a + b, 0)}</span>`
@@ -205,7 +209,7 @@ function cellHtml(
       const cls = c.tie ? ' tie' : c.lead === 1 ? ' best' : '';
       const mark = c.status === 'above' ? '<span class="mark">↑</span>' : '';
       const ci = c.ci_low !== null && c.ci_high !== null ? `<span class="ci">±${esc(fmtPct(halfWidth(c)))}</span>` : '';
-      return `<td class="cell st-${c.status}${cls}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}${ci}<span class="lead">${esc(leadShown(c))}</span>${sharesMark}${exclMark}</td>`;
+      return `<td class="cell st-${c.status}${cls}" ${data} title="${title}"><span class="v">${esc(fmtQps(c.value!))}</span>${mark}${ci}<span class="lead">${esc(leadShown(c))}</span>${sharesMark}${strategyMark}${exclMark}</td>`;
     }
     case 'not_reached':
       return `<td class="cell st-not_reached" ${data} title="${title}">${fmtMaxRecall(c.max_recall!)}${sharesMark}${exclMark}</td>`;

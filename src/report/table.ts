@@ -63,6 +63,9 @@ export function renderTable(allCells: DerivedCell[]): string {
         `${columnName(c)} ${c.group} ${c.target.toFixed(2)} ${c.status === 'above' ? '^' : c.status === 'interpolated' ? 'interpolated' : 'too wide'}: ${c.why}`,
       );
     }
+    // How each participant answered where its cells were read (the plan check at every point):
+    // one line per participant, its groups with their strategies, the targets where they differ.
+    out.push(...strategyLines(dc, participants));
     // Points left off the frontier, counted per participant by flag.
     for (const p of participants) {
       const counts = new Map<string, number>();
@@ -77,4 +80,25 @@ export function renderTable(allCells: DerivedCell[]): string {
     out.push('');
   }
   return out.join('\n');
+}
+
+/** `participant: how it answered: none/10 graph walk; cat100/10 iterative scan (0.90, 0.95), exact
+ * scan of matches (0.99)`, for the participants whose cells carry a strategy. */
+function strategyLines(cells: DerivedCell[], participants: string[]): string[] {
+  const out: string[] = [];
+  for (const p of participants) {
+    const groups: string[] = [];
+    for (const g of [...new Set(cells.filter((c) => columnName(c) === p).map((c) => c.group))]) {
+      const byLabel = new Map<string, string[]>();
+      for (const c of cells) {
+        if (columnName(c) !== p || c.group !== g || !c.strategy) continue;
+        byLabel.set(c.strategy, [...(byLabel.get(c.strategy) ?? []), c.target.toFixed(2)]);
+      }
+      if (byLabel.size === 0) continue;
+      const parts = [...byLabel].map(([label, targets]) => (byLabel.size > 1 ? `${label} (${targets.join(', ')})` : label));
+      groups.push(`${g} ${parts.join(', ')}`);
+    }
+    if (groups.length > 0) out.push(`${p}: how it answered: ${groups.join('; ')}`);
+  }
+  return out;
 }

@@ -60,6 +60,7 @@ td.st-not_reached { color: var(--warn); background: var(--warnbg); }
 td.st-collapsed { color: var(--bad); background: var(--warnbg); }
 td.st-leak { color: #fff; background: var(--bad); font-weight: 700; }
 td.cell .shares { color: var(--warn); font-size: 10.5px; margin-left: 5px; }
+td.cell .strategy { display: block; color: var(--muted); font-size: 10px; }
 td.st-bracket_too_wide { color: #4a4f66; background: repeating-linear-gradient(135deg, var(--wide), var(--wide) 5px, #fafafc 5px, #fafafc 10px); }
 td.st-not_asked { color: var(--na); font-style: italic; }
 td.st-unsupported { color: #6b4e8a; font-style: italic; }
