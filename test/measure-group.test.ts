@@ -13,7 +13,8 @@ import { prepareDataset } from '../src/datasets/registry.ts';
 import type { Dataset } from '../src/datasets/layout.ts';
 import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
 import { deriveCells } from '../src/report/cells.ts';
-import { resultSchema, type ResultFile, type ResultGroup } from '../src/results/schema.ts';
+import type { ResultGroup } from '../src/results/schema.ts';
+import { fakeResultOf } from './helpers/fake-result.ts';
 import { measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { BUSY_RETAKES } from '../src/runner/timed-rounds.ts';
 import { settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
@@ -164,21 +165,7 @@ async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: Retu
   return { log, group };
 }
 
-function resultOf(group: ResultGroup): ResultFile {
-  return resultSchema.parse({
-    format: 'vecbench-result/1',
-    participant: 'fake',
-    engine: 'fake',
-    engine_version: '1',
-    dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
-    settings: { index: {}, ladders: [] },
-    filter_strategy: 'none',
-    hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' },
-    run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 4, complete: true },
-    load: null,
-    groups: [group],
-  });
-}
+const resultOf = (group: ResultGroup) => fakeResultOf(ds, group, 4);
 
 test('the first query runs alone before anything else touches the engine; explain comes after it', async () => {
   const measured = await measure();

@@ -15,13 +15,14 @@ import { prepareDataset } from '../src/datasets/registry.ts';
 import { summarize } from '../src/metrics/recall.ts';
 import { deriveCells } from '../src/report/cells.ts';
 import { renderTable } from '../src/report/table.ts';
-import { resultSchema, type ResultFile, type ResultGroup } from '../src/results/schema.ts';
+import type { ResultFile, ResultGroup } from '../src/results/schema.ts';
 import { measureWarmGroup, type GroupEngine } from '../src/runner/measure-group.ts';
 import { ladderFor, settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
 import type { PointReply } from '../src/runner/point-reply.ts';
 import { prepareGroups, scorePoint, type AskedGroup } from '../src/runner/points.ts';
 import type { HostRequest } from '../src/runner/protocol.ts';
 import { openOnSynthetic } from './helpers/participant-harness.ts';
+import { fakeResultOf } from './helpers/fake-result.ts';
 
 let dir: string;
 let ds: Dataset;
@@ -149,19 +150,7 @@ async function measureTenantGroup(leaky: boolean): Promise<{ group: ResultGroup;
     save: () => {},
     loadMeter: { start() {}, stop: () => ({ otherCores: 0, steal: 0 }) },
   });
-  const result = resultSchema.parse({
-    format: 'vecbench-result/1',
-    participant: 'fake',
-    engine: 'fake',
-    engine_version: '1',
-    dataset: { name: ds.name, n: ds.n, d: ds.d, nq: ds.nq, metric: ds.metric, hash: ds.hash },
-    settings: { index: {}, ladders: [] },
-    filter_strategy: 'none',
-    hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' },
-    run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 1, complete: true },
-    load: null,
-    groups: [group],
-  });
+  const result = fakeResultOf(ds, group, 1);
   return { group, result };
 }
 
