@@ -17,6 +17,7 @@ import { prepareBeir } from '../datasets/beir.ts';
 import { EMBED_HELP } from '../embed/provider.ts';
 import { readAllResults } from '../results/store.ts';
 import { listParticipants, loadParticipant } from '../runner/participants.ts';
+import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants } from '../runner/registry.ts';
 import { connectionsFor, preflightServers } from '../runner/server.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
@@ -265,6 +266,11 @@ export function registerCore(program: Command): void {
       positiveInt('--builds'),
     )
     .option(
+      '--memory-limit <size>',
+      "run each engine in a memory cgroup of its own whose limit counts the page cache too, e.g. 1G: an engine whose working set is larger reads from storage, or is reported as not fitting (an in-process engine's host gets the harness's copy of the dataset on top)",
+      (v: string) => parseSize(v),
+    )
+    .option(
       '--no-interleave',
       "warm protocol: measure the participants one after another, one engine loaded at a time (default: every participant's points are timed in shared rounds, all engines loaded, so the machine's drift falls on all alike)",
     )
@@ -298,6 +304,7 @@ export function registerCore(program: Command): void {
         quality: boolean;
         qualityK: number;
         interleave: boolean;
+        memoryLimit?: number;
       } & LoadCliOptions,
     ) => {
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
@@ -334,6 +341,7 @@ export function registerCore(program: Command): void {
         threads: o.threads,
         builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1),
         interleave: o.interleave,
+        memoryLimit: o.memoryLimit,
         dataset: o.dataset,
         participants: o.participants,
         outDir: out,

@@ -194,6 +194,20 @@ const resourcesSchema = z.object({
     .default([]),
   /** Why a null field is null, by field name. */
   unmeasured: z.record(z.string(), z.string()).default({}),
+  /** The engine's memory budget (--memory-limit; docs/contracts.md, "Memory budget"): the limit
+   * asked, the harness's allowance added for an in-process engine's host, the cgroup's limit,
+   * peak use (page cache included), limit hits and OOM kills. Absent without a budget. */
+  memory_budget: z
+    .object({
+      cgroup: z.enum(['v1', 'v2']),
+      asked_bytes: z.number(),
+      harness_allowance_bytes: z.number(),
+      limit_bytes: z.number(),
+      peak_bytes: z.number().nullable(),
+      limit_hits: z.number(),
+      oom_kills: z.number(),
+    })
+    .optional(),
 });
 export type Resources = z.infer<typeof resourcesSchema>;
 
@@ -249,6 +263,8 @@ export const resultSchema = z.object({
     /** Warm protocol: the other participants whose timed passes shared this one's rounds
      * (docs/contracts.md, "Interleaved timing"); empty or absent: timed on its own. */
     interleaved_with: z.array(z.string()).optional(),
+    /** --memory-limit: the bytes each engine may use, page cache included (absent: no budget). */
+    memory_limit_bytes: z.number().optional(),
   }),
   load: z
     .object({

@@ -32,6 +32,21 @@ import { PROBE_QUERIES, scoreProbe } from './points.ts';
 import { queryOrder } from './query-order.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 import type { RunOptions } from './run-options.ts';
+import { MemoryBudget, type BudgetReading } from './memory-budget.ts';
+
+/** What an in-process engine's host holds besides the engine: the dataset's vectors and
+ * attributes, and the harness's runtime (node, the loader, vecbench's code: about 80 MB measured
+ * on an idle host; 128 MiB allowed). */
+const HARNESS_RUNTIME_BYTES = 128 * 2 ** 20;
+
+function harnessAllowance(ds: Dataset): number {
+  const attrs = Object.values(ds.attrs).reduce((n, a) => n + a.byteLength, 0);
+  return ds.base.byteLength + ds.queries.byteLength + attrs + HARNESS_RUNTIME_BYTES;
+}
+
+function fmtBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${Math.round(n / 2 ** 20)} MiB`;
+}
 
 /** The participant's engine process, (re)started and loaded on demand: after a crash or a
  * time-out the next group gets a fresh engine, and the reload is recorded. */
@@ -81,7 +96,57 @@ export class EngineHandle {
       if (!existed && statSync(this.logFile, { throwIfNoEntry: false })?.size === 0) rmSync(this.logFile, { force: true });
       throw diskFullError(e, this.logFile) ?? e;
     }
-    return new HostClient(this.p.name, onProgress, this.logFile);
+    const host = new HostClient(this.p.name, onProgress, this.logFile);
+    // An in-process engine lives in its host: the host goes into the budget.
+    if (!this.p.adapter.server && host.pid !== undefined) this.memoryBudget()?.add(host.pid);
+    return host;
+  }
+
+  private budget: MemoryBudget | null = null;
+  /** OOM kills of the budget already accounted for (each kill is reported once). */
+  private oomSeen = 0;
+
+  /**
+   * The participant's memory budget (--memory-limit), made on first use. A server's process tree
+   * gets the limit as given; an in-process engine shares its host with the harness's copy of
+   * the dataset and the harness's own runtime, so its group gets that allowance on top
+   * (recorded as harness_allowance_bytes).
+   */
+  private memoryBudget(): MemoryBudget | null {
+    const limit = this.opts.memoryLimit;
+    if (limit === undefined || this.remote) return null;
+    if (!this.budget) {
+      const allowance = this.p.adapter.server ? 0 : harnessAllowance(this.ds);
+      this.budget = MemoryBudget.create(`${this.ds.name}-${this.p.name}`, limit + allowance);
+      this.budgetAllowance = allowance;
+    }
+    return this.budget;
+  }
+  private budgetAllowance = 0;
+
+  /** What the budget recorded, for the result (null without --memory-limit). */
+  budgetReading(): (BudgetReading & { asked_bytes: number; harness_allowance_bytes: number }) | null {
+    if (!this.budget || this.opts.memoryLimit === undefined) return null;
+    return { ...this.budget.reading(), asked_bytes: this.opts.memoryLimit, harness_allowance_bytes: this.budgetAllowance };
+  }
+
+  /** An engine the kernel killed at its budget is reported as not fitting, with the figures;
+   * other errors pass through. */
+  private overBudget(e: unknown): unknown {
+    if (!(e instanceof HostError) || e.userError || !this.budget) return e;
+    const kills = this.budget.oomKills();
+    if (kills <= this.oomSeen) return e;
+    this.oomSeen = kills;
+    const r = this.budget.reading();
+    return new HostError(
+      `participant ${this.p.name} does not fit in ${fmtBytes(this.opts.memoryLimit!)}: the kernel killed it at its memory budget (limit ${fmtBytes(r.limit_bytes)}${this.budgetAllowance > 0 ? ` with the harness's ${fmtBytes(this.budgetAllowance)}` : ''}, peak ${r.peak_bytes === null ? 'unknown' : fmtBytes(r.peak_bytes)}, ${r.oom_kills} OOM kill${r.oom_kills === 1 ? '' : 's'})`,
+    );
+  }
+
+  /** Removes the budget's cgroup (after the engine stopped for good). */
+  disposeBudget(): void {
+    this.budget?.dispose();
+    this.budget = null;
   }
 
   /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
@@ -192,7 +257,10 @@ export class EngineHandle {
     if (this.host?.alive) return this.host;
     try {
       return await this.start(reason);
-    } catch (e) {
+    } catch (raw) {
+      const e = this.overBudget(raw);
+      // An engine that does not fit would not fit the second time either.
+      if (e !== raw) throw e;
       if (!(e instanceof HostError) || e.userError || e.timedOut) throw e;
       log(`${this.p.name}: ${e.message}; starting the engine again`);
       return this.start(`${reason} (after: ${e.message})`);
@@ -206,7 +274,9 @@ export class EngineHandle {
       const host = await this.ready('engine restarted');
       try {
         return await host.request<T>(req, timeoutS);
-      } catch (e) {
+      } catch (raw) {
+        const e = this.overBudget(raw);
+        if (e !== raw) throw e;
         if (!(e instanceof HostError) || e.userError || e.timedOut || attempt > 0) throw e;
         onRetry?.(e);
       }
@@ -332,6 +402,8 @@ export class EngineHandle {
     });
     const server = started.handle;
     this.server = server;
+    // A server's whole process tree is the engine: its children follow it into the budget.
+    this.memoryBudget()?.add(server.pid);
     void server.waitExit().then(async () => {
       if (this.server !== server) return; // stopped on purpose
       // A group signal reaches the server and the runner at once: give the runner's own

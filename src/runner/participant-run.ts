@@ -71,7 +71,8 @@ function resumable(prev: ResultFile, next: ResultFile): boolean {
     JSON.stringify(prev.run.query_set ?? null) === JSON.stringify(next.run.query_set ?? null) &&
     JSON.stringify(prev.run.timing ?? null) === JSON.stringify(next.run.timing ?? null) &&
     (prev.run.builds ?? 1) === (next.run.builds ?? 1) &&
-    (prev.run.threads ?? null) === (next.run.threads ?? null)
+    (prev.run.threads ?? null) === (next.run.threads ?? null) &&
+    (prev.run.memory_limit_bytes ?? null) === (next.run.memory_limit_bytes ?? null)
   );
 }
 
@@ -108,6 +109,7 @@ function freshResult(p: LoadedParticipant, ds: Dataset, opts: RunOptions): Resul
       ...(opts.cold ? {} : { timing: timingRecord(opts.timing, opts.busyCores, opts.hostSlow) }),
       builds: opts.builds ?? 1,
       threads: threadsOf(opts),
+      ...(opts.memoryLimit !== undefined ? { memory_limit_bytes: opts.memoryLimit } : {}),
     },
     load: null,
     groups: [],
@@ -375,6 +377,13 @@ export class ParticipantRun {
    * load cut short (no finished-build marker), and finished work unless --keep-engines. */
   async stop(): Promise<void> {
     await this.engine.stop();
+    // The budget's figures cover every start of the engine; its cgroup goes with the engine.
+    const budget = this.engine.budgetReading();
+    if (budget && this.result.resources) {
+      this.result.resources.memory_budget = budget;
+      this.save();
+    }
+    this.engine.disposeBudget();
     if (typeof readMarker(this.engine.home) === 'string') discardHome(this.engine.home);
     else if (this.result.run.complete && !this.opts.keepEngines) discardHome(this.engine.home);
   }

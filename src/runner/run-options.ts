@@ -50,6 +50,9 @@ export interface RunOptions {
   /** Warm protocol: time every participant's points in the same rounds, all engines loaded at
    * once (default true; false: one participant after another, one engine loaded at a time). */
   interleave?: boolean;
+  /** Bytes of memory (page cache included) each engine may use (--memory-limit): its processes
+   * run in a memory cgroup of their own (src/runner/memory-budget.ts). */
+  memoryLimit?: number;
 }
 
 /** Threads of the throughput view for synchronous in-process engines. */

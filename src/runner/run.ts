@@ -26,6 +26,7 @@ import type { RunOptions } from './run-options.ts';
 import { reapServerData, serverDataBase } from './server-data.ts';
 import { reapOrphans } from './server.ts';
 import { timeInRounds } from './timed-rounds.ts';
+import { reapBudgets } from './memory-budget.ts';
 
 /** Times the prepared groups of several participants (or one) in shared rounds. */
 async function timeTogether(runs: ParticipantRun[], prepared: Map<ParticipantRun, PreparedGroup[]>): Promise<void> {
@@ -68,6 +69,13 @@ async function measureTogether(runs: ParticipantRun[], opts: RunOptions, failure
         if (!(e instanceof HostError)) throw e;
         failures.push(`${r.p.name}: ${e.message}`);
         log(`${r.p.name}: stopped: ${e.message} (finished groups are kept in ${resolve(opts.outDir)})`);
+        // The result says why it stopped (e.g. an engine that does not fit its memory budget).
+        r.result.extra.stopped = e.message;
+        try {
+          r.save();
+        } catch (saveError) {
+          log(`${r.p.name}: its result could not be saved: ${(saveError as Error).message}`);
+        }
         await r.stop();
       }
     }
@@ -96,6 +104,7 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   // Servers left by a run that was killed before it could stop them.
   for (const r of reapOrphans()) log(`stopped ${r.name} server (pid ${r.pid}) left by a killed run`);
   for (const dir of reapServerData()) log(`removed server data ${dir} left in ${serverDataBase()} by a run whose engine home is gone`);
+  reapBudgets();
   const participants: LoadedParticipant[] = [];
   for (const name of opts.participants) participants.push(await loadParticipant(name, opts.settingsFiles?.[name], opts.dataset));
   // The table after the run reads every stored result: one that cannot be read stops the run
