@@ -14,7 +14,7 @@ import type { Dataset } from '../src/datasets/layout.ts';
 import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
 import { deriveCells } from '../src/report/cells.ts';
 import type { ResultGroup } from '../src/results/schema.ts';
-import { fakeResultOf } from './helpers/fake-result.ts';
+import { emptyGroup, fakeResultOf } from './helpers/fake-result.ts';
 import { measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { BUSY_RETAKES } from '../src/runner/timed-rounds.ts';
 import { settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
@@ -132,16 +132,7 @@ function fakeHost(slowLeft: number, slowdown = 1.6) {
 async function measure(busyPasses = 0, minPasses = 3, maxPasses = 6, host?: ReturnType<typeof fakeHost>, failEf?: number) {
   const log: string[] = [];
   const { engine, meter } = fakeEngine(log, busyPasses, failEf);
-  const group: ResultGroup = {
-    key: g.key,
-    filter: g.filter,
-    k: g.k,
-    status: 'measured',
-    median_matches: g.medianMatches,
-    points: [],
-    complete: false,
-    skipped: [],
-  };
+  const group = emptyGroup(g);
   const queries = queriesOf();
   const run: GroupRun = {
     engine,

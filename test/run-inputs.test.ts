@@ -12,13 +12,14 @@ import type { Participant } from '../src/contracts.ts';
 import type { Dataset } from '../src/datasets/layout.ts';
 import { prepareDataset } from '../src/datasets/registry.ts';
 import { ResultWriter, foldJournal } from '../src/results/journal.ts';
-import { RESULT_FORMAT, type ResultFile, type ResultGroup } from '../src/results/schema.ts';
+import { RESULT_FORMAT, type ResultFile } from '../src/results/schema.ts';
 import { readResult } from '../src/results/store.ts';
 import { measureColdGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { loadParticipant, settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../src/runner/points.ts';
 import type { HostRequest } from '../src/runner/protocol.ts';
 import type { PointReply } from '../src/runner/point-reply.ts';
+import { emptyGroup } from './helpers/fake-result.ts';
 
 const BIN = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'vecbench-run-inputs-'));
@@ -220,16 +221,7 @@ function emptyResult(): ResultFile {
  * the bytes written for each point, the writer and the result. */
 async function coldRun(out: string, points: number, stopAfter = Infinity) {
   const result = emptyResult();
-  const group: ResultGroup = {
-    key: g.key,
-    filter: g.filter,
-    k: g.k,
-    status: 'measured',
-    median_matches: g.medianMatches,
-    points: [],
-    complete: false,
-    skipped: [],
-  };
+  const group = emptyGroup(g);
   result.groups.push(group);
   const writer = new ResultWriter(out, () => result);
   writer.save();

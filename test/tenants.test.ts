@@ -22,7 +22,7 @@ import type { PointReply } from '../src/runner/point-reply.ts';
 import { prepareGroups, scorePoint, type AskedGroup } from '../src/runner/points.ts';
 import type { HostRequest } from '../src/runner/protocol.ts';
 import { openOnSynthetic } from './helpers/participant-harness.ts';
-import { fakeResultOf } from './helpers/fake-result.ts';
+import { emptyGroup, fakeResultOf } from './helpers/fake-result.ts';
 
 let dir: string;
 let ds: Dataset;
@@ -123,16 +123,7 @@ function fakeEngine(g: AskedGroup, leaky: boolean): GroupEngine {
 
 async function measureTenantGroup(leaky: boolean): Promise<{ group: ResultGroup; result: ResultFile }> {
   const [g] = prepareGroups(ds, [{ filter: 'tenant-large', k: 10 }]);
-  const group: ResultGroup = {
-    key: g.key,
-    filter: g.filter,
-    k: g.k,
-    status: 'measured',
-    median_matches: g.medianMatches,
-    points: [],
-    complete: false,
-    skipped: [],
-  };
+  const group = emptyGroup(g);
   await measureWarmGroup({
     engine: fakeEngine(g, leaky),
     p: fakeParticipant(),

@@ -3,6 +3,7 @@
 // not page-cache hits) and major page faults (field majflt of /proc/PID/stat: a page of a mapped
 // file or swap that was not in memory), summed over the engine's process tree.
 import { readFileSync } from 'node:fs';
+import { statFields } from '../util/proc.ts';
 import { processTree } from './resources.ts';
 
 export interface IoReading {
@@ -13,8 +14,7 @@ export interface IoReading {
 function readOne(pid: number): IoReading | null {
   try {
     const io = /^read_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const majflt = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[9]);
+    const majflt = Number(statFields(pid)?.[9]);
     if (!io || !Number.isFinite(majflt)) return null;
     return { readBytes: Number(io[1]), majorFaults: majflt };
   } catch {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 
 /** Fields of /proc/PID/stat after the command name (which may hold spaces and ')'). */
-function statFields(pid: number): string[] | null {
+export function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -1,7 +1,9 @@
-// A result file holding one measured group of a fake participant, for tests that measure a group
-// through the real runner code against a fake engine and then derive its cells.
+// A result file holding one measured group of a fake participant, and the empty group to measure
+// into, for tests that measure a group through the real runner code against a fake engine and
+// then derive its cells.
 import type { Dataset } from '../../src/datasets/layout.ts';
 import { resultSchema, type ResultFile, type ResultGroup } from '../../src/results/schema.ts';
+import type { AskedGroup } from '../../src/runner/points.ts';
 
 export function fakeResultOf(ds: Dataset, group: ResultGroup, clients: number): ResultFile {
   return resultSchema.parse({
@@ -17,4 +19,9 @@ export function fakeResultOf(ds: Dataset, group: ResultGroup, clients: number): 
     load: null,
     groups: [group],
   });
+}
+
+/** A measured group with nothing measured yet, as the runner starts one. */
+export function emptyGroup(g: AskedGroup): ResultGroup {
+  return { key: g.key, filter: g.filter, k: g.k, status: 'measured', median_matches: g.medianMatches, points: [], complete: false, skipped: [] };
 }
