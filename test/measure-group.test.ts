@@ -15,7 +15,7 @@ import { CALIBRATION_TOLERANCE } from '../src/metrics/frontier.ts';
 import { deriveCells } from '../src/report/cells.ts';
 import type { ResultGroup } from '../src/results/schema.ts';
 import { emptyGroup, fakeResultOf } from './helpers/fake-result.ts';
-import { measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
+import { markCellPoints, measureWarmGroup, type GroupEngine, type GroupRun } from '../src/runner/measure-group.ts';
 import { BUSY_RETAKES } from '../src/runner/timed-rounds.ts';
 import { settingsFileSchema, type LoadedParticipant } from '../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../src/runner/points.ts';
@@ -269,4 +269,24 @@ test('a round the host-speed probe finds slowed is retaken like a busy one, wait
   // Without a meter (--host-slow 0) nothing is probed or stored.
   const off = await measure();
   assert.ok(off.group.points.every((p) => p.pass!.host_ms === undefined && p.machine!.host_ms === undefined));
+});
+
+test('the points cells will read are marked before timing: calibrated points, the lowest point of a cell above its target, the points around an interpolated one', () => {
+  const item = (li: number, recall: number, calibratedFor?: number) => ({
+    li,
+    knobs: { ef: li },
+    ...(calibratedFor !== undefined ? { calibratedFor } : {}),
+    recall: { reply: {} as never, summary: { recall } as never, perQuery: [] },
+  });
+  const marked = (items: ReturnType<typeof item>[], build = 0) => {
+    markCellPoints(items, build);
+    return items.filter((i) => (i as { readsCell?: boolean }).readsCell).map((i) => i.li);
+  };
+  // 0.90 and 0.95 calibrated (ladder indices 10, 11), 0.99 between two ladder points 0.985 and
+  // 0.995 (interpolated): the ladder's 0.80 and 0.999 points only draw the curve.
+  assert.deepEqual(marked([item(0, 0.8), item(1, 0.985), item(2, 0.995), item(3, 0.999), item(10, 0.901, 0.9), item(11, 0.952, 0.95)]), [1, 2, 10, 11]);
+  // Every target below the lowest point: that point alone.
+  assert.deepEqual(marked([item(0, 0.995), item(1, 0.999), item(2, 1)]), [0]);
+  // A later build times only such points: all are marked.
+  assert.deepEqual(marked([item(0, 0.5), item(4, 0.7)], 1), [0, 4]);
 });

@@ -18,7 +18,23 @@ const data = join(dir, 'data');
 after(() => process.env.VB_KEEP || rmSync(dir, { recursive: true, force: true }));
 
 // Other work on this machine must not flag these points: the busy rule has a test of its own below.
-const FAST = ['--queries', '1000', '--min-passes', '3', '--min-seconds', '0', '--max-passes', '6', '--busy-cores', '64'];
+// The points cells read get passes to ±5 % or 0.5 s.
+const FAST = [
+  '--queries',
+  '1000',
+  '--min-passes',
+  '3',
+  '--min-seconds',
+  '0',
+  '--max-passes',
+  '6',
+  '--busy-cores',
+  '64',
+  '--cell-ci',
+  '0.05',
+  '--cell-seconds',
+  '0.5',
+];
 
 function vecbench(...args: string[]) {
   const r = spawnSync(process.execPath, [BIN, ...args], {
@@ -52,7 +68,16 @@ describe('stable points with hnswlib', () => {
     assert.equal(r.code, 0, r.stderr);
     const res = readJson(resultFile(out));
     assert.deepEqual(res.run.query_set, { mode: 'subset', size: 1000, seed: res.run.query_seed });
-    assert.deepEqual(res.run.timing, { min_passes: 3, min_seconds: 0, max_passes: 6, busy_cores: 64, host_slow: 0 });
+    assert.deepEqual(res.run.timing, {
+      min_passes: 3,
+      min_seconds: 0,
+      max_passes: 6,
+      busy_cores: 64,
+      host_slow: 0,
+      cell_half_width: 0.05,
+      cell_seconds: 0.5,
+      cell_max_passes: 300,
+    });
     assert.equal(res.run.builds, 2);
     assert.match(res.provenance.settings_hash, /^[0-9a-f]{16}$/);
     assert.ok(res.provenance.cpu_model.length > 0);
@@ -69,8 +94,19 @@ describe('stable points with hnswlib', () => {
         view: string;
         driven: string;
         calibrated_for?: number;
+        for_cell?: boolean;
+        pass: { wall_s: number[] };
       }[];
       assert.ok(pts.length > 0, g.key);
+      // The points cells read are timed to ±5 % (at least 10 passes) or 0.5 s, in the throughput
+      // view only; every calibrated point is one, and so is every point of the second build.
+      for (const p of pts.filter((x) => x.for_cell)) {
+        const seconds = p.pass.wall_s.reduce((a, b) => a + b, 0);
+        assert.equal(p.view, 'throughput');
+        assert.ok(seconds >= 0.5 || (p.passes >= 10 && (p.ci.qps[1] - p.ci.qps[0]) / 2 / p.qps <= 0.05), `${g.key}: ${p.passes} passes, ${seconds} s`);
+      }
+      assert.ok(pts.filter((x) => x.calibrated_for !== undefined && x.view === 'throughput').every((x) => x.for_cell));
+      assert.ok(pts.filter((x) => x.build === 1).every((x) => x.for_cell));
       for (const p of pts) {
         assert.equal(p.queries, 1000);
         assert.ok(p.passes >= 3);

@@ -9,6 +9,8 @@ import { settingsFileSchema, type LoadedParticipant } from '../src/runner/partic
 import type { AskedGroup } from '../src/runner/points.ts';
 import type { HostRequest } from '../src/runner/protocol.ts';
 import type { PointReply } from '../src/runner/point-reply.ts';
+import { qpsHalfWidth } from '../src/metrics/intervals.ts';
+import { mulberry32 } from '../src/metrics/stats.ts';
 import { GroupTiming, timeInRounds, type Item, type TimedEngine, type Timing } from '../src/runner/timed-rounds.ts';
 
 const QUERIES = Array.from({ length: 400 }, (_, i) => i);
@@ -20,9 +22,9 @@ function participant(name: string): LoadedParticipant {
   return { name, dir: '/nonexistent', adapter, settings, index: {}, settingsPath: '/nonexistent/settings.json' };
 }
 
-/** An engine whose pass at knob ef takes ef x 10 ms (reported, not slept); every request is
- * logged as `name:ef:queries`. */
-function fakeEngine(name: string, log: string[]): TimedEngine {
+/** An engine whose pass at knob ef takes ef x 10 ms (reported, not slept), times `jitter()`;
+ * every request is logged as `name:ef:queries`. */
+function fakeEngine(name: string, log: string[], jitter: () => number = () => 1): TimedEngine {
   return {
     loadPids: () => ({ engine: undefined, engineTree: false, host: undefined }),
     async request(req: HostRequest) {
@@ -34,7 +36,7 @@ function fakeEngine(name: string, log: string[]): TimedEngine {
         ids: new Int32Array(0),
         offsets: new Int32Array(n + 1),
         latenciesMs: new Float64Array(n).fill((ef * 10) / n),
-        wallS: ef * 0.01,
+        wallS: ef * 0.01 * jitter(),
         errors: new Array(n).fill(null),
       };
       return { type: 'point', reply } as never;
@@ -52,7 +54,15 @@ const item = (ef: number): Item => ({
   },
 });
 
-function timingOf(engine: TimedEngine, name: string, efs: number[], timing: Timing, busyRounds = new Set<number>()) {
+function timingOf(
+  engine: TimedEngine,
+  name: string,
+  efs: number[],
+  timing: Timing,
+  busyRounds = new Set<number>(),
+  views: ('latency' | 'throughput')[] = ['latency'],
+  cellEfs = new Set<number>(),
+) {
   let round = 0;
   const meter = {
     start() {},
@@ -72,8 +82,8 @@ function timingOf(engine: TimedEngine, name: string, efs: number[], timing: Timi
       loadMeter: meter,
       onProgress: () => {},
     },
-    efs.map(item),
-    ['latency'],
+    efs.map((ef) => ({ ...item(ef), ...(cellEfs.has(ef) ? { readsCell: true } : {}) })),
+    views,
   );
 }
 
@@ -131,4 +141,74 @@ test('a busy round is retaken in a later round, and the point keeps only its qui
   const e = t.entries[0];
   assert.deepEqual(e.busy, [false, true, false, false]);
   assert.equal(passesAt(log, 'a', 1).length, 4);
+});
+
+/** Pass times that vary by up to ±spread around their mean, seeded. */
+const noisy = (spread: number, seed = 7) => {
+  const rand = mulberry32(seed);
+  return () => 1 + spread * (2 * rand() - 1);
+};
+
+test("the points a cell reads are timed until their QPS interval is within cell_half_width; the curve's other points keep the base timing", async () => {
+  const log: string[] = [];
+  const timing: Timing = { minPasses: 3, minSeconds: 0, maxPasses: 8, cellHalfWidth: 0.03, cellSeconds: 100, cellMaxPasses: 300 };
+  const t = timingOf(fakeEngine('a', log, noisy(0.3)), 'a', [1, 2], timing, new Set(), ['latency', 'throughput'], new Set([1]));
+  await timeInRounds([t]);
+  const entry = (ef: number, view: string) => t.entries.find((e) => e.item.knobs.ef === ef && e.view === view)!;
+  const cell = entry(1, 'throughput');
+  // The cell's point: beyond max_passes, at least 10 passes, and its interval (the one stored)
+  // within ±3 %; one pass fewer was not.
+  assert.ok(cell.pass.qps.length > timing.maxPasses, `${cell.pass.qps.length} passes`);
+  assert.ok(qpsHalfWidth(cell.pass.qps) <= 0.03, `half-width ${qpsHalfWidth(cell.pass.qps)}`);
+  assert.ok(qpsHalfWidth(cell.pass.qps.slice(0, -1)) > 0.03 || cell.pass.qps.length === 10);
+  // The same point's latency view, and the other point in both views: min_passes.
+  assert.equal(entry(1, 'latency').pass.qps.length, 3);
+  assert.equal(entry(2, 'throughput').pass.qps.length, 3);
+  assert.equal(entry(2, 'latency').pass.qps.length, 3);
+  // The short points' passes were spread over the cell point's rounds, not taken first.
+  const cellPasses = passesAt(log, 'a', 1);
+  const other = passesAt(log, 'a', 2);
+  assert.ok(other[other.length - 1] > cellPasses[Math.floor(cellPasses.length / 2)], 'the last pass of ef 2 comes late in the timing');
+});
+
+test("a cell's point stops at cell_seconds (or cell_max_passes) when its interval stays wide", async () => {
+  const log: string[] = [];
+  // ±90 % noise: ±3 % would take hundreds of passes; 10 ms passes, at most 0.2 s of them.
+  const bySeconds = timingOf(
+    fakeEngine('a', log, noisy(0.9)),
+    'a',
+    [1],
+    { minPasses: 3, minSeconds: 0, maxPasses: 8, cellHalfWidth: 0.03, cellSeconds: 0.2, cellMaxPasses: 300 },
+    new Set(),
+    ['throughput'],
+    new Set([1]),
+  );
+  await timeInRounds([bySeconds]);
+  const e = bySeconds.entries[0];
+  const seconds = e.pass.wall_s.reduce((a, b) => a + b, 0);
+  assert.ok(seconds >= 0.2 && seconds < 0.2 + 0.02, `${seconds} s of passes`);
+  assert.ok(qpsHalfWidth(e.pass.qps) > 0.03);
+  const byPasses = timingOf(
+    fakeEngine('b', [], noisy(0.9)),
+    'b',
+    [1],
+    { minPasses: 3, minSeconds: 0, maxPasses: 8, cellHalfWidth: 0.03, cellSeconds: 100, cellMaxPasses: 25 },
+    new Set(),
+    ['throughput'],
+    new Set([1]),
+  );
+  await timeInRounds([byPasses]);
+  assert.equal(byPasses.entries[0].pass.qps.length, 25);
+  // cell_half_width 0: no cell timing at all.
+  const off = timingOf(
+    fakeEngine('c', [], noisy(0.9)),
+    'c',
+    [1],
+    { minPasses: 3, minSeconds: 0, maxPasses: 8, cellHalfWidth: 0 },
+    new Set(),
+    ['throughput'],
+    new Set([1]),
+  );
+  await timeInRounds([off]);
+  assert.equal(off.entries[0].pass.qps.length, 3);
 });

@@ -242,6 +242,24 @@ export function registerCore(program: Command): void {
       positiveInt('--max-passes'),
     )
     .option(
+      '--cell-ci <fraction>',
+      `warm protocol: the points the table's cells read are timed until their QPS interval's half-width is at most this fraction of their QPS (default ${DEFAULT_TIMING.cellHalfWidth ?? 0}; 0: base timing only)`,
+      (v: string) => {
+        const n = Number(v);
+        if (!(n >= 0 && n < 1)) throw new InvalidArgumentError('--cell-ci must be a fraction in [0, 1), e.g. 0.03');
+        return n;
+      },
+    )
+    .option(
+      '--cell-seconds <s>',
+      `warm protocol: timed seconds at most a cell's point gets to reach --cell-ci (default ${DEFAULT_TIMING.cellSeconds ?? 0})`,
+      (v: string) => {
+        const n = Number(v);
+        if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('--cell-seconds must be a number >= 0');
+        return n;
+      },
+    )
+    .option(
       '--busy-cores <n>',
       `warm protocol: cores other processes may use (averaged over a round of passes) before the round counts as busy and is retaken (default ${DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES})`,
       (v: string) => {
@@ -285,6 +303,8 @@ export function registerCore(program: Command): void {
         minPasses?: number;
         minSeconds?: number;
         maxPasses?: number;
+        cellCi?: number;
+        cellSeconds?: number;
         threads?: number;
         builds?: number;
         dataset?: string;
@@ -330,6 +350,9 @@ export function registerCore(program: Command): void {
         minPasses: o.minPasses ?? DEFAULT_TIMING.minPasses,
         minSeconds: o.minSeconds ?? DEFAULT_TIMING.minSeconds,
         maxPasses: o.maxPasses ?? DEFAULT_TIMING.maxPasses,
+        cellHalfWidth: o.cellCi ?? DEFAULT_TIMING.cellHalfWidth,
+        cellSeconds: o.cellSeconds ?? DEFAULT_TIMING.cellSeconds,
+        cellMaxPasses: DEFAULT_TIMING.cellMaxPasses,
       };
       if (timing.maxPasses < timing.minPasses)
         throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);

@@ -48,9 +48,24 @@ export function passLatency(latenciesMs: ArrayLike<number>): Record<LatencyKey, 
   };
 }
 
+/** The passes' QPS that the estimate keeps: outliers beyond 3.0 x IQR trimmed (from
+ * MIN_PASSES_TO_TRIM passes on). */
+function keptQps(qps: number[]): number[] {
+  return qps.length >= MIN_PASSES_TO_TRIM ? trimOutliers(qps, TRIM_IQR) : qps;
+}
+
+/** Relative half-width of the QPS interval summarizePasses gives these passes (NaN under 2
+ * passes): the timing's stopping rule for the points cells read uses the very interval stored. */
+export function qpsHalfWidth(qps: number[]): number {
+  const kept = keptQps(qps);
+  if (kept.length < 2) return NaN;
+  const c = bootstrapCI(kept, mean, { resamples: RESAMPLES });
+  return (c.high - c.low) / 2 / c.estimate;
+}
+
 /** Estimates and intervals over a warm point's passes; maxLatencyMs is the worst query seen. */
 export function summarizePasses(p: PassFigures, maxLatencyMs: number): PassSummary {
-  const kept = p.qps.length >= MIN_PASSES_TO_TRIM ? trimOutliers(p.qps, TRIM_IQR) : p.qps;
+  const kept = keptQps(p.qps);
   const keep = p.qps.map((q) => kept.includes(q));
   const pick = (xs: number[]) => xs.filter((_, i) => keep[i]);
   const qps = pick(p.qps);

@@ -84,6 +84,9 @@ export const pointSchema = z.object({
   answers_varied: z.number().int().nonnegative().optional(),
   /** Set on a point measured at knobs found by calibration for this target recall. */
   calibrated_for: z.number().optional(),
+  /** Timed to the cells' precision (run.timing.cell_half_width): a table cell was expected to
+   * read this point when its timing began. */
+  for_cell: z.boolean().optional(),
   /** Which build of the index (--builds N), from 0. */
   build: z.number().int().nonnegative().optional(),
   /** How the participant was driven: "1 at a time", "32 in flight", "2 threads". */
@@ -254,6 +257,11 @@ export const resultSchema = z.object({
         max_passes: z.number().int().positive(),
         busy_cores: z.number().nonnegative().optional(),
         host_slow: z.number().nonnegative().optional(),
+        /** The points cells read (throughput view): passes until the QPS interval's relative
+         * half-width is at most cell_half_width, at most cell_seconds and cell_max_passes. */
+        cell_half_width: z.number().nonnegative().optional(),
+        cell_seconds: z.number().nonnegative().optional(),
+        cell_max_passes: z.number().int().positive().optional(),
       })
       .optional(),
     /** Index builds measured (--builds). */

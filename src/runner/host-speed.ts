@@ -18,6 +18,9 @@ export const HOST_SLOW = 1.25;
 /** A probe at most this old judges a round: probing after every short round would cost more
  * than it tells (a probe lasts about 25 ms). */
 const PROBE_EVERY_S = 1;
+/** With the probe off (--host-slow 0) it still runs this often, recorded and judging nothing, so
+ * that `vecbench compare` can hold two runs' hosts against each other (0.5 % of the machine). */
+export const RECORD_EVERY_S = 5;
 /** Longest wait for a slowed host to recover before the next round, in seconds. */
 const HOST_WAIT_S = 2;
 
@@ -29,8 +32,8 @@ export interface HostProbe {
 }
 
 export interface HostSpeedMeter {
-  /** A probe no older than PROBE_EVERY_S (taken now if the last one is older). */
-  sample(): Promise<HostProbe>;
+  /** A probe no older than maxAgeS (default PROBE_EVERY_S; taken now if the last one is older). */
+  sample(maxAgeS?: number): Promise<HostProbe>;
   /** Probes until one is within `limit` of the fastest, for at most HOST_WAIT_S; the last probe. */
   waitForSpeed(limit: number): Promise<HostProbe>;
 }
@@ -96,8 +99,8 @@ export class WorkerHostSpeed implements HostSpeedMeter {
     return probe;
   }
 
-  async sample(): Promise<HostProbe> {
-    if (this.last && performance.now() - this.last.at < PROBE_EVERY_S * 1000) return { ...this.last.probe, slowdown: this.last.probe.ms / this.best };
+  async sample(maxAgeS = PROBE_EVERY_S): Promise<HostProbe> {
+    if (this.last && performance.now() - this.last.at < maxAgeS * 1000) return { ...this.last.probe, slowdown: this.last.probe.ms / this.best };
     return this.probe();
   }
 

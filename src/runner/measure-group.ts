@@ -39,13 +39,15 @@ import type { HostReply, HostRequest } from './protocol.ts';
 import type { PointReply } from './point-reply.ts';
 
 // A pass of a fast point lasts a few tens of ms: up to 60 of them let the minimum seconds bind,
-// so a point is timed for at least a second whatever its speed (measured on the default run:
-// 433 s with 0.5 s and at most 12 passes, about 75 s more with these).
-const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 1, maxPasses: 60 };
+// so a point is timed for at least half a second whatever its speed. The points the table's
+// cells read then go on to a ±3 % QPS interval, for at most 4 s and 300 passes each: on this
+// project's 2-core VM one pass's QPS varies by 5-20 % around its mean, so ±3 % takes 10-170
+// passes; the ladder's other points only draw the curve, and keep the base timing.
+const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 4, cellMaxPasses: 300 };
 /** Queries in a warm group's query set unless --queries says otherwise. */
 const PRODUCT_QUERY_SET = 1000;
 
-/** VECBENCH_TIMING="min_passes=2,min_seconds=0,max_passes=4,queries=300,busy_cores=64" changes
+/** VECBENCH_TIMING="min_passes=2,min_seconds=0,max_passes=4,queries=300,busy_cores=64,cell_half_width=0" changes
  * the defaults of the options of the same names (the test suite uses it to stay short; every
  * result records the values it was measured with). A bad value is one line naming it. */
 export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing; queries: number; busyCores?: number; hostSlow: number } {
@@ -58,10 +60,16 @@ export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing
     if (key === 'min_passes') out.timing.minPasses = Math.max(1, Math.round(v));
     else if (key === 'min_seconds') out.timing.minSeconds = v;
     else if (key === 'max_passes') out.timing.maxPasses = Math.max(1, Math.round(v));
+    else if (key === 'cell_half_width') out.timing.cellHalfWidth = v;
+    else if (key === 'cell_seconds') out.timing.cellSeconds = v;
+    else if (key === 'cell_max_passes') out.timing.cellMaxPasses = Math.max(1, Math.round(v));
     else if (key === 'queries') out.queries = Math.max(1, Math.round(v));
     else if (key === 'busy_cores') out.busyCores = v;
     else if (key === 'host_slow') out.hostSlow = v;
-    else throw new UserError(`VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, queries, busy_cores, host_slow`);
+    else
+      throw new UserError(
+        `VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, cell_half_width, cell_seconds, cell_max_passes, queries, busy_cores, host_slow`,
+      );
   }
   out.timing.maxPasses = Math.max(out.timing.maxPasses, out.timing.minPasses);
   return out;
@@ -248,6 +256,8 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     run.onProgress(`${g.key}: calibrated (${records.filter((r) => r.status === 'found').length} of ${records.length} found)`);
   }
 
+  markCellPoints(items, run.build);
+
   // Later builds time the throughput view alone: the table's cells are read there, and the
   // latency view (one request at a time) has the costliest passes; latency cells are build 0's.
   const timing = new GroupTiming(
@@ -300,6 +310,30 @@ export async function finishWarmGroup({ run, timing }: PreparedGroup): Promise<v
 }
 
 class PointFailed extends Error {}
+
+/** Marks the items the table's cells are expected to read, so that their throughput view is timed
+ * to the cells' precision. Before timing only recalls are known; the cell rule (src/metrics/
+ * frontier.ts) is applied to them with a stand-in value that falls as recall rises (the usual
+ * shape), which picks the calibrated points, the lowest point of a cell read above its target
+ * and the two points around an interpolated one. Later builds time only such points. */
+export function markCellPoints(items: Item[], build: number): void {
+  if (build > 0) {
+    for (const it of items) it.readsCell = true;
+    return;
+  }
+  const curve = items
+    .filter((it) => it.recall !== undefined)
+    .map((it) => ({
+      recall: it.recall!.summary.recall,
+      value: 2 - it.recall!.summary.recall,
+      knobs: it.knobs,
+      ladderIndex: it.li,
+      calibratedFor: it.calibratedFor,
+    }));
+  const read = new Set<number>();
+  for (const target of TARGETS) for (const f of readCell(curve, target, 'higher').from ?? []) read.add(f.ladderIndex);
+  for (const it of items) if (read.has(it.li)) it.readsCell = true;
+}
 
 /** The engine's strategy at these knobs for the group's first query, and a plan check that
  * failed. An engine that cannot say (it crashed or hung explaining) leaves it unrecorded. */
@@ -385,6 +419,7 @@ async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
     ci: { qps: sum.ci.qps, recall: recallInterval(r.perQuery), latency_ms: sum.ci.latency_ms },
     answers_varied: e.varied.size,
     ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),
+    ...(e.view === 'throughput' && e.item.readsCell && (timing.cellHalfWidth ?? 0) > 0 ? { for_cell: true } : {}),
     build: run.build,
     driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
     machine: {

@@ -55,6 +55,14 @@ function timingRecord(t: Timing | undefined, busyCores: number | undefined, host
     max_passes: x.maxPasses,
     busy_cores: busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES,
     host_slow: hostSlow ?? DEFAULT_HOST_SLOW,
+    // In the schema's order: a resume compares the stored record with this one as JSON.
+    ...((x.cellHalfWidth ?? 0) > 0
+      ? {
+          cell_half_width: x.cellHalfWidth,
+          ...(x.cellSeconds !== undefined ? { cell_seconds: x.cellSeconds } : {}),
+          ...(x.cellMaxPasses !== undefined ? { cell_max_passes: x.cellMaxPasses } : {}),
+        }
+      : {}),
   };
 }
 
@@ -220,7 +228,8 @@ export class ParticipantRun {
       build,
       busyCores: opts.busyCores ?? DEFAULT_BUSY_CORES ?? BUSY_OTHER_CORES,
       hostSlow,
-      ...(hostSlow > 0 ? { hostSpeed: sharedHostSpeed() } : {}),
+      // Always probed: with --host-slow 0 the probe records the host's speed and judges nothing.
+      hostSpeed: sharedHostSpeed(),
       onProgress: (what) => (this.onTiming ? this.onTiming(what) : this.progress.update(this.done, what)),
       save: () => this.save(),
       append: (entry) => this.writer.append(entry),

@@ -9,11 +9,11 @@
 // whichever participant happened to be measured in the slow minute.
 import type { Knobs } from '../contracts.ts';
 import { DemandMeter } from '../loadgen/cpu.ts';
-import { passLatency, type PassFigures } from '../metrics/intervals.ts';
+import { passLatency, qpsHalfWidth, type PassFigures } from '../metrics/intervals.ts';
 import type { summarize } from '../metrics/recall.ts';
 import { HostError } from './client.ts';
 import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
-import type { HostSpeedMeter } from './host-speed.ts';
+import { RECORD_EVERY_S, type HostSpeedMeter } from './host-speed.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
 import type { LoadedParticipant } from './participants.ts';
 import type { PointReply } from './point-reply.ts';
@@ -21,12 +21,23 @@ import type { AskedGroup, VIEWS } from './points.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
 
 /** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
- * toward the maximum only). */
+ * toward the maximum only). A point a table cell reads (throughput view) then goes on until its
+ * QPS interval's relative half-width is at most cellHalfWidth, for at most cellSeconds of quiet
+ * passes and cellMaxPasses passes: the cells' precision is where the time goes, the rest of the
+ * curve keeps the base timing (docs/contracts.md, "Stable points"). cellHalfWidth 0 or absent:
+ * no such extension. */
 export interface Timing {
   minPasses: number;
   minSeconds: number;
   maxPasses: number;
+  cellHalfWidth?: number;
+  cellSeconds?: number;
+  cellMaxPasses?: number;
 }
+
+/** The fewest quiet passes whose interval may end a cell point's timing: the bootstrap over a
+ * handful of passes can read narrow by chance. */
+const MIN_CELL_PASSES = 10;
 
 /** Busy passes a point may retake, per pass it needs, before it is flagged busy-machine. */
 export const BUSY_RETAKES = 3;
@@ -63,6 +74,9 @@ export interface Item {
   li: number;
   knobs: Knobs;
   calibratedFor?: number;
+  /** A table cell is expected to read this point (from the recalls, before timing): its
+   * throughput view is timed to the cells' precision. */
+  readsCell?: boolean;
   recall?: { reply: PointReply; summary: ReturnType<typeof summarize>; perQuery: number[] };
 }
 
@@ -89,6 +103,8 @@ export interface Entry {
   threadsUsed: number;
   done: boolean;
   skipped?: string;
+  /** quietHalfWidth's value at a pass count. */
+  halfWidth?: { passes: number; value: number };
 }
 
 /** What one group's timing is given. */
@@ -109,6 +125,18 @@ export interface GroupTimingSpec {
 }
 
 const quietPasses = (e: Entry) => e.busy.filter((b) => !b).length;
+/** The relative half-width of the entry's QPS interval over its quiet passes, computed once per
+ * pass count (the rounds ask for it often; a bootstrap is a thousand resamples). */
+function quietHalfWidth(e: Entry): number {
+  const n = e.pass.qps.length;
+  if (e.halfWidth?.passes !== n) e.halfWidth = { passes: n, value: qpsHalfWidth(e.pass.qps.filter((_, i) => !e.busy[i])) };
+  return e.halfWidth.value;
+}
+
+/** Whether the entry is timed to the cells' precision. */
+const forCell = (e: Entry, t: Timing) => (t.cellHalfWidth ?? 0) > 0 && e.view === 'throughput' && e.item.readsCell === true;
+/** A cell point's caps: quiet seconds and passes. */
+const cellCaps = (t: Timing) => ({ seconds: t.cellSeconds ?? Infinity, passes: Math.max(t.maxPasses, t.cellMaxPasses ?? t.maxPasses) });
 
 /** The timed passes of one group's entries. */
 export class GroupTiming {
@@ -160,11 +188,38 @@ export class GroupTiming {
 
   /** Passes the entry is expected to need, from its passes so far (1 before its first). */
   private wanted(e: Entry): number {
-    const { minPasses, minSeconds, maxPasses } = this.spec.timing;
+    const t = this.spec.timing;
     if (e.pass.wall_s.length === 0) return 1;
     const meanWall = e.pass.wall_s.reduce((a, b) => a + b, 0) / e.pass.wall_s.length;
-    const forSeconds = meanWall > 0 ? Math.ceil(minSeconds / meanWall) : 1;
-    return Math.min(maxPasses, Math.max(minPasses, forSeconds));
+    const forSeconds = meanWall > 0 ? Math.ceil(t.minSeconds / meanWall) : 1;
+    const base = Math.min(t.maxPasses, Math.max(t.minPasses, forSeconds));
+    if (!forCell(e, t)) return base;
+    // A cell's point: the passes its interval so far says the target half-width needs (the
+    // half-width shrinks as one over the square root of the passes), within its caps.
+    const quiet = quietPasses(e);
+    const hw = quietHalfWidth(e);
+    const forWidth = Math.max(MIN_CELL_PASSES, Number.isFinite(hw) && hw > 0 ? Math.ceil(quiet * (hw / t.cellHalfWidth!) ** 2) : base);
+    const caps = cellCaps(t);
+    const cap = Math.min(caps.passes, meanWall > 0 ? Math.max(1, Math.floor(caps.seconds / meanWall)) : caps.passes);
+    return Math.max(base, Math.min(cap, forWidth));
+  }
+
+  /** Whether the entry has all the passes it needs. */
+  private finished(e: Entry): boolean {
+    const t = this.spec.timing;
+    const quiet = quietPasses(e);
+    // A busy machine is given a few retakes, not max_passes of them: a slow point's retakes
+    // would otherwise hold the run for minutes.
+    const busyPasses = e.busy.length - quiet;
+    if (busyPasses >= BUSY_RETAKES * t.minPasses) return true;
+    const cell = forCell(e, t);
+    if (e.busy.length >= (cell ? cellCaps(t).passes : t.maxPasses)) return true;
+    const base = quiet >= t.minPasses && e.quietSeconds >= t.minSeconds;
+    if (!base || !cell) return base;
+    if (e.quietSeconds >= cellCaps(t).seconds) return true;
+    if (quiet < MIN_CELL_PASSES) return false;
+    const hw = quietHalfWidth(e);
+    return Number.isFinite(hw) && hw <= t.cellHalfWidth!;
   }
 
   /** Rounds this group's timing is expected to take: its most-wanting entry's passes. */
@@ -189,7 +244,7 @@ export class GroupTiming {
    * this one's last pass, so an untimed warm-up pass comes first. Returns whether any pass ran.
    */
   async round(r: number, rounds: number, warmUp: boolean): Promise<boolean> {
-    const { engine, g, queries, timing, pointTimeoutS, busyCores } = this.spec;
+    const { engine, g, queries, pointTimeoutS, busyCores } = this.spec;
     const round = this.ownRound++;
     const order = (round % 2 === 0 ? this.entries : [...this.entries].reverse()).filter((e) => this.due(e, r, rounds));
     if (order.length === 0) return false;
@@ -245,8 +300,9 @@ export class GroupTiming {
     }
     const load = this.meter.stop();
     const hostSlow = this.spec.hostSpeed && this.spec.hostSlow ? this.spec.hostSlow : 0;
-    const host = hostSlow > 0 ? await this.spec.hostSpeed!.sample() : null;
-    const slowHost = host !== null && host.slowdown > hostSlow;
+    // Off (host_slow 0), the probe only records the host's speed, every few seconds.
+    const host = this.spec.hostSpeed ? await this.spec.hostSpeed.sample(hostSlow > 0 ? undefined : RECORD_EVERY_S) : null;
+    const slowHost = hostSlow > 0 && host !== null && host.slowdown > hostSlow;
     const busy = slowHost || (load.otherCores !== null && load.otherCores > busyCores) || isBusy({ otherCores: null, steal: load.steal });
     for (const e of inRound) {
       e.pass.other_cores.push(load.otherCores);
@@ -254,14 +310,7 @@ export class GroupTiming {
       e.pass.host_ms.push(host?.ms ?? null);
       e.busy.push(busy);
       if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
-      const quiet = quietPasses(e);
-      // A busy machine is given a few retakes, not max_passes of them: a slow point's retakes
-      // would otherwise hold the run for minutes.
-      const busyPasses = e.busy.length - quiet;
-      e.done =
-        (quiet >= timing.minPasses && e.quietSeconds >= timing.minSeconds) ||
-        e.busy.length >= timing.maxPasses ||
-        busyPasses >= BUSY_RETAKES * timing.minPasses;
+      e.done = this.finished(e);
     }
     this.spec.onProgress(
       `${g.key}: timing round ${r + 1}${slowHost ? ` (host slowed x${host!.slowdown.toFixed(2)}: retaken)` : busy ? ' (machine busy: retaken)' : ''}, ${this.entries.filter((x) => x.done).length}/${this.entries.length} points done`,
