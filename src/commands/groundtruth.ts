@@ -20,11 +20,17 @@ export function registerGroundTruth(program: Command): void {
     .description('write a plan of shards for a prepared dataset (vecbench prepare NAME --no-groundtruth)')
     .argument('<name>', 'prepared dataset')
     .requiredOption('--shards <n>', 'number of shards', whole('--shards'))
+    .option(
+      '--row-ranges <r>',
+      'split the rows too, so a shard holds a block of the base, not all of it (--shards must be a multiple)',
+      whole('--row-ranges'),
+      1,
+    )
     .requiredOption('--out <dir>', 'plan directory (shards write their outputs there)')
     .option('--data <dir>', 'prepared datasets directory (default .vecbench/data or $VECBENCH_DATA)')
-    .action(async (name: string, o: { shards: number; out: string; data?: string }) => {
+    .action(async (name: string, o: { shards: number; rowRanges: number; out: string; data?: string }) => {
       mkdirSync(o.out, { recursive: true });
-      const plan = await writePlan(dataDir(o), name, o.shards, o.out);
+      const plan = await writePlan(dataDir(o), name, o.shards, o.out, o.rowRanges);
       const mib = Math.ceil(shardMemoryBytes(plan) / 2 ** 20);
       process.stdout.write(
         `${join(o.out, 'plan.json')}: ${plan.shards.length} shards of ${name} (${plan.filters.length} filter kinds, ${plan.dataset.nq} queries each), about ${mib} MiB per shard\n`,

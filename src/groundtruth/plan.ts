@@ -4,17 +4,20 @@
 // is a list of whole work units of computeGroundTruth (queries sharing a filter, in the chunks
 // it uses), so every query's list comes out of the same call as on one machine and the merged
 // files are byte-identical to what `vecbench prepare` writes.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { FilterExpr } from '../contracts.ts';
 import { STANDARD_KINDS, filterKind } from '../datasets/groups.ts';
-import { fileNames, loadDataset, type Dataset } from '../datasets/layout.ts';
+import { QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, manifestSchema, type Dataset, type QueryAttrName } from '../datasets/layout.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256, sha256File } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
 import { cacheDepth, computeUnit, groundTruthUnits, storeGroundTruth } from './cache.ts';
+import { pickBackend } from './exact.ts';
+import { gtMemoryBytes, runShard } from './outofcore.ts';
 
 const PLAN_FORMAT = 'vecbench-gt-plan/1';
 const SHARD_FORMAT = 'vecbench-gt-shard/1';
@@ -58,31 +61,45 @@ function inputFiles(ds: Dataset): string[] {
 /** Splits the standard kinds' work units into `shards` contiguous shards of about equal cost
  * (per query: selecting its top depth, about the cost of a scan, plus the
  * scan of the share of rows its filter keeps). */
-export async function writePlan(dataDir: string, name: string, shards: number, outDir: string): Promise<GtPlan> {
+export async function writePlan(dataDir: string, name: string, shards: number, outDir: string, rowRanges = 1): Promise<GtPlan> {
   if (!(Number.isInteger(shards) && shards >= 1)) throw new UserError(`--shards ${shards} is not a positive whole number; give e.g. --shards 4`);
+  if (!(Number.isInteger(rowRanges) && rowRanges >= 1 && shards % rowRanges === 0))
+    throw new UserError(`--row-ranges ${rowRanges} does not divide --shards ${shards}; give a --shards that is a multiple of --row-ranges`);
+  const blocks = shards / rowRanges;
   const ds = await loadDataset(dataDir, name);
   const units = STANDARD_KINDS.flatMap((k) =>
     groundTruthUnits(ds, k.name).map((u) => ({ filter: k.name, queries: u.queries, cost: u.queries.length * (1 + (k.nominal ?? 1)) })),
   );
-  if (shards > units.length)
-    throw new UserError(`--shards ${shards} exceeds the ${units.length} work units of ${name}; give --shards ${units.length} or fewer`);
+  if (blocks > units.length)
+    throw new UserError(
+      `--shards ${shards} exceeds the ${units.length} work units of ${name} per row range; give --shards ${units.length * rowRanges} or fewer`,
+    );
   const total = units.reduce((a, u) => a + u.cost, 0);
-  const plan: GtPlan['shards'] = [];
+  const queryBlocks: { filter: string; queries: number[] }[][] = [];
   let i = 0;
   let spent = 0;
-  for (let s = 0; s < shards; s++) {
-    const goal = (total * (s + 1)) / shards;
+  for (let s = 0; s < blocks; s++) {
+    const goal = (total * (s + 1)) / blocks;
     const mine: { filter: string; queries: number[] }[] = [];
-    const last = s === shards - 1;
+    const last = s === blocks - 1;
     while (i < units.length) {
       // Stop at this shard's share, or when every later shard needs one of the units left.
-      const needed = units.length - i <= shards - s - 1;
+      const needed = units.length - i <= blocks - s - 1;
       if (mine.length > 0 && !last && (needed || spent + units[i].cost / 2 > goal)) break;
       spent += units[i].cost;
       mine.push({ filter: units[i].filter, queries: units[i].queries });
       i++;
     }
-    plan.push({ index: s, output: `shard-${s}.bin`, rows: [0, ds.n], units: mine });
+    queryBlocks.push(mine);
+  }
+  // Row ranges x query blocks; shard r * blocks + b reads rows of range r for block b.
+  const plan: GtPlan['shards'] = [];
+  for (let r = 0; r < rowRanges; r++) {
+    const rows: [number, number] = [Math.floor((ds.n * r) / rowRanges), Math.floor((ds.n * (r + 1)) / rowRanges)];
+    queryBlocks.forEach((units, b) => {
+      const index = r * blocks + b;
+      plan.push({ index, output: `shard-${index}.bin`, rows, units });
+    });
   }
   const inputs = [];
   for (const file of inputFiles(ds)) {
@@ -173,6 +190,92 @@ function validShard(planDir: string, plan: GtPlan, index: number): ShardFile | n
   return f;
 }
 
+/** The queries and their attributes (not the base) of the plan's dataset, after checking the
+ * manifest still lists the planned files and their sizes (hashing a 1 TB base per shard would
+ * cost more than the shard). */
+function planQueries(plan: GtPlan): { dir: string; queries: Float32Array; queryAttrs: Record<QueryAttrName, Int32Array> } {
+  const { name, data_dir, nq, d } = plan.dataset;
+  const dir = datasetDir(data_dir, name);
+  const again = `write the plan again (vecbench groundtruth plan ${name} --shards N --out PLAN_DIR)`;
+  const parsed = manifestSchema.safeParse(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')));
+  if (!parsed.success) throw new UserError(`dataset ${name}: ${join(dir, 'manifest.json')} does not parse; re-prepare it (vecbench prepare ${name} --force)`);
+  for (const input of plan.inputs) {
+    const e = parsed.data.files[input.file];
+    const path = join(dir, input.file);
+    if (!e || e.sha256 !== input.sha256 || !existsSync(path) || statSync(path).size !== input.bytes)
+      throw new UserError(`${path} is not the file the plan was written for; ${again}`);
+  }
+  const read = (file: string, words: number) => {
+    const buf = readFileSync(join(dir, file));
+    if (buf.length !== words * 4)
+      throw new UserError(`${join(dir, file)} has ${buf.length} bytes, not ${words * 4}; re-prepare the dataset (vecbench prepare ${name} --force)`);
+    const ab = new ArrayBuffer(buf.length);
+    new Uint8Array(ab).set(buf);
+    return ab;
+  };
+  const queryAttrs = {} as Record<QueryAttrName, Int32Array>;
+  // Only the attributes on disk: the derived ones (region) belong to no standard filter.
+  for (const a of QUERY_ATTRIBUTES) if (parsed.data.files[fileNames.queryAttr(a)]) queryAttrs[a] = new Int32Array(read(fileNames.queryAttr(a), nq));
+  return { dir, queries: new Float32Array(read(fileNames.queries, nq * d)), queryAttrs };
+}
+
+/** A shard of part of the rows: the base read in blocks within VECBENCH_GT_MEMORY, each filter
+ * kind's partial lists checkpointed beside the output (resumable), as outofcore.ts does. */
+function rowRangeShard(
+  planDir: string,
+  plan: GtPlan,
+  index: number,
+  out: { ids: Int32Array; dists: Float32Array; matches: Int32Array },
+  progress: Progress,
+): void {
+  const shard = plan.shards[index];
+  const { n, d, nq } = plan.dataset;
+  const depth = plan.depth;
+  const src = planQueries(plan);
+  const manifest = JSON.parse(readFileSync(join(src.dir, 'manifest.json'), 'utf8')) as { metric: 'ip' | 'cosine' | 'l2' };
+  const backend = pickBackend('auto');
+  const rows = shard.rows[1] - shard.rows[0];
+  const blockRows = Math.max(256, Math.min(rows, Math.floor(gtMemoryBytes() / (d * 4))));
+  let base = 0;
+  for (const filterName of plan.filters) {
+    const units = shard.units.filter((u) => u.filter === filterName);
+    if (units.length === 0) continue;
+    const groups = units.map((u) => ({ filter: filterKind(u.filter).forQuery(u.queries[0], src.queryAttrs), queries: Int32Array.from(u.queries) }));
+    const checkpoint = join(planDir, `shard-${index}.${filterName}.ckpt`);
+    const p = runShard({
+      dir: src.dir,
+      n,
+      d,
+      metric: manifest.metric,
+      depth,
+      nq,
+      queries: src.queries,
+      groups,
+      range: shard.rows,
+      blockRows,
+      backend,
+      threads: availableParallelism(),
+      checkpoint,
+      header: JSON.stringify({ plan: planId(plan), index, filter: filterName, blockRows }),
+      checkpointEveryMs: 30_000,
+    });
+    for (const u of units) {
+      for (const q of u.queries) {
+        out.ids.set(p.ids.subarray(q * depth, (q + 1) * depth), base * depth);
+        out.dists.set(p.dists.subarray(q * depth, (q + 1) * depth), base * depth);
+        out.matches[base] = p.matches[q];
+        base++;
+      }
+      progress.update(base, 'queries');
+    }
+  }
+}
+
+/** Removes a shard's checkpoints once its output is written. */
+function clearCheckpoints(planDir: string, plan: GtPlan, index: number): void {
+  for (const f of plan.filters) rmSync(join(planDir, `shard-${index}.${f}.ckpt`), { force: true });
+}
+
 const shardFix = (planDir: string, index: number) => `vecbench groundtruth shard ${planDir} --index ${index}`;
 
 /** Computes shard `index` of a plan and writes its output atomically; a shard whose output is
@@ -185,33 +288,62 @@ export async function runPlanShard(planDir: string, index: number, opts: { quiet
     if (!opts.quiet) log(`ground truth shard ${index}: already done (${join(planDir, plan.shards[index].output)})`);
     return false;
   }
-  const ds = await planDataset(plan, true);
   const shard = plan.shards[index];
   const depth = plan.depth;
   const queries = shard.units.reduce((a, u) => a + u.queries.length, 0);
   const ids = new Int32Array(queries * depth).fill(-1);
   const dists = new Float32Array(queries * depth).fill(Infinity);
   const matches = new Int32Array(queries);
-  const progress = new Progress(`ground truth shard ${index} of ${plan.shards.length} (${ds.name})`, queries, opts.quiet);
-  let base = 0;
-  for (const u of shard.units) {
-    const kind = filterKind(u.filter);
-    const filter: FilterExpr | null = kind.forQuery(u.queries[0], ds.queryAttrs);
-    const slots = new Map(u.queries.map((q, j) => [q, base + j]));
-    computeUnit(ds, { filter, queries: u.queries }, depth, { ids, dists, matches }, { slot: (q) => slots.get(q)! });
-    base += u.queries.length;
-    progress.update(base, 'queries');
-  }
+  const out = { ids, dists, matches };
+  const progress = new Progress(`ground truth shard ${index} of ${plan.shards.length} (${plan.dataset.name})`, queries, opts.quiet);
+  if (shard.rows[0] === 0 && shard.rows[1] === plan.dataset.n) {
+    // All rows: the same calls as prepare's, on the dataset in memory.
+    const ds = await planDataset(plan, true);
+    let base = 0;
+    for (const u of shard.units) {
+      const filter: FilterExpr | null = filterKind(u.filter).forQuery(u.queries[0], ds.queryAttrs);
+      const slots = new Map(u.queries.map((q, j) => [q, base + j]));
+      computeUnit(ds, { filter, queries: u.queries }, depth, out, { slot: (q) => slots.get(q)! });
+      base += u.queries.length;
+      progress.update(base, 'queries');
+    }
+  } else rowRangeShard(planDir, plan, index, out, progress);
   progress.done();
   const body = Buffer.concat([bytesOf(ids), bytesOf(dists), bytesOf(matches)]);
   const head = Buffer.from(JSON.stringify({ format: SHARD_FORMAT, plan: planId(plan), index, body_sha256: sha256(body), queries, depth }));
   const len = Buffer.alloc(4);
   len.writeUInt32LE(head.length, 0);
   writeFileAtomic(join(planDir, shard.output), Buffer.concat([len, head, body]));
+  clearCheckpoints(planDir, plan, index);
   return true;
 }
 
 const bytesOf = (a: Int32Array | Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** Merges the sorted list at ids/dists[from..] into query q's (both sorted by (distance, id),
+ * -1 / +Inf padded), keeping depth: the lists of disjoint row ranges. */
+function mergeLists(o: { ids: Int32Array; dists: Float32Array }, q: number, depth: number, ids: Int32Array, dists: Float32Array, from: number): void {
+  const at = q * depth;
+  const aI = o.ids.slice(at, at + depth);
+  const aD = o.dists.slice(at, at + depth);
+  let a = 0;
+  let b = 0;
+  for (let m = 0; m < depth; m++) {
+    const bOk = b < depth && ids[from + b] >= 0;
+    const aOk = a < depth && aI[a] >= 0;
+    const takeA = aOk && (!bOk || aD[a] < dists[from + b] || (aD[a] === dists[from + b] && aI[a] < ids[from + b]));
+    if (takeA) {
+      o.ids[at + m] = aI[a];
+      o.dists[at + m] = aD[a++];
+    } else if (bOk) {
+      o.ids[at + m] = ids[from + b];
+      o.dists[at + m] = dists[from + b++];
+    } else {
+      o.ids[at + m] = -1;
+      o.dists[at + m] = Infinity;
+    }
+  }
+}
 
 /** Checks every shard, assembles each filter kind's lists and stores them in the dataset's
  * cache, the same files `vecbench prepare` writes. */
@@ -229,7 +361,13 @@ export async function mergePlan(planDir: string): Promise<Dataset> {
   const out = new Map(
     plan.filters.map((f) => [
       f,
-      { filter: f, ids: new Int32Array(nq * depth).fill(-1), dists: new Float32Array(nq * depth).fill(Infinity), matches: new Int32Array(nq), seen: 0 },
+      {
+        filter: f,
+        ids: new Int32Array(nq * depth).fill(-1),
+        dists: new Float32Array(nq * depth).fill(Infinity),
+        matches: new Int32Array(nq),
+        seen: new Int32Array(nq),
+      },
     ]),
   );
   plan.shards.forEach((s, i) => {
@@ -246,16 +384,21 @@ export async function mergePlan(planDir: string): Promise<Dataset> {
       const o = out.get(u.filter);
       if (!o) throw new UserError(`${join(planDir, PLAN_FILE)}: shard ${i} names filter ${u.filter} the plan does not list; write the plan again`);
       for (const q of u.queries) {
-        o.ids.set(ids.subarray(slot * depth, (slot + 1) * depth), q * depth);
-        o.dists.set(dists.subarray(slot * depth, (slot + 1) * depth), q * depth);
-        o.matches[q] = matches[slot];
-        o.seen++;
+        const from = slot * depth;
+        if (o.seen[q] === 0) {
+          o.ids.set(ids.subarray(from, from + depth), q * depth);
+          o.dists.set(dists.subarray(from, from + depth), q * depth);
+        } else mergeLists(o, q, depth, ids, dists, from);
+        o.matches[q] += matches[slot];
+        o.seen[q]++;
         slot++;
       }
     }
   });
   for (const o of out.values()) {
-    if (o.seen !== nq) throw new UserError(`${join(planDir, PLAN_FILE)}: filter ${o.filter} covers ${o.seen} of ${nq} queries; write the plan again`);
+    const ranges = new Set(plan.shards.map((s) => s.rows.join('-'))).size;
+    if (o.seen.some((c) => c !== ranges))
+      throw new UserError(`${join(planDir, PLAN_FILE)}: filter ${o.filter} does not cover every query once per row range; write the plan again`);
     storeGroundTruth(ds, o);
   }
   return ds;

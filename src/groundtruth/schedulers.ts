@@ -7,20 +7,35 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { gtMemoryBytes } from './outofcore.ts';
 import type { GtPlan } from './plan.ts';
 
 /** The vecbench entry point of this checkout: cluster nodes share the file system. */
 const BIN = fileURLToPath(new URL('../../bin/vecbench.js', import.meta.url));
 
-/** Bytes a shard holds: the dataset's files (loaded whole), its output lists three times (the
- * arrays, the file body, the file), one exactTopK call's candidates, plus Node's own heap. */
-export function shardMemoryBytes(plan: GtPlan): number {
-  const inputs = plan.inputs.reduce((a, f) => a + f.bytes, 0);
-  const maxQueries = Math.max(...plan.shards.map((s) => s.units.reduce((a, u) => a + u.queries.length, 0)));
-  const maxUnit = Math.max(...plan.shards.flatMap((s) => s.units.map((u) => u.queries.length)));
+/** Bytes the largest shard holds. A shard of all rows loads the dataset's files whole; a shard
+ * of a row range holds the queries, one block of the base (VECBENCH_GT_MEMORY at most) and its
+ * attribute columns, and the partial lists of every query (nq x depth x 8). Both hold their
+ * output lists three times (the arrays, the file body, the file), one exactTopK call's
+ * candidates (kk x 12 bytes per query, kk = depth + 8 + depth / 8) and Node's own heap. */
+export function shardMemoryBytes(plan: GtPlan, gtMemory = gtMemoryBytes()): number {
+  const { n, d, nq } = plan.dataset;
   const kk = plan.depth + 8 + (plan.depth >> 3);
-  const candidates = maxUnit * kk * (4 + 8) + plan.dataset.n * 4;
-  return inputs + 3 * maxQueries * (plan.depth * 8 + 4) + candidates + 256 * 2 ** 20;
+  const inputs = plan.inputs.reduce((a, f) => a + f.bytes, 0);
+  const rowFiles = plan.inputs.filter((f) => f.file.startsWith('base.'));
+  const perRow = rowFiles.reduce((a, f) => a + f.bytes, 0) / n;
+  return Math.max(
+    ...plan.shards.map((s) => {
+      const queries = s.units.reduce((a, u) => a + u.queries.length, 0);
+      const maxUnit = Math.max(...s.units.map((u) => u.queries.length));
+      const out = 3 * queries * (plan.depth * 8 + 4);
+      const rows = s.rows[1] - s.rows[0];
+      if (rows === n) return inputs + out + maxUnit * kk * 12 + n * 4 + 256 * 2 ** 20;
+      const blockRows = Math.min(rows, Math.max(256, Math.floor(gtMemory / (d * 4))));
+      const perQuery = inputs - rowFiles.reduce((a, f) => a + f.bytes, 0);
+      return perQuery + blockRows * perRow + nq * plan.depth * 8 + out + nq * kk * 12 + blockRows * 4 + 256 * 2 ** 20;
+    }),
+  );
 }
 
 const mib = (bytes: number) => Math.ceil(bytes / 2 ** 20);
