@@ -30,7 +30,7 @@ describe('sharded ground truth on Slurm', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('a 4-shard array job plus its merge equals prepare on one machine, byte for byte, for every filter kind', async () => {
+  test('a 4-shard array job plus its merge equals prepare on one machine, byte for byte, for every filter kind', async (t) => {
     const c = cluster!;
     const one = join(dir, 'one');
     const sharded = join(dir, 'sharded');
@@ -51,7 +51,7 @@ describe('sharded ground truth on Slurm', () => {
     assert.ok(m, out);
     await c.waitJobs([m[1], m[2]]);
     const clusterSeconds = (performance.now() - t0) / 1000;
-    process.stderr.write(`# wall time: prepare with ground truth ${oneSeconds.toFixed(1)}s; Slurm 4-shard array + merge ${clusterSeconds.toFixed(1)}s\n`);
+    t.diagnostic(`wall time: prepare with ground truth ${oneSeconds.toFixed(1)}s; Slurm 4-shard array + merge ${clusterSeconds.toFixed(1)}s`);
     for (let i = 0; i < 4; i++) assert.match(readFileSync(join(plan, `shard-${i}.log`), 'utf8'), new RegExp(`shard ${i}: computed`));
     assert.match(readFileSync(join(plan, 'merge.log'), 'utf8'), /merged into/);
     const want = readdirSync(join(one, DEFAULT_DATASET, 'groundtruth')).sort();
