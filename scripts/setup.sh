@@ -29,8 +29,11 @@ fi
 #                      "cold start not measured: vmtouch is not installed" and --cold refuses.
 #   wrk                the reference HTTP client of npm run bench:fidelity.
 #   util-linux         setpriv, which ties every engine server's life to its run's.
+#   slurmctld, slurmd, slurm-client, munge
+#                      test/groundtruth-slurm.test.ts starts a one-node Slurm cluster and runs the
+#                      sharded ground truth as an array job (docs/cluster.md).
 packages=(build-essential python3 libopenblas-dev libfaiss-dev python3-numpy chromium fonts-dejavu-core
-  dataset-fashion-mnist vmtouch wrk util-linux)
+  dataset-fashion-mnist vmtouch wrk util-linux slurmctld slurmd slurm-client munge)
 
 missing=()
 for p in "${packages[@]}"; do

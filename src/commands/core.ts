@@ -79,6 +79,7 @@ export function registerCore(program: Command): void {
     .option('--base <file>', 'with "prepare custom": base vectors (.fvecs .bvecs .npy .hdf5[:train] .parquet[:column] IDX)')
     .option('--queries <file>', 'with "prepare custom": query vectors, same formats (an .hdf5 file defaults to its "test" dataset)')
     .option('--groundtruth <file>', 'with "prepare custom": neighbour ids (.ivecs, .npy, .hdf5[:neighbors]) to check against vecbench\'s exact top-k')
+    .option('--no-groundtruth', 'prepare the data alone; compute the ground truth later (vecbench groundtruth plan / shard / merge, or the first run)')
     .option('--metric <metric>', 'with "prepare custom": ip, cosine or l2 (default: the file\'s own, else l2)', (v: string) => {
       if (v !== 'ip' && v !== 'cosine' && v !== 'l2') throw new InvalidArgumentError('--metric must be ip, cosine or l2');
       return v as Metric;
@@ -98,7 +99,7 @@ export function registerCore(program: Command): void {
           embed: string;
           base?: string;
           queries?: string;
-          groundtruth?: string;
+          groundtruth?: string | false;
           metric?: Metric;
         },
       ) => {
@@ -109,7 +110,7 @@ export function registerCore(program: Command): void {
             name: o.name,
             base: o.base,
             queries: o.queries,
-            groundtruth: o.groundtruth,
+            groundtruth: typeof o.groundtruth === 'string' ? o.groundtruth : undefined,
             metric: o.metric,
             force: o.force,
           });
@@ -127,7 +128,7 @@ export function registerCore(program: Command): void {
           process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} labelled queries, in ${ds.dir}\n`);
           return;
         }
-        const ds = await prepareDataset(dataDir(o), name, { force: o.force });
+        const ds = await prepareDataset(dataDir(o), name, { force: o.force, groundTruth: o.groundtruth !== false });
         process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
       },
     );

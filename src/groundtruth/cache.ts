@@ -75,6 +75,59 @@ function readArray<T extends Int32Array | Float32Array>(path: string, ctor: { ne
   return new ctor(ab);
 }
 
+/** One exactTopK call of computeGroundTruth: queries sharing one concrete filter, in chunks. */
+export interface GtUnit {
+  filter: FilterExpr | null;
+  queries: number[];
+}
+
+/** The calls computeGroundTruth makes for a filter kind, in its order. A sharded run
+ * (groundtruth/plan.ts) hands whole units to shards, so each query's list comes out of the very
+ * same call, and the merged files are byte-identical to these. */
+export function groundTruthUnits(ds: Pick<Dataset, 'nq' | 'queryAttrs'>, filterName: string, backend?: 'auto' | Backend): GtUnit[] {
+  const kind = filterKind(filterName);
+  const byFilter = new Map<string, { filter: FilterExpr | null; queries: number[] }>();
+  for (let q = 0; q < ds.nq; q++) {
+    const f = kind.forQuery(q, ds.queryAttrs);
+    const key = filterKey(f);
+    let g = byFilter.get(key);
+    if (!g) byFilter.set(key, (g = { filter: f, queries: [] }));
+    g.queries.push(q);
+  }
+  // Chunks of queries keep progress moving and memory bounded. The addon gives each thread
+  // whole groups of 256 queries (splitting the rows, and so the work of selection, only when
+  // there are fewer groups than threads), so it gets two groups per thread at a time.
+  const chunk = pickBackend(backend ?? 'auto') === 'native' ? Math.min(4096, 512 * availableParallelism()) : 256;
+  const units: GtUnit[] = [];
+  for (const { filter, queries } of byFilter.values())
+    for (let s = 0; s < queries.length; s += chunk) units.push({ filter, queries: queries.slice(s, s + chunk) });
+  return units;
+}
+
+/** Runs one unit: writes each of its queries' lists into ids/dists/matches (nq-sized arrays). */
+export function computeUnit(
+  ds: Dataset,
+  unit: GtUnit,
+  depth: number,
+  out: { ids: Int32Array; dists: Float32Array; matches: Int32Array },
+  opts: { backend?: 'auto' | Backend; live?: Int32Array; slot?: (q: number) => number } = {},
+): Backend {
+  const { d } = ds;
+  const { filter, queries: part } = unit;
+  const rows = filter === null && !opts.live ? undefined : matchingRows(filter, ds.attrs, ds.n, opts.live);
+  const qm = new Float32Array(part.length * d);
+  part.forEach((q, i) => qm.set(ds.queries.subarray(q * d, q * d + d), i * d));
+  const r = exactTopK({ base: ds.base, n: ds.n, d, queries: qm, nq: part.length, metric: ds.metric, k: depth, rows, backend: opts.backend });
+  const slot = opts.slot ?? ((q: number) => q);
+  part.forEach((q, i) => {
+    const s = slot(q);
+    out.ids.set(r.ids.subarray(i * depth, (i + 1) * depth), s * depth);
+    out.dists.set(r.dists.subarray(i * depth, (i + 1) * depth), s * depth);
+    out.matches[s] = rows ? rows.length : ds.n;
+  });
+  return r.backend;
+}
+
 /** Computes exact top-depth for every query under one filter kind. Queries sharing a filter
  * (same category, same range bucket, same cluster) go through one matrix product. */
 export function computeGroundTruth(
@@ -83,44 +136,19 @@ export function computeGroundTruth(
   depth = Math.min(GT_DEPTH, ds.n),
   opts: { backend?: 'auto' | Backend; quiet?: boolean; live?: Int32Array } = {},
 ): GroundTruth {
-  const kind = filterKind(filterName);
   const { nq, d } = ds;
   const ids = new Int32Array(nq * depth).fill(-1);
   const dists = new Float32Array(nq * depth).fill(Infinity);
   const matches = new Int32Array(nq);
-  const byFilter = new Map<string, { filter: FilterExpr | null; queries: number[] }>();
-  for (let q = 0; q < nq; q++) {
-    const f = kind.forQuery(q, ds.queryAttrs);
-    const key = filterKey(f);
-    let g = byFilter.get(key);
-    if (!g) byFilter.set(key, (g = { filter: f, queries: [] }));
-    g.queries.push(q);
-  }
   const progress = new Progress(`ground truth ${ds.name} ${filterName}`, nq, opts.quiet);
   const t0 = performance.now();
   const cpu0 = cpuSecondsNow();
   let done = 0;
   let backend: Backend = 'js';
-  for (const { filter, queries } of byFilter.values()) {
-    const rows = filter === null && !opts.live ? undefined : matchingRows(filter, ds.attrs, ds.n, opts.live);
-    // Chunks of queries keep progress moving and memory bounded. The addon gives each thread
-    // whole groups of 256 queries (splitting the rows, and so the work of selection, only when
-    // there are fewer groups than threads), so it gets two groups per thread at a time.
-    const chunk = pickBackend(opts.backend ?? 'auto') === 'native' ? Math.min(4096, 512 * availableParallelism()) : 256;
-    for (let s = 0; s < queries.length; s += chunk) {
-      const part = queries.slice(s, s + chunk);
-      const qm = new Float32Array(part.length * d);
-      part.forEach((q, i) => qm.set(ds.queries.subarray(q * d, q * d + d), i * d));
-      const r = exactTopK({ base: ds.base, n: ds.n, d, queries: qm, nq: part.length, metric: ds.metric, k: depth, rows, backend: opts.backend });
-      backend = r.backend;
-      part.forEach((q, i) => {
-        ids.set(r.ids.subarray(i * depth, (i + 1) * depth), q * depth);
-        dists.set(r.dists.subarray(i * depth, (i + 1) * depth), q * depth);
-        matches[q] = rows ? rows.length : ds.n;
-      });
-      done += part.length;
-      if (done < nq) progress.update(done);
-    }
+  for (const unit of groundTruthUnits(ds, filterName, opts.backend)) {
+    backend = computeUnit(ds, unit, depth, { ids, dists, matches }, opts);
+    done += unit.queries.length;
+    if (done < nq) progress.update(done);
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpuSeconds = cpuSecondsNow() - cpu0;
@@ -129,12 +157,14 @@ export function computeGroundTruth(
   return { filter: filterName, depth, nq, ids, dists, matches, backend, seconds, flops, cpuSeconds };
 }
 
-/** Loads the cached ground truth for a filter kind, computing and storing it when missing
- * or when the dataset changed. */
-export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?: 'auto' | Backend; quiet?: boolean } = {}): GroundTruth {
+/** The depth the cache keeps for a dataset. */
+export const cacheDepth = (ds: Pick<Dataset, 'n'>) => Math.min(GT_DEPTH, ds.n);
+
+/** The cache's index, reset (files removed) when the dataset or the format changed. */
+function openIndex(ds: Dataset): GtIndex {
   const dir = join(ds.dir, 'groundtruth');
   const indexPath = join(dir, 'index.json');
-  const depth = Math.min(GT_DEPTH, ds.n);
+  const depth = cacheDepth(ds);
   let index: GtIndex | null = null;
   if (existsSync(indexPath)) {
     try {
@@ -148,6 +178,27 @@ export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?
     if (existsSync(dir)) for (const f of readdirSync(dir)) if (f !== 'partial') rmSync(join(dir, f), { recursive: true, force: true });
     index = { format: GT_FORMAT, dataset_hash: ds.hash, depth, filters: {} };
   }
+  return index;
+}
+
+/** Stores one filter kind's lists in the cache (the files prepare writes). */
+export function storeGroundTruth(ds: Dataset, gt: Pick<GroundTruth, 'filter' | 'ids' | 'dists' | 'matches'>): void {
+  const dir = join(ds.dir, 'groundtruth');
+  const index = openIndex(ds);
+  const f = gt.filter;
+  writeFileAtomic(join(dir, `${f}.ids.i32`), bytes(gt.ids));
+  writeFileAtomic(join(dir, `${f}.dists.f32`), bytes(gt.dists));
+  writeFileAtomic(join(dir, `${f}.matches.i32`), bytes(gt.matches));
+  index.filters[f] = { ids: sha256(bytes(gt.ids)), dists: sha256(bytes(gt.dists)), matches: sha256(bytes(gt.matches)) };
+  writeJsonAtomic(join(dir, 'index.json'), index);
+}
+
+/** Loads the cached ground truth for a filter kind, computing and storing it when missing
+ * or when the dataset changed. */
+export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?: 'auto' | Backend; quiet?: boolean } = {}): GroundTruth {
+  const dir = join(ds.dir, 'groundtruth');
+  const depth = cacheDepth(ds);
+  const index = openIndex(ds);
   const entry = index.filters[filterName];
   if (entry) {
     const ids = readArray(join(dir, `${filterName}.ids.i32`), Int32Array, entry.ids);
@@ -168,11 +219,7 @@ export function groundTruthFor(ds: Dataset, filterName: string, opts: { backend?
     if (!opts.quiet) log(`ground truth ${ds.name} ${filterName}: ${r.backend}, out of core, ${throughputText(ds.nq, r.seconds, flops, cpuSeconds)}`);
     gt = { filter: filterName, depth, nq: ds.nq, ids: r.ids, dists: r.dists, matches: r.matches, backend: r.backend, seconds: r.seconds, flops, cpuSeconds };
   } else gt = computeGroundTruth(ds, filterName, depth, opts);
-  writeFileAtomic(join(dir, `${filterName}.ids.i32`), bytes(gt.ids));
-  writeFileAtomic(join(dir, `${filterName}.dists.f32`), bytes(gt.dists));
-  writeFileAtomic(join(dir, `${filterName}.matches.i32`), bytes(gt.matches));
-  index.filters[filterName] = { ids: sha256(bytes(gt.ids)), dists: sha256(bytes(gt.dists)), matches: sha256(bytes(gt.matches)) };
-  writeJsonAtomic(indexPath, index);
+  storeGroundTruth(ds, gt);
   clearPartials(ds, filterName);
   return gt;
 }
