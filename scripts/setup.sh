@@ -29,8 +29,10 @@ fi
 #                      "cold start not measured: vmtouch is not installed" and --cold refuses.
 #   wrk                the reference HTTP client of npm run bench:fidelity.
 #   util-linux         setpriv, which ties every engine server's life to its run's.
+#   iproute2           ip netns: test/loadgen-client-hosts.test.ts puts its client hosts in
+#                      network namespaces of its own.
 packages=(build-essential python3 libopenblas-dev libfaiss-dev python3-numpy chromium fonts-dejavu-core
-  dataset-fashion-mnist vmtouch wrk util-linux)
+  dataset-fashion-mnist vmtouch wrk util-linux iproute2)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -13,6 +13,7 @@ import { registerQuality } from './commands/quality.ts';
 import { registerChurn } from './commands/churn.ts';
 import { registerCeiling } from './commands/ceiling.ts';
 import { registerCompare } from './commands/compare.ts';
+import { registerLoadWorker } from './commands/load-worker.ts';
 
 // Credentials never reach the terminal or a log: every line this process prints is masked.
 redactStandardStreams();
@@ -46,6 +47,7 @@ try {
   registerChurn(program);
   registerCeiling(program);
   registerCompare(program);
+  registerLoadWorker(program);
   await program.parseAsync(process.argv);
 } catch (thrown) {
   killAllHosts();
