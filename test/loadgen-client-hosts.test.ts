@@ -6,7 +6,7 @@
 // latencies, and one host at the same total in-flight level measures a median latency whose
 // interval overlaps the merged one's. Needs root (ip netns); without it the test fails.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -223,5 +223,20 @@ describe('load from two client hosts in network namespaces', () => {
     } finally {
       await hosts.close();
     }
+  });
+
+  test('vecbench run --client-hosts: bad input is one line before any work', () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', TSX, 'src/cli.ts', 'run', '--dataset', 'synthetic-3000', '--participants', 'pgvector', ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, VECBENCH_QUIET: '1' },
+      });
+    const bad = run('--client-hosts', 'nohost', '--concurrency', '1');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /^vecbench: --client-hosts: "nohost" is not HOST:PORT \(write e\.g\. 10\.0\.0\.2:7100\)\n$/);
+    const open = run('--client-hosts', workers[0], '--concurrency', '1', '--open-loop', '100');
+    assert.equal(open.status, 2);
+    assert.match(open.stderr, /^vecbench: --client-hosts drives the closed-loop sweep only: drop --open-loop, .*\n$/);
   });
 });

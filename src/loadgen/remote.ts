@@ -15,7 +15,7 @@ import { redact } from '../util/redact.ts';
 import { nowMs } from './clock.ts';
 import { CpuMeter, DemandMeter } from './cpu.ts';
 import type { DriveResult } from './driver.ts';
-import { mergeResults, WorkerPool } from './pool.ts';
+import { defaultWorkers, mergeResults, WorkerPool } from './pool.ts';
 import type { LoadReply } from './protocol.ts';
 
 /** Coordinator and worker must be the same vecbench: the point's meaning depends on both. */
@@ -38,7 +38,8 @@ const requestSchema = z.discriminatedUnion('type', [
     type: z.literal('init'),
     id: z.number(),
     spec: z.object({ module: z.string(), options: z.unknown() }),
-    workers: z.number().int().positive(),
+    /** Client threads; absent: the worker host's default (pool.ts defaultWorkers). */
+    workers: z.number().int().positive().optional(),
     maxInFlight: z.number().int().positive(),
     d: z.number().int().positive(),
     queries: b64,
@@ -121,7 +122,7 @@ async function serveConnection(sock: Socket, cores: number): Promise<void> {
         return { type: 'pong', id: m.id, nowMs: nowMs() };
       case 'init': {
         await pool?.close();
-        pool = await WorkerPool.start(m.spec as LoadClientSpec, m.workers, m.maxInFlight, fromB64(m.queries, Float32Array), m.d);
+        pool = await WorkerPool.start(m.spec as LoadClientSpec, m.workers ?? defaultWorkers(), m.maxInFlight, fromB64(m.queries, Float32Array), m.d);
         return { type: 'ready', id: m.id, workers: pool.size };
       }
       case 'knobs':
@@ -323,7 +324,7 @@ export class ClientHosts {
   }
 
   /** Builds the client on every host (`workers` threads each; queries nq x d are sent once). */
-  async init(spec: LoadClientSpec, workers: number, maxInFlight: number, queries: Float32Array, d: number): Promise<void> {
+  async init(spec: LoadClientSpec, workers: number | undefined, maxInFlight: number, queries: Float32Array, d: number): Promise<void> {
     const per = Math.max(1, Math.ceil(maxInFlight / this.links.length));
     const q = toB64(queries);
     await Promise.all(
