@@ -4,16 +4,23 @@
 // one pair) at two in-flight levels. Per level there is one merged point; its counts are the
 // sum of the hosts', its histogram is exactly the histogram of the union of the requests'
 // latencies, and one host at the same total in-flight level measures a median latency whose
-// interval overlaps the merged one's. Needs root (ip netns); without it the test fails.
+// interval overlaps the merged one's; `vecbench run --client-hosts` against a Redis on the
+// same address stores one merged point per level. Needs root (ip netns); without it the test fails.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { OK } from '../src/loadgen/driver.ts';
 import { LatencyHistogram } from '../src/loadgen/histogram.ts';
 import { ClientHosts } from '../src/loadgen/remote.ts';
 import type { LoadReply } from '../src/loadgen/protocol.ts';
+import { concurrencySchema } from '../src/loadgen/schema.ts';
+import { redisServerPath } from '../participants/redis/adapter.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -28,6 +35,8 @@ const spaces = [
   { ns: `vb${tag}B`, root: `vh${tag}b`, inner: `vn${tag}b`, rootIp: `${net}.5`, innerIp: `${net}.6` },
 ];
 const made: { ns: string[]; links: string[] } = { ns: [], links: [] };
+const dir = mkdtempSync(join(tmpdir(), 'vecbench-client-hosts-'));
+chmodSync(dir, 0o755);
 const procs: ChildProcess[] = [];
 
 function ip(...args: string[]): void {
@@ -111,6 +120,7 @@ after(() => {
   for (const p of procs) if (p.exitCode === null && p.signalCode === null && p.pid !== undefined) attempt(() => process.kill(p.pid!, 'SIGKILL'));
   for (const l of made.links) attempt(() => execFileSync('ip', ['link', 'del', l], { stdio: 'ignore' }));
   for (const n of made.ns) attempt(() => execFileSync('ip', ['netns', 'del', n], { stdio: 'ignore' }));
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const D = 16;
@@ -199,6 +209,91 @@ describe('load from two client hosts in network namespaces', () => {
     }
   });
 
+  test('vecbench run --client-hosts: bad input is one line before any work', () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', TSX, 'src/cli.ts', 'run', '--dataset', 'synthetic-3000', '--participants', 'pgvector', ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, VECBENCH_QUIET: '1' },
+      });
+    const bad = run('--client-hosts', 'nohost', '--concurrency', '1');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /^vecbench: --client-hosts: "nohost" is not HOST:PORT \(write e\.g\. 10\.0\.0\.2:7100\)\n$/);
+    const open = run('--client-hosts', workers[0], '--concurrency', '1', '--open-loop', '100');
+    assert.equal(open.status, 2);
+    assert.match(open.stderr, /^vecbench: --client-hosts drives the closed-loop sweep only: drop --open-loop, .*\n$/);
+  });
+
+  test('vecbench run --client-hosts on a real Redis: one merged point per level, from both hosts', async () => {
+    // A Redis the client hosts reach: on the first pair's root address (the runner's own servers
+    // listen on 127.0.0.1 only), given to the run with --connect.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, spaces[0].rootIp, () => {
+        const a = s.address();
+        s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+      });
+    });
+    await started(
+      redisServerPath(),
+      ['--bind', spaces[0].rootIp, '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no'],
+      /Ready to accept connections/,
+      'redis-server',
+    );
+    const out = join(dir, 'out');
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        TSX,
+        'src/cli.ts',
+        'run',
+        '--dataset',
+        'synthetic-3000',
+        '--participants',
+        'redis',
+        '--connect',
+        `redis=redis://${spaces[0].rootIp}:${port}`,
+        '--groups',
+        'none/10',
+        '--out',
+        out,
+        '--concurrency',
+        '2,4',
+        '--load-requests',
+        '1000',
+        '--client-hosts',
+        workers.join(','),
+      ],
+      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: join(dir, 'data') }, timeout: 600_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const res = JSON.parse(readFileSync(join(out, 'synthetic-3000', 'redis.json'), 'utf8'));
+    const sweep = concurrencySchema.parse(res.extra.concurrency);
+    assert.deepEqual(sweep.client.client_hosts, workers);
+    assert.deepEqual(
+      sweep.points.map((p) => p.in_flight),
+      [2, 4],
+    );
+    for (const p of sweep.points) {
+      const hosts = p.client_hosts!;
+      assert.deepEqual(
+        hosts.map((h) => [h.host, h.in_flight]),
+        workers.map((w) => [w, p.in_flight / 2]),
+      );
+      assert.equal(p.errors + p.timeouts, 0, p.first_error);
+      // The point's counts are the hosts' summed; its recall is scored from their ids.
+      assert.equal(
+        hosts.reduce((a, h) => a + h.requests, 0),
+        p.requests,
+      );
+      assert.equal(
+        hosts.reduce((a, h) => a + h.ok, 0),
+        p.requests,
+      );
+      assert.ok(p.recall !== null && p.recall > 0.5, `recall ${p.recall}`);
+      assert.ok(p.qps > 0 && p.p50_ms !== null && p.p99_ms !== null && p.p50_ms <= p.p99_ms);
+    }
+  });
   test('an unreachable host and a host that dies mid-point are one-line errors naming the host', async () => {
     await assert.rejects(ClientHosts.connect([`${spaces[1].innerIp}:1`], 3000), (e: Error) => {
       assert.equal(e.name, 'UserError');
@@ -223,20 +318,5 @@ describe('load from two client hosts in network namespaces', () => {
     } finally {
       await hosts.close();
     }
-  });
-
-  test('vecbench run --client-hosts: bad input is one line before any work', () => {
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', TSX, 'src/cli.ts', 'run', '--dataset', 'synthetic-3000', '--participants', 'pgvector', ...args], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        env: { ...process.env, VECBENCH_QUIET: '1' },
-      });
-    const bad = run('--client-hosts', 'nohost', '--concurrency', '1');
-    assert.equal(bad.status, 2);
-    assert.match(bad.stderr, /^vecbench: --client-hosts: "nohost" is not HOST:PORT \(write e\.g\. 10\.0\.0\.2:7100\)\n$/);
-    const open = run('--client-hosts', workers[0], '--concurrency', '1', '--open-loop', '100');
-    assert.equal(open.status, 2);
-    assert.match(open.stderr, /^vecbench: --client-hosts drives the closed-loop sweep only: drop --open-loop, .*\n$/);
   });
 });
