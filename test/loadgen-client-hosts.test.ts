@@ -160,7 +160,7 @@ describe('load from two client hosts in network namespaces', () => {
         const merged: number[][] = [];
         const single: number[][] = [];
         // Alternated repeats: drift of the shared machine falls on both alike.
-        for (let rep = 0; rep < 3; rep++) {
+        for (let rep = 0; rep < 5; rep++) {
           const m = await point(two, inFlight);
           const r = m.reply;
           assert.equal(r.errors + r.timeouts, 0, `in-flight ${inFlight}: ${r.firstError}`);

@@ -104,7 +104,7 @@ export function parseHostPort(v: string, what: string, anyPort = false): { host:
 
 // ---- the worker: `vecbench load-worker --listen ADDR:PORT` ----
 
-/** One coordinator at a time: its pool lives as long as its connection. */
+/** One coordinator's connection: its pool lives as long as the connection. */
 async function serveConnection(sock: Socket, cores: number): Promise<void> {
   let pool: WorkerPool | null = null;
   const lines = createInterface({ input: sock });
@@ -299,6 +299,11 @@ export class ClientHosts {
 
   get workers(): number {
     return this.links.reduce((a, l) => a + l.workers, 0);
+  }
+
+  /** Cores the client threads can use, all hosts together (each: its threads or its cores). */
+  get usableCores(): number {
+    return this.links.reduce((a, l) => a + Math.min(l.workers, l.cores), 0);
   }
 
   /** Connects, checks the version and measures each host's clock offset. */

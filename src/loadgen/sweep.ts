@@ -302,7 +302,8 @@ class Measurer {
             mode: 'threads',
             qps,
             ceilingQps: ceiling,
-            busiestThread: m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / Math.min(this.workers, availableParallelism())),
+            busiestThread:
+              m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / (this.remote?.usableCores ?? Math.min(this.workers, availableParallelism()))),
             sendLagP99Ms,
           },
     );
@@ -347,8 +348,9 @@ class Measurer {
     const okCount = m.reply.status.reduce((a, s) => a + (s === OK ? 1 : 0), 0);
     const qps = m.reply.wallS > 0 ? okCount / m.reply.wallS : 0;
     const { clientCores, ceiling, ...c } = await this.common(queries, m, qps, inFlight);
-    const capacity =
-      this.mode === 'in-process' ? ceiling : clientCores && clientCores > 0 ? (qps / clientCores) * Math.min(this.workers, availableParallelism()) : null;
+    // The cores the client threads can use: this machine's, or the client hosts' together.
+    const clientCoresAvailable = this.remote?.usableCores ?? Math.min(this.workers, availableParallelism());
+    const capacity = this.mode === 'in-process' ? ceiling : clientCores && clientCores > 0 ? (qps / clientCores) * clientCoresAvailable : null;
     return {
       in_flight: inFlight,
       qps: round(qps, 1),
