@@ -32,8 +32,10 @@ fi
 #   slurmctld, slurmd, slurm-client, munge
 #                      test/groundtruth-slurm.test.ts starts a one-node Slurm cluster and runs the
 #                      sharded ground truth as an array job (docs/cluster.md).
+#   iproute2           ip netns: test/loadgen-client-hosts.test.ts puts its client hosts in
+#                      network namespaces of its own.
 packages=(build-essential python3 libopenblas-dev libfaiss-dev python3-numpy chromium fonts-dejavu-core
-  dataset-fashion-mnist vmtouch wrk util-linux slurmctld slurmd slurm-client munge)
+  dataset-fashion-mnist vmtouch wrk util-linux slurmctld slurmd slurm-client munge iproute2)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,6 +14,7 @@ import { registerChurn } from './commands/churn.ts';
 import { registerCeiling } from './commands/ceiling.ts';
 import { registerCompare } from './commands/compare.ts';
 import { registerGroundTruth } from './commands/groundtruth.ts';
+import { registerLoadWorker } from './commands/load-worker.ts';
 
 // Credentials never reach the terminal or a log: every line this process prints is masked.
 redactStandardStreams();
@@ -48,6 +49,7 @@ try {
   registerCeiling(program);
   registerCompare(program);
   registerGroundTruth(program);
+  registerLoadWorker(program);
   await program.parseAsync(process.argv);
 } catch (thrown) {
   killAllHosts();

@@ -1,6 +1,8 @@
 // Command-line options of the load generator, added to `vecbench run`.
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadOptions } from './sweep.ts';
+import { UserError } from '../util/errors.ts';
+import { parseHostPort } from './remote.ts';
 
 export interface LoadCliOptions {
   concurrency?: number[];
@@ -9,6 +11,7 @@ export interface LoadCliOptions {
   clientWorkers?: number;
   loadRequests: number;
   openStep: number;
+  clientHosts?: string[];
 }
 
 /** "1,2,4,...,64" -> 1,2,4,8,16,32,64 and "100,200,...,500" -> 100,200,300,400,500 (the two
@@ -70,6 +73,18 @@ export function addLoadOptions(cmd: Command): Command {
       return n;
     })
     .option(
+      '--client-hosts <list>',
+      "run the concurrency sweep's clients on these hosts, each running `vecbench load-worker --listen HOST:PORT` (docs/client-hosts.md), e.g. 10.0.0.2:7100,10.0.0.3:7100",
+      (v: string) => {
+        const hosts = v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        for (const h of hosts) parseHostPort(h, '--client-hosts');
+        return hosts;
+      },
+    )
+    .option(
       '--load-requests <n>',
       'requests per concurrency-sweep point',
       (v: string) => {
@@ -92,6 +107,10 @@ export function addLoadOptions(cmd: Command): Command {
 }
 
 export function loadOptionsOf(o: LoadCliOptions): Omit<LoadOptions, 'pointTimeoutS'> | undefined {
+  if (o.clientHosts !== undefined && o.concurrency === undefined)
+    throw new UserError('--client-hosts drives the closed-loop sweep: give --concurrency levels too (the open loop runs on this host only)');
+  if (o.clientHosts !== undefined && o.openLoop !== undefined)
+    throw new UserError('--client-hosts drives the closed-loop sweep only: drop --open-loop, or run it in a run of its own without --client-hosts');
   if (o.concurrency === undefined && o.openLoop === undefined) return undefined;
   return {
     concurrency: o.concurrency,
@@ -100,5 +119,6 @@ export function loadOptionsOf(o: LoadCliOptions): Omit<LoadOptions, 'pointTimeou
     workers: o.clientWorkers,
     requestsPerPoint: o.loadRequests,
     openStepS: o.openStep,
+    clientHosts: o.clientHosts,
   };
 }

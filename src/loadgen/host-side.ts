@@ -45,7 +45,7 @@ export async function handleLoadgen(
       const protocol = await loadClientProtocol(spec);
       pool = await WorkerPool.start(spec, req.workers, req.maxInFlight, ds!.queries, ds!.d);
       poolClient = spec.module;
-      return { type: 'loadgen-ready', mode: 'workers', workers: pool.size, client: poolClient, concurrent, protocol };
+      return { type: 'loadgen-ready', mode: 'workers', workers: pool.size, client: poolClient, concurrent, protocol, spec };
     }
     case 'loadgen-closed': {
       const s = session!;
@@ -88,6 +88,9 @@ export async function handleLoadgen(
       const r = await closedLoop(nullSearch(req.k), { inFlight: req.inFlight, timeoutMs: Infinity, n: req.requests });
       return { type: 'loadgen-result', reply: single(req.requests, r) };
     }
+    case 'loadgen-knobs':
+      await session!.setKnobs(req.knobs);
+      return { type: 'loadgen-knobs-set' };
     case 'loadgen-stop':
       await pool?.close();
       pool = null;

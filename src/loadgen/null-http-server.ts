@@ -1,7 +1,7 @@
 // The null HTTP engine of the ceiling proof: answers every request with a fixed, realistic
 // result body (k hits with ids and distances, as a vector database's JSON API returns them)
 // without doing any search, so a client driving it measures only itself (and HTTP).
-// Run as a process of its own: `node --import tsx src/loadgen/null-http-server.ts [port] [k]`;
+// Run as a process of its own: `node --import tsx src/loadgen/null-http-server.ts [port] [k] [address]`;
 // prints "listening PORT" on stdout. Keep-alive, no per-request allocation of the body.
 import { createServer } from 'node:http';
 
@@ -12,7 +12,7 @@ export function nullResultBody(k: number): Buffer {
   return Buffer.from(JSON.stringify({ ids, distances, took_ms: 0 }));
 }
 
-export function startNullHttpServer(port: number, k: number): Promise<{ port: number; close: () => Promise<void> }> {
+export function startNullHttpServer(port: number, k: number, address = '127.0.0.1'): Promise<{ port: number; close: () => Promise<void> }> {
   const body = nullResultBody(k);
   const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
   const server = createServer((req, res) => {
@@ -26,7 +26,7 @@ export function startNullHttpServer(port: number, k: number): Promise<{ port: nu
   server.keepAliveTimeout = 60_000;
   return new Promise((resolve, reject) => {
     server.on('error', reject);
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, address, () => {
       const addr = server.address();
       const p = typeof addr === 'object' && addr ? addr.port : port;
       resolve({ port: p, close: () => new Promise((r) => server.close(() => r())) });
@@ -37,7 +37,8 @@ export function startNullHttpServer(port: number, k: number): Promise<{ port: nu
 if (import.meta.url === `file://${process.argv[1]}`) {
   const port = Number(process.argv[2] ?? 0);
   const k = Number(process.argv[3] ?? 10);
-  const s = await startNullHttpServer(port, k);
+  // Another address than loopback: client hosts elsewhere (docs/client-hosts.md).
+  const s = await startNullHttpServer(port, k, process.argv[4] ?? '127.0.0.1');
   process.stdout.write(`listening ${s.port}\n`);
   // The parent holds our stdin: when it ends (the parent exited, even by SIGKILL), so do we.
   process.stdin.on('end', () => process.exit(0));

@@ -22,6 +22,8 @@ export type LoadgenHostRequest =
     }
   /** The in-process ceiling: the host's own loop against a null engine that answers at once. */
   | { type: 'loadgen-ceiling'; requests: number; inFlight: number; k: number }
+  /** Client hosts elsewhere (remote.ts) send the point's requests: the engine only takes its knobs. */
+  | { type: 'loadgen-knobs'; knobs: Knobs }
   | { type: 'loadgen-stop' };
 
 export interface LoadReply {
@@ -44,8 +46,19 @@ export type LoadgenHostReply =
   /** `protocol`: what the load client module speaks (its `protocol` export: http, or a
    * protocol a participant declares the ceiling of), naming the null ceiling its points are
    * held against; null in process. */
-  | { type: 'loadgen-ready'; mode: LoadMode; workers: number; client: string; concurrent: boolean; protocol: string | null }
+  | {
+      type: 'loadgen-ready';
+      mode: LoadMode;
+      workers: number;
+      client: string;
+      concurrent: boolean;
+      protocol: string | null;
+      /** workers: the load client, for client hosts to build (its options may hold credentials:
+       * they go to the client hosts only, never to a file or a log). */
+      spec?: LoadClientSpec;
+    }
   | { type: 'loadgen-result'; reply: LoadReply }
+  | { type: 'loadgen-knobs-set' }
   | { type: 'loadgen-stopped' };
 
 // ---- host <-> worker ----

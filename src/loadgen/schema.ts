@@ -28,6 +28,8 @@ const clientSchema = z.object({
   protocol_ceilings: z.array(z.object({ in_flight: z.number().int().positive(), qps: z.number() })).optional(),
   /** The thresholds behind the client-limited flag. */
   rule: z.string(),
+  /** --client-hosts: the hosts that ran the client threads (`workers` counts theirs). */
+  client_hosts: z.array(z.string()).optional(),
 });
 
 /** Latency percentiles besides p99 (which comes first, for the charts), from HDR histograms. */
@@ -58,6 +60,20 @@ const sweepPointSchema = z.object({
   duration_s: z.number(),
   /** client_cpu_pct is estimated (in-process: qps / the null ceiling) rather than measured. */
   client_cpu_estimated: z.boolean(),
+  /** --client-hosts: each host's share of the point; the point's latencies come from their
+   * histograms added up, its counts from theirs summed, client_cpu_pct from their CPU summed. */
+  client_hosts: z
+    .array(
+      z.object({
+        host: z.string(),
+        in_flight: z.number().int().positive(),
+        requests: z.number().int().nonnegative(),
+        ok: z.number().int().nonnegative(),
+        cpu_cores: z.number().nullable(),
+        busiest_thread: z.number().nullable(),
+      }),
+    )
+    .optional(),
   /** What the client could sustain at this point's cost: qps / client cores x the client's cores. */
   client_capacity_qps: z.number().nullable(),
   first_error: z.string().optional(),

@@ -23,6 +23,8 @@ import type { LoadMode, LoadReply } from './protocol.ts';
 import { poissonSchedule, requestsFor } from './schedule.ts';
 import { concurrencySchema, openLoopSchema, type ConcurrencySection, type OpenLoopSection, type OpenStep, type SweepPoint } from './schema.ts';
 import { defaultWorkers } from './pool.ts';
+import { ClientHosts, type ClientHostFigures } from './remote.ts';
+import { UserError } from '../util/errors.ts';
 
 /** What the sweep needs of the runner's engine handle (src/runner/run.ts EngineHandle). */
 export interface LoadEngine {
@@ -38,8 +40,11 @@ export interface LoadOptions {
   openLoop?: number[] | 'auto';
   /** The open loop's latency budget: the highest rate whose p99 stays within it is reported. */
   budgetMs?: number;
-  /** Client worker threads for network engines (default: defaultWorkers()). */
+  /** Client worker threads for network engines (default: defaultWorkers()), per client host
+   * with clientHosts (default: each host's own default). */
   workers?: number;
+  /** HOST:PORT of `vecbench load-worker`s that run the closed-loop sweep's clients (remote.ts). */
+  clientHosts?: string[];
   /** Requests per closed-loop point (default 1000). */
   requestsPerPoint?: number;
   /** Seconds per open-loop step (default 3). */
@@ -130,6 +135,9 @@ class Measurer {
   readonly notes: string[] = [];
   /** The participant's name, for progress lines. */
   label = '';
+  /** --client-hosts: the hosts driving the closed-loop points, and the last point's shares. */
+  remote: ClientHosts | null = null;
+  private lastHosts: ClientHostFigures[] | undefined;
 
   constructor(
     private readonly engine: LoadEngine,
@@ -160,6 +168,24 @@ class Measurer {
     this.client ||= ready.client;
     this.concurrent = ready.concurrent;
     this.protocol = this.mode === 'workers' ? ready.protocol : null;
+    const hosts = this.opts.clientHosts;
+    if (hosts && hosts.length > 0) {
+      if (this.mode !== 'workers' || !ready.spec)
+        throw new UserError(
+          `--client-hosts: ${this.label} has no load client for other hosts to run (${this.client}); drop --client-hosts for it, or run a network engine`,
+        );
+      this.remote = await ClientHosts.connect(hosts);
+      try {
+        await this.remote.init(ready.spec, this.opts.workers, maxInFlight, this.ds.queries, this.ds.d);
+      } catch (e) {
+        await this.remote.close();
+        this.remote = null;
+        throw e;
+      }
+      this.workers = this.remote.workers;
+      // The protocol's ceiling measured here says nothing of the client hosts' clients.
+      this.protocol = null;
+    }
   }
 
   /** The client's own rate at this in-flight level against the null engine: the host loop's
@@ -217,11 +243,14 @@ class Measurer {
       protocol: this.protocol ?? undefined,
       protocol_ceilings: ceilings,
       rule: CLIENT_LIMIT_RULE,
+      client_hosts: this.remote?.names,
     };
   }
 
   /** Runs one host request with the engine's and the client's CPU measured around it. */
   async measured(req: HostRequest): Promise<{ reply: LoadReply; engineCores: number | null; clientCores: number | null; clientDemand: number | null }> {
+    if (this.remote && req.type === 'loadgen-closed') return this.remoteMeasured(req);
+    this.lastHosts = undefined;
     const pids = this.engine.loadPids();
     const engineMeter = new CpuMeter({ pid: pids.engine, tree: pids.engineTree });
     const own = this.mode !== 'in-process';
@@ -229,6 +258,26 @@ class Measurer {
     const demandMeter = own ? new DemandMeter(pids.host) : null;
     const r = await this.engine.request<'loadgen-result'>(req, this.opts.pointTimeoutS);
     return { reply: r.reply, engineCores: engineMeter.cores(), clientCores: clientMeter?.cores() ?? null, clientDemand: demandMeter?.busiestThread() ?? null };
+  }
+
+  /** A closed-loop point from the client hosts: the engine takes the knobs, the hosts the
+   * requests; the client's CPU is the hosts' summed, its busiest thread the busiest of theirs. */
+  private async remoteMeasured(req: Extract<HostRequest, { type: 'loadgen-closed' }>) {
+    const remote = this.remote!;
+    await this.engine.request<'loadgen-knobs-set'>({ type: 'loadgen-knobs', knobs: req.knobs }, this.opts.pointTimeoutS);
+    await remote.setKnobs(req.knobs);
+    const pids = this.engine.loadPids();
+    const engineMeter = new CpuMeter({ pid: pids.engine, tree: pids.engineTree });
+    const { reply, hosts } = await remote.closed(req.k, req.queries, req.filters, req.inFlight, req.timeoutMs);
+    this.lastHosts = hosts;
+    const cpu = hosts.map((h) => h.cpu_cores);
+    const busy = hosts.map((h) => h.busiest_thread);
+    return {
+      reply,
+      engineCores: engineMeter.cores(),
+      clientCores: cpu.includes(null) ? null : (cpu as number[]).reduce((a, b) => a + b, 0),
+      clientDemand: busy.includes(null) ? null : Math.max(...(busy as number[])),
+    };
   }
 
   /** Shared columns of a sweep point and an open-loop step. */
@@ -253,7 +302,8 @@ class Measurer {
             mode: 'threads',
             qps,
             ceilingQps: ceiling,
-            busiestThread: m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / Math.min(this.workers, availableParallelism())),
+            busiestThread:
+              m.clientDemand ?? (m.clientCores === null ? null : m.clientCores / (this.remote?.usableCores ?? Math.min(this.workers, availableParallelism()))),
             sendLagP99Ms,
           },
     );
@@ -298,9 +348,16 @@ class Measurer {
     const okCount = m.reply.status.reduce((a, s) => a + (s === OK ? 1 : 0), 0);
     const qps = m.reply.wallS > 0 ? okCount / m.reply.wallS : 0;
     const { clientCores, ceiling, ...c } = await this.common(queries, m, qps, inFlight);
-    const capacity =
-      this.mode === 'in-process' ? ceiling : clientCores && clientCores > 0 ? (qps / clientCores) * Math.min(this.workers, availableParallelism()) : null;
-    return { in_flight: inFlight, qps: round(qps, 1), ...c, client_capacity_qps: capacity === null ? null : round(capacity, 0) };
+    // The cores the client threads can use: this machine's, or the client hosts' together.
+    const clientCoresAvailable = this.remote?.usableCores ?? Math.min(this.workers, availableParallelism());
+    const capacity = this.mode === 'in-process' ? ceiling : clientCores && clientCores > 0 ? (qps / clientCores) * clientCoresAvailable : null;
+    return {
+      in_flight: inFlight,
+      qps: round(qps, 1),
+      ...c,
+      client_hosts: this.lastHosts,
+      client_capacity_qps: capacity === null ? null : round(capacity, 0),
+    };
   }
 
   async openStep(knobs: Knobs, rate: number, stepS: number, seed: number, budgetMs: number): Promise<OpenStep> {
@@ -392,25 +449,36 @@ export async function measureLoad(
       }
       const progress = new Progress(`${p.name}: concurrency sweep`, run.length);
       const points: SweepPoint[] = [];
-      for (const c of run) {
-        points.push(await m.closedPoint(knobs, c, Math.max(requests, c * 4)));
-        progress.update(points.length, `in-flight ${c}`);
-      }
-      progress.done();
-      peak = Math.max(0, ...points.map((x) => x.qps));
-      const section: ConcurrencySection = {
+      const sectionOf = (ceiling: number | null): ConcurrencySection => ({
         format: 'vecbench-concurrency/1',
         group: g.key,
         knobs,
         knobs_reason: reason,
-        client: m.clientInfo(await m.ceiling(1)),
+        client: m.clientInfo(ceiling),
         requests_per_point: requests,
         points,
         saturation: saturationOf(points),
         anti_scaling: antiScalingOf(points),
         notes: [...notes, ...m.notes],
-      };
-      result.extra.concurrency = concurrencySchema.parse(section);
+      });
+      for (const c of run) {
+        try {
+          points.push(await m.closedPoint(knobs, c, Math.max(requests, c * 4)));
+        } catch (e) {
+          // A client host lost mid-sweep: the points measured so far are stored, marked.
+          if (points.length > 0 && m.remote) {
+            notes.push(`incomplete: in-flight ${c} and above were not measured (${(e as Error).message})`);
+            // Client hosts have no ceiling measured here (Measurer.init).
+            result.extra.concurrency = concurrencySchema.parse(sectionOf(null));
+            save();
+          }
+          throw e;
+        }
+        progress.update(points.length, `in-flight ${c}`);
+      }
+      progress.done();
+      peak = Math.max(0, ...points.map((x) => x.qps));
+      result.extra.concurrency = concurrencySchema.parse(sectionOf(await m.ceiling(1)));
       save();
     } else if (result.extra.concurrency !== undefined) {
       peak = Math.max(0, ...concurrencySchema.parse(result.extra.concurrency).points.map((x) => x.qps));
@@ -469,6 +537,7 @@ export async function measureLoad(
       save();
     }
   } finally {
+    await m.remote?.close();
     await engine.request<'loadgen-stopped'>({ type: 'loadgen-stop' }, 60).catch(() => {});
   }
 }

@@ -243,6 +243,7 @@ async function handle(req: HostRequest): Promise<HostReply> {
     case 'loadgen-open':
     case 'loadgen-ceiling':
     case 'loadgen-stop':
+    case 'loadgen-knobs':
       return handleLoadgen(session, dataset, concurrent, req);
     case 'disk':
       return { type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null };
