@@ -146,7 +146,7 @@ function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: R
 
 /** The fewest rows a partition gets on average from min_partitions: k-means needs points to
  * place its centroids. */
-const MIN_ROWS_PER_PARTITION = 10;
+const MIN_ROWS_PER_PARTITION = 20;
 
 function ivfPartitions(s: LanceSettings, n: number): number {
   if (s.num_partitions !== undefined) return s.num_partitions;

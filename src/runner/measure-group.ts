@@ -40,10 +40,12 @@ import type { PointReply } from './point-reply.ts';
 
 // A pass of a fast point lasts a few tens of ms: up to 60 of them let the minimum seconds bind,
 // so a point is timed for at least half a second whatever its speed. The points the table's
-// cells read then go on to a ±3 % QPS interval, for at most 4 s and 300 passes each: on this
-// project's 2-core VM one pass's QPS varies by 5-20 % around its mean, so ±3 % takes 10-170
-// passes; the ladder's other points only draw the curve, and keep the base timing.
-const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 4, cellMaxPasses: 300 };
+// cells read then go on toward a ±3 % QPS interval, for at most 2 s and 300 passes each: on a
+// quiet machine that costs a few passes; on this project's 2-core VM one pass's QPS varies by
+// 15-20 % around its mean with the host (deterministic brute force too), ±3 % would take over
+// 100 passes, and with 4 s a cell the default run took 606-634 s (2026-12-02), so the cap binds.
+// The ladder's other points only draw the curve, and keep the base timing.
+const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 2, cellMaxPasses: 300 };
 /** Queries in a warm group's query set unless --queries says otherwise. */
 const PRODUCT_QUERY_SET = 1000;
 
