@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { MemoryBudget, memoryCgroupVersion, parseSize } from '../src/runner/memory-budget.ts';
 import { run } from '../src/runner/run.ts';
+import { deriveGeneral, renderGeneral } from '../src/report/general.ts';
 import { resultSchema } from '../src/results/schema.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-budget-'));
@@ -105,4 +106,14 @@ test('a real run records each engine budget, and a server engine that does not f
   // Killed while loading (the result says why it stopped) or while measuring (the points say).
   const reasons = [String(pg.extra.stopped ?? ''), ...pg.groups.flatMap((g) => [g.reason ?? '', ...g.skipped.map((s) => s.reason)])].join('\n');
   assert.match(reasons, /participant pgvector does not fit in 16 MiB: the kernel killed it at its memory budget/);
+  // The general table shows each budget, its peak, limit hits and OOM kills.
+  const rows = deriveGeneral([exact, pg]);
+  const pgRow = rows.find((r) => r.participant === 'pgvector')!;
+  assert.equal(pgRow.memory_limit_bytes, pb.limit_bytes);
+  assert.equal(pgRow.memory_oom_kills, pb.oom_kills);
+  assert.equal(rows.find((r) => r.participant === 'exact')!.memory_peak_bytes, eb.peak_bytes);
+  const text = renderGeneral(rows);
+  assert.match(text, /budget +peak in budget +limit hits +OOM kills +read\/query/);
+  const pgLine = text.split('\n').find((l) => l.startsWith('pgvector '))!;
+  assert.match(pgLine, new RegExp(` ${pb.limit_hits} +${pb.oom_kills} +\\S+( [KMGT]?B)?$`), pgLine);
 });

@@ -1,6 +1,8 @@
 // The report's general section (docs/method.md §6): per participant x dataset, load time, size, memory
-// and cold start, read from each result's `load` and `resources`. Nothing is derived beyond a
-// sum: a figure that was not measured stays null, with the result's reason where it has one.
+// and cold start, read from each result's `load` and `resources`; under a memory budget
+// (--memory-limit) also the budget, its peak, limit hits and OOM kills, and the bytes read from
+// storage per query. Nothing is derived beyond a sum or a median: a figure that was not measured
+// stays null, with the result's reason where it has one.
 import type { ResultFile } from '../results/schema.ts';
 
 interface GeneralRow {
@@ -32,13 +34,32 @@ interface GeneralRow {
   probe_answered: boolean | null;
   probe_recall: number | null;
   probe_latency_ms_p50: number | null;
+  /** The engine's memory budget (--memory-limit): its cgroup's limit, peak use (page cache
+   * included), limit hits and OOM kills; null without a budget. */
+  memory_limit_bytes: number | null;
+  memory_peak_bytes: number | null;
+  memory_limit_hits: number | null;
+  memory_oom_kills: number | null;
+  /** Median over the throughput points of the bytes the engine read from storage per query. */
+  read_bytes_per_query: number | null;
   /** Why null figures are null, by field. */
   unmeasured: Record<string, string>;
+}
+
+/** The median of the throughput points' read bytes per query, or null when none has one. */
+function medianReadPerQuery(r: ResultFile): number | null {
+  const xs = r.groups
+    .flatMap((g) => g.points.filter((p) => p.view === 'throughput' && p.io !== undefined).map((p) => p.io!.read_bytes_per_query))
+    .sort((a, b) => a - b);
+  if (xs.length === 0) return null;
+  const mid = xs.length >> 1;
+  return xs.length % 2 === 1 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
 }
 
 export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
   const rows = results.map((r): GeneralRow => {
     const res = r.resources ?? null;
+    const budget = res?.memory_budget ?? null;
     return {
       participant: r.participant,
       dataset: r.dataset.name,
@@ -63,6 +84,11 @@ export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
       probe_answered: res?.probe?.answered ?? null,
       probe_recall: res?.probe?.recall ?? null,
       probe_latency_ms_p50: res?.probe?.latency_ms_p50 ?? null,
+      memory_limit_bytes: budget?.limit_bytes ?? null,
+      memory_peak_bytes: budget?.peak_bytes ?? null,
+      memory_limit_hits: budget?.limit_hits ?? null,
+      memory_oom_kills: budget?.oom_kills ?? null,
+      read_bytes_per_query: medianReadPerQuery(r),
       unmeasured: res
         ? { ...res.unmeasured }
         : r.origin === 'measured'
@@ -131,6 +157,20 @@ export function renderGeneral(rows: GeneralRow[]): string {
       secs(r.cold_accept_s),
       secs(r.cold_first_query_s),
     ]);
+    // Under a memory budget, or where engines read from storage, what the budget did and what
+    // a query cost in reads; in RAM (no budget, nothing read) the columns would only say 0.
+    if (dr.some((r) => r.memory_limit_bytes !== null || (r.read_bytes_per_query ?? 0) > 0)) {
+      header.push('budget', 'peak in budget', 'limit hits', 'OOM kills', 'read/query');
+      dr.forEach((r, i) =>
+        table[i].push(
+          bytes(r.memory_limit_bytes),
+          bytes(r.memory_peak_bytes),
+          r.memory_limit_hits === null ? '-' : String(r.memory_limit_hits),
+          r.memory_oom_kills === null ? '-' : String(r.memory_oom_kills),
+          bytes(r.read_bytes_per_query),
+        ),
+      );
+    }
     const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
     const line = (t: string[]) => t.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
     out.push(
