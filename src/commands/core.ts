@@ -26,7 +26,7 @@ import { UserError } from '../util/errors.ts';
 import { dataDir, isWithin, list, lockOutDir, outDir, positiveInt } from './common.ts';
 import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
-import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/timing-defaults.ts';
 import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
 
 function printReport(out: string, json: boolean): void {
