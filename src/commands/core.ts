@@ -19,7 +19,7 @@ import { readAllResults } from '../results/store.ts';
 import { listParticipants, loadParticipant } from '../runner/participants.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants } from '../runner/registry.ts';
-import { connectionsFor, preflightServers } from '../runner/server.ts';
+import { connectionsFor, preflightServers } from '../runner/remote-server.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { run } from '../runner/run.ts';
 import { UserError } from '../util/errors.ts';

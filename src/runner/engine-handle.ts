@@ -10,7 +10,8 @@ import { UserError, diskFullError } from '../util/errors.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError } from './client.ts';
 import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
-import { REMOTE_UNMEASURED, markRemoteUnmeasured, type StartedServer } from './server.ts';
+import { REMOTE_UNMEASURED, markRemoteUnmeasured } from './remote-server.ts';
+import type { StartedServer } from './server.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
 import {

@@ -14,7 +14,8 @@ import type { EngineBudget } from './engine-budget.ts';
 import type { LoadedParticipant } from './participants.ts';
 import type { RunOptions } from './run-options.ts';
 import { existingServerDataDir, makeServerDataDir } from './server-data.ts';
-import { attachServer, startServer, type StartedServer } from './server.ts';
+import { attachServer } from './remote-server.ts';
+import { startServer, type StartedServer } from './server.ts';
 import { stopRequested, stopSignalOf } from './stop.ts';
 
 export class EngineServer {

@@ -29,7 +29,7 @@ import { sharedHostSpeed } from './host-speed.ts';
 import type { LoadedParticipant } from './participants.ts';
 import { ASK_FACTOR, supportReason, type AskedGroup } from './points.ts';
 import { QUERY_SEED, queryOrder } from './query-order.ts';
-import { remoteRecord } from './server.ts';
+import { remoteRecord } from './remote-server.ts';
 import { threadsOf, type RunOptions } from './run-options.ts';
 import type { Timing } from './timed-rounds.ts';
 
