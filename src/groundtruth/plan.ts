@@ -17,7 +17,8 @@ import { sha256, sha256File } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
 import { cacheDepth, computeUnit, groundTruthUnits, storeGroundTruth } from './cache.ts';
 import { pickBackend } from './exact.ts';
-import { gtMemoryBytes, runShard } from './outofcore.ts';
+import { gtMemoryBytes } from './outofcore.ts';
+import { runShard } from './partial-topk.ts';
 
 const PLAN_FORMAT = 'vecbench-gt-plan/1';
 const SHARD_FORMAT = 'vecbench-gt-shard/1';
