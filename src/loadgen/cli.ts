@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadOptions } from './load-options.ts';
 import { UserError } from '../util/errors.ts';
-import { parseHostPort } from './remote.ts';
+import { parseHostPort } from './remote-wire.ts';
 
 export interface LoadCliOptions {
   concurrency?: number[];
