@@ -1,5 +1,6 @@
-// `vecbench prepare`: downloads or converts a dataset into the prepared layout (vectors,
-// attributes, ground truth), a named one, a BEIR corpus embedded here, or the user's own files.
+// `vecbench prepare`: generates or converts a dataset into the prepared layout (vectors,
+// attributes, ground truth): a registered one, a BEIR corpus (embedded while preparing), or the
+// user's own files (prepare custom).
 import { type Command, InvalidArgumentError } from 'commander';
 import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
 import type { Metric } from '../contracts.ts';
