@@ -7,7 +7,11 @@ import { RunStopped, requestStop, stopExitCode } from './runner/stop.ts';
 import { VECBENCH_VERSION } from './version.ts';
 import { UserError, diskFullError } from './util/errors.ts';
 import { redactStandardStreams } from './util/redact.ts';
-import { registerCore } from './commands/core.ts';
+import { registerPrepare } from './commands/prepare.ts';
+import { registerDatasets } from './commands/datasets.ts';
+import { registerParticipants } from './commands/participants.ts';
+import { registerRun } from './commands/run.ts';
+import { registerReport } from './commands/report.ts';
 import { registerImport } from './commands/import.ts';
 import { registerQuality } from './commands/quality.ts';
 import { registerChurn } from './commands/churn.ts';
@@ -42,7 +46,11 @@ process.on('SIGHUP', onSignal);
 try {
   // Registering reads the participants' settings.json declarations (defaults, help examples):
   // a file that does not parse is one line here too.
-  registerCore(program);
+  registerPrepare(program);
+  registerDatasets(program);
+  registerParticipants(program);
+  registerRun(program);
+  registerReport(program);
   registerImport(program);
   registerQuality(program);
   registerChurn(program);

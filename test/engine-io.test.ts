@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { engineProcesses, ioDelta, readIo } from '../src/runner/engine-io.ts';
-import { evictPageCache, haveVmtouch } from '../src/runner/resources.ts';
+import { evictPageCache, haveVmtouch } from '../src/runner/page-cache.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-io-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

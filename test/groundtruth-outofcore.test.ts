@@ -12,17 +12,8 @@ import { writePrepared, type Dataset } from '../src/datasets/layout.ts';
 import { generateSynthetic } from '../src/datasets/synthetic.ts';
 import { computeGroundTruth, groundTruthFor, type GroundTruth } from '../src/groundtruth/cache.ts';
 import { nativeAvailable } from '../src/groundtruth/exact.ts';
-import {
-  gtMemoryBytes,
-  loadCheckpoint,
-  mergePartials,
-  outOfCoreGroundTruth,
-  partialDir,
-  planShards,
-  readPartialFile,
-  runShard,
-  type PartialTopK,
-} from '../src/groundtruth/outofcore.ts';
+import { gtMemoryBytes, outOfCoreGroundTruth, partialDir, planShards } from '../src/groundtruth/outofcore.ts';
+import { loadCheckpoint, mergePartials, readPartialFile, runShard, type PartialTopK } from '../src/groundtruth/partial-topk.ts';
 import { UserError } from '../src/util/errors.ts';
 
 process.env.VECBENCH_QUIET = '1';

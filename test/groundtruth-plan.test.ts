@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { writePrepared } from '../src/datasets/layout.ts';
 import { generateSynthetic } from '../src/datasets/synthetic.ts';
 import { prepareGroundTruth } from '../src/groundtruth/cache.ts';
-import { mergePlan, readPlan, runPlanShard, writePlan } from '../src/groundtruth/plan.ts';
+import { mergePlan } from '../src/groundtruth/plan-merge.ts';
+import { readPlan, runPlanShard, writePlan } from '../src/groundtruth/plan.ts';
 import { UserError } from '../src/util/errors.ts';
 
 process.env.VECBENCH_QUIET = '1';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import test from 'node:test';
 import { HOST_SLOW, WorkerHostSpeed } from '../src/runner/host-speed.ts';
-import { envDefaults } from '../src/runner/measure-group.ts';
+import { envDefaults } from '../src/runner/timing-defaults.ts';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 

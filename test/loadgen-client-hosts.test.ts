@@ -1,4 +1,4 @@
-// Load from several client hosts (src/loadgen/remote.ts, docs/client-hosts.md): two
+// Load from several client hosts (src/loadgen/remote.ts, remote-worker.ts, remote-wire.ts, docs/client-hosts.md): two
 // `vecbench load-worker`s, each in a network namespace of this test's own reached over a veth
 // pair on private addresses, drive the null HTTP server (bound to the root namespace's side of
 // one pair) at two in-flight levels. Per level there is one merged point; its counts are the

@@ -1,4 +1,4 @@
-// Resource measurements (src/runner/resources.ts) on real processes and files, and the runner's
+// Resource measurements (src/runner/resources.ts, src/runner/page-cache.ts) on real processes and files, and the runner's
 // resources record and the report's general section on a real run (an in-process engine and a
 // server, under the cold protocol).
 import assert from 'node:assert/strict';
@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { readAllResults } from '../src/results/store.ts';
-import { MemorySampler, diskUsage, evictPageCache, residentBytes, sampleMemory } from '../src/runner/resources.ts';
+import { evictPageCache, residentBytes } from '../src/runner/page-cache.ts';
+import { MemorySampler, diskUsage, sampleMemory } from '../src/runner/resources.ts';
 import { loadParticipant } from '../src/runner/participants.ts';
 import { run } from '../src/runner/run.ts';
 import { reapOrphans } from '../src/runner/server.ts';

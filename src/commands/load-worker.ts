@@ -3,7 +3,8 @@
 import type { Command } from 'commander';
 import { availableParallelism } from 'node:os';
 import { defaultWorkers } from '../loadgen/pool.ts';
-import { parseHostPort, startLoadWorker } from '../loadgen/remote.ts';
+import { parseHostPort } from '../loadgen/remote-wire.ts';
+import { startLoadWorker } from '../loadgen/remote-worker.ts';
 
 export function registerLoadWorker(program: Command): void {
   program

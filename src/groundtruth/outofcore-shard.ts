@@ -1,6 +1,6 @@
 // The work of one out-of-core ground-truth worker thread: run its shard and copy the partial
-// top-k lists into the shared buffers the main thread reads (see outofcore.ts).
-import { runShard, type ShardSpec } from './outofcore.ts';
+// top-k lists into the shared buffers the main thread reads (see outofcore.ts; the shard itself is in partial-topk.ts).
+import { runShard, type ShardSpec } from './partial-topk.ts';
 
 interface WorkerShardData {
   spec: ShardSpec;

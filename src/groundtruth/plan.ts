@@ -1,6 +1,6 @@
 // Sharded ground truth (docs/cluster.md): a plan splits the exact ground truth of every
 // standard filter kind into shards that any scheduler runs independently (Slurm array tasks,
-// Kubernetes Indexed Job pods, a shell loop), then a merge writes the dataset's cache. A shard
+// Kubernetes Indexed Job pods, a shell loop), then a merge (plan-merge.ts) writes the dataset's cache. A shard
 // is a list of whole work units of computeGroundTruth (queries sharing a filter, in the chunks
 // it uses), so every query's list comes out of the same call as on one machine and the merged
 // files are byte-identical to what `vecbench prepare` writes.
@@ -15,13 +15,14 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256, sha256File } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
-import { cacheDepth, computeUnit, groundTruthUnits, storeGroundTruth } from './cache.ts';
+import { cacheDepth, computeUnit, groundTruthUnits } from './cache.ts';
 import { pickBackend } from './exact.ts';
-import { gtMemoryBytes, runShard } from './outofcore.ts';
+import { gtMemoryBytes } from './outofcore.ts';
+import { runShard } from './partial-topk.ts';
 
 const PLAN_FORMAT = 'vecbench-gt-plan/1';
 const SHARD_FORMAT = 'vecbench-gt-shard/1';
-const PLAN_FILE = 'plan.json';
+export const PLAN_FILE = 'plan.json';
 
 const unitSchema = z.object({ filter: z.string(), queries: z.array(z.number().int().nonnegative()).min(1) });
 const planSchema = z.object({
@@ -143,7 +144,7 @@ const planId = (plan: GtPlan) => sha256(JSON.stringify(plan));
 
 /** Loads the plan's dataset and checks that the files shards read are the planned ones. Sizes
  * always; contents by sha256 when `hashFiles` (each shard does, once, before computing). */
-async function planDataset(plan: GtPlan, hashFiles: boolean): Promise<Dataset> {
+export async function planDataset(plan: GtPlan, hashFiles: boolean): Promise<Dataset> {
   const { name, data_dir } = plan.dataset;
   const ds = await loadDataset(data_dir, name);
   for (const input of plan.inputs) {
@@ -181,7 +182,7 @@ function readShardFile(path: string): ShardFile | null {
 }
 
 /** Whether shard `index`'s output is there, whole, and of this plan. */
-function validShard(planDir: string, plan: GtPlan, index: number): ShardFile | null {
+export function validShard(planDir: string, plan: GtPlan, index: number): ShardFile | null {
   const s = plan.shards[index];
   const f = readShardFile(join(planDir, s.output));
   const queries = s.units.reduce((a, u) => a + u.queries.length, 0);
@@ -276,7 +277,7 @@ function clearCheckpoints(planDir: string, plan: GtPlan, index: number): void {
   for (const f of plan.filters) rmSync(join(planDir, `shard-${index}.${f}.ckpt`), { force: true });
 }
 
-const shardFix = (planDir: string, index: number) => `vecbench groundtruth shard ${planDir} --index ${index}`;
+export const shardFix = (planDir: string, index: number) => `vecbench groundtruth shard ${planDir} --index ${index}`;
 
 /** Computes shard `index` of a plan and writes its output atomically; a shard whose output is
  * already there and valid is not computed again. Returns whether it computed. */
@@ -319,87 +320,3 @@ export async function runPlanShard(planDir: string, index: number, opts: { quiet
 }
 
 const bytesOf = (a: Int32Array | Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-
-/** Merges the sorted list at ids/dists[from..] into query q's (both sorted by (distance, id),
- * -1 / +Inf padded), keeping depth: the lists of disjoint row ranges. */
-function mergeLists(o: { ids: Int32Array; dists: Float32Array }, q: number, depth: number, ids: Int32Array, dists: Float32Array, from: number): void {
-  const at = q * depth;
-  const aI = o.ids.slice(at, at + depth);
-  const aD = o.dists.slice(at, at + depth);
-  let a = 0;
-  let b = 0;
-  for (let m = 0; m < depth; m++) {
-    const bOk = b < depth && ids[from + b] >= 0;
-    const aOk = a < depth && aI[a] >= 0;
-    const takeA = aOk && (!bOk || aD[a] < dists[from + b] || (aD[a] === dists[from + b] && aI[a] < ids[from + b]));
-    if (takeA) {
-      o.ids[at + m] = aI[a];
-      o.dists[at + m] = aD[a++];
-    } else if (bOk) {
-      o.ids[at + m] = ids[from + b];
-      o.dists[at + m] = dists[from + b++];
-    } else {
-      o.ids[at + m] = -1;
-      o.dists[at + m] = Infinity;
-    }
-  }
-}
-
-/** Checks every shard, assembles each filter kind's lists and stores them in the dataset's
- * cache, the same files `vecbench prepare` writes. */
-export async function mergePlan(planDir: string): Promise<Dataset> {
-  const plan = readPlan(planDir);
-  const files = plan.shards.map((s, i) => {
-    const f = validShard(planDir, plan, i);
-    if (!f)
-      throw new UserError(`shard ${i} of ${join(planDir, PLAN_FILE)} is missing or corrupt (${join(planDir, s.output)}); compute it: ${shardFix(planDir, i)}`);
-    return f;
-  });
-  const ds = await planDataset(plan, false);
-  const { nq } = ds;
-  const depth = plan.depth;
-  const out = new Map(
-    plan.filters.map((f) => [
-      f,
-      {
-        filter: f,
-        ids: new Int32Array(nq * depth).fill(-1),
-        dists: new Float32Array(nq * depth).fill(Infinity),
-        matches: new Int32Array(nq),
-        seen: new Int32Array(nq),
-      },
-    ]),
-  );
-  plan.shards.forEach((s, i) => {
-    const body = files[i].body;
-    const queries = files[i].header.queries;
-    // Copy into aligned buffers: the body starts at an arbitrary offset of the file.
-    const all = new Uint8Array(body.length);
-    all.set(body);
-    const ids = new Int32Array(all.buffer, 0, queries * depth);
-    const dists = new Float32Array(all.buffer, queries * depth * 4, queries * depth);
-    const matches = new Int32Array(all.buffer, queries * depth * 8, queries);
-    let slot = 0;
-    for (const u of s.units) {
-      const o = out.get(u.filter);
-      if (!o) throw new UserError(`${join(planDir, PLAN_FILE)}: shard ${i} names filter ${u.filter} the plan does not list; write the plan again`);
-      for (const q of u.queries) {
-        const from = slot * depth;
-        if (o.seen[q] === 0) {
-          o.ids.set(ids.subarray(from, from + depth), q * depth);
-          o.dists.set(dists.subarray(from, from + depth), q * depth);
-        } else mergeLists(o, q, depth, ids, dists, from);
-        o.matches[q] += matches[slot];
-        o.seen[q]++;
-        slot++;
-      }
-    }
-  });
-  for (const o of out.values()) {
-    const ranges = new Set(plan.shards.map((s) => s.rows.join('-'))).size;
-    if (o.seen.some((c) => c !== ranges))
-      throw new UserError(`${join(planDir, PLAN_FILE)}: filter ${o.filter} does not cover every query once per row range; write the plan again`);
-    storeGroundTruth(ds, o);
-  }
-  return ds;
-}

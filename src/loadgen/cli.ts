@@ -1,8 +1,8 @@
 // Command-line options of the load generator, added to `vecbench run`.
 import { InvalidArgumentError, type Command } from 'commander';
-import type { LoadOptions } from './sweep.ts';
+import type { LoadOptions } from './load-options.ts';
 import { UserError } from '../util/errors.ts';
-import { parseHostPort } from './remote.ts';
+import { parseHostPort } from './remote-wire.ts';
 
 export interface LoadCliOptions {
   concurrency?: number[];

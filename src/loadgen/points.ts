@@ -1,7 +1,7 @@
 // The null ceiling of the host's loop at an in-flight level, measured once per engine handle and
 // level: the client-limited rule of the ordinary ladder points (src/runner/measure-group.ts)
 // holds an in-process engine's rate against it.
-import type { LoadEngine } from './sweep.ts';
+import type { LoadEngine } from './load-options.ts';
 
 const ceilings = new WeakMap<LoadEngine, Map<number, number>>();
 

@@ -1,52 +1,38 @@
 // A participant's engine: its host process and, for a server participant, its server; started,
-// loaded (or reopened), restarted after a crash, rebuilt, cold-started and stopped here.
-import { appendFileSync, chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import type { Knobs, ServerHandle } from '../contracts.ts';
+// loaded (or reopened), restarted after a crash, rebuilt, cold-started and stopped here. Its memory
+// budget is in engine-budget.ts, its server in engine-server.ts, the check queries in build-check.ts.
+import { appendFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Dataset } from '../datasets/layout.ts';
 import type { ResultFile, Resources } from '../results/schema.ts';
 import { engineLogPath, resultPath } from '../results/store.ts';
 import { UserError, diskFullError } from '../util/errors.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
-import { redactUrl } from '../util/redact.ts';
-import { HostClient, HostError, SIGNAL_SETTLE_MS } from './client.ts';
-import { ResourceRecorder, VMTOUCH_MISSING, diskUsage, emptyResources, evictPageCache, haveVmtouch } from './resources.ts';
-import { existingServerDataDir, makeServerDataDir } from './server-data.ts';
-import { REMOTE_UNMEASURED, attachServer, markRemoteUnmeasured, startServer, type StartedServer } from './server.ts';
+import { HostClient, HostError } from './client.ts';
+import { VMTOUCH_MISSING, evictPageCache, haveVmtouch } from './page-cache.ts';
+import { ResourceRecorder, diskUsage, emptyResources } from './resources.ts';
+import { REMOTE_UNMEASURED, markRemoteUnmeasured } from './remote-server.ts';
+import type { StartedServer } from './server.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
 import {
   ReuseRefused,
-  buildSettingsHash,
   checkDiffers,
   engineHome,
   engineWorkDir,
-  idsPerQuery,
   markerMismatch,
   readMarker,
   startFreshBuild,
   writeMarker,
   type BuiltMarker,
 } from './engine-home.ts';
-import { PROBE_QUERIES, scoreProbe } from './points.ts';
+import { scoreProbe } from './points.ts';
 import { queryOrder } from './query-order.ts';
-import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
+import { RunStopped } from './stop.ts';
 import type { RunOptions } from './run-options.ts';
-import { MemoryBudget, type BudgetReading } from './memory-budget.ts';
-
-/** What an in-process engine's host holds besides the engine: the dataset's vectors and
- * attributes, and the harness's runtime (node, the loader, vecbench's code: about 80 MB measured
- * on an idle host; 128 MiB allowed). */
-const HARNESS_RUNTIME_BYTES = 128 * 2 ** 20;
-
-function harnessAllowance(ds: Dataset): number {
-  const attrs = Object.values(ds.attrs).reduce((n, a) => n + a.byteLength, 0);
-  return ds.base.byteLength + ds.queries.byteLength + attrs + HARNESS_RUNTIME_BYTES;
-}
-
-function fmtBytes(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${Math.round(n / 2 ** 20)} MiB`;
-}
+import { askCheck, probeRequest, wantedBuild } from './build-check.ts';
+import { EngineBudget } from './engine-budget.ts';
+import { EngineServer } from './engine-server.ts';
 
 /** The participant's engine process, (re)started and loaded on demand: after a crash or a
  * time-out the next group gets a fresh engine, and the reload is recorded. */
@@ -54,21 +40,23 @@ export class EngineHandle {
   host: HostClient | null = null;
   private workDir: string | null = null;
   /** The participant's server, when it has one: started before the host, stopped after it. */
-  private server: ServerHandle | null = null;
-  private serverDir: string | null = null;
+  private readonly server: EngineServer;
   private recorder: ResourceRecorder | null = null;
-  /** Why the last server died mid-run, recorded with the reload it causes. */
-  private serverDeath: string | null = null;
   /** Set by a resumed run: the next start first tries to reopen the index a previous run
    * built (src/runner/engine-home.ts) instead of loading it again. */
   reuseOnStart = false;
+  /** The engine's memory budget (--memory-limit). */
+  private readonly budget: EngineBudget;
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
     private readonly opts: RunOptions,
     private readonly result: ResultFile,
     private readonly save: () => void,
-  ) {}
+  ) {
+    this.budget = new EngineBudget(p, ds, opts);
+    this.server = new EngineServer(p, ds, opts, this.budget, (why, stop) => this.host?.kill(why, stop));
+  }
 
   /** The URL of the server the user runs for this participant (--connect), if any. */
   private get remote(): string | undefined {
@@ -98,55 +86,18 @@ export class EngineHandle {
     }
     const host = new HostClient(this.p.name, onProgress, this.logFile);
     // An in-process engine lives in its host: the host goes into the budget.
-    if (!this.p.adapter.server && host.pid !== undefined) this.memoryBudget()?.add(host.pid);
+    if (!this.p.adapter.server && host.pid !== undefined) this.budget.get()?.add(host.pid);
     return host;
   }
 
-  private budget: MemoryBudget | null = null;
-  /** OOM kills of the budget already accounted for (each kill is reported once). */
-  private oomSeen = 0;
-
-  /**
-   * The participant's memory budget (--memory-limit), made on first use. A server's process tree
-   * gets the limit as given; an in-process engine shares its host with the harness's copy of
-   * the dataset and the harness's own runtime, so its group gets that allowance on top
-   * (recorded as harness_allowance_bytes).
-   */
-  private memoryBudget(): MemoryBudget | null {
-    const limit = this.opts.memoryLimit;
-    if (limit === undefined || this.remote) return null;
-    if (!this.budget) {
-      const allowance = this.p.adapter.server ? 0 : harnessAllowance(this.ds);
-      this.budget = MemoryBudget.create(`${this.ds.name}-${this.p.name}`, limit + allowance);
-      this.budgetAllowance = allowance;
-    }
-    return this.budget;
-  }
-  private budgetAllowance = 0;
-
   /** What the budget recorded, for the result (null without --memory-limit). */
-  budgetReading(): (BudgetReading & { asked_bytes: number; harness_allowance_bytes: number }) | null {
-    if (!this.budget || this.opts.memoryLimit === undefined) return null;
-    return { ...this.budget.reading(), asked_bytes: this.opts.memoryLimit, harness_allowance_bytes: this.budgetAllowance };
-  }
-
-  /** An engine the kernel killed at its budget is reported as not fitting, with the figures;
-   * other errors pass through. */
-  private overBudget(e: unknown): unknown {
-    if (!(e instanceof HostError) || e.userError || !this.budget) return e;
-    const kills = this.budget.oomKills();
-    if (kills <= this.oomSeen) return e;
-    this.oomSeen = kills;
-    const r = this.budget.reading();
-    return new HostError(
-      `participant ${this.p.name} does not fit in ${fmtBytes(this.opts.memoryLimit!)}: the kernel killed it at its memory budget (limit ${fmtBytes(r.limit_bytes)}${this.budgetAllowance > 0 ? ` with the harness's ${fmtBytes(this.budgetAllowance)}` : ''}, peak ${r.peak_bytes === null ? 'unknown' : fmtBytes(r.peak_bytes)}, ${r.oom_kills} OOM kill${r.oom_kills === 1 ? '' : 's'})`,
-    );
+  budgetReading(): ReturnType<EngineBudget['reading']> {
+    return this.budget.reading();
   }
 
   /** Removes the budget's cgroup (after the engine stopped for good). */
   disposeBudget(): void {
-    this.budget?.dispose();
-    this.budget = null;
+    this.budget.dispose();
   }
 
   /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
@@ -154,31 +105,16 @@ export class EngineHandle {
     return engineHome(this.opts.outDir, this.ds.name, this.p.name);
   }
 
-  private wantedBuild() {
-    return { participant: this.p.name, datasetHash: this.ds.hash, settingsHash: buildSettingsHash(this.p.index, this.p.settings.batch_size) };
-  }
-
-  /** The check queries: the between-load probe's queries and knobs, asked after the build. */
-  private async askCheck(host: HostClient): Promise<{ knobs: Knobs; k: number; queries: number[]; ids: number[][] } | string> {
-    const check = this.probeRequest();
-    const r = await host.request<'point'>(
-      { type: 'point', knobs: check.knobs, k: check.k, queries: check.queries, filters: check.queries.map(() => null), clients: 1 },
-      this.opts.pointTimeoutS,
-    );
-    const failed = r.reply.errors.find((e) => e !== null);
-    return failed ? `a check query failed: ${failed}` : { ...check, ids: idsPerQuery(r.reply) };
-  }
-
   /** After a finished load: asks the check queries and writes the marker that lets a resumed
    * run reopen this build. An engine that cannot answer them gets no marker (no reuse). */
   private async markBuilt(host: HostClient, rows: number): Promise<void> {
     if (this.remote) return;
-    const check = await this.askCheck(host);
+    const check = await askCheck(host, this.p, this.ds, this.opts.pointTimeoutS);
     if (typeof check === 'string') {
       log(`${this.p.name}: the built index is not marked for reuse: ${check}`);
       return;
     }
-    const want = this.wantedBuild();
+    const want = wantedBuild(this.p, this.ds);
     const marker: BuiltMarker = {
       format: 'vecbench-engine/1',
       participant: want.participant,
@@ -205,19 +141,19 @@ export class EngineHandle {
     if (!p.adapter.reopen) return `the ${p.name} adapter cannot reopen its data (no reopen())`;
     const marker = readMarker(this.home);
     if (typeof marker === 'string') return marker;
-    const mismatch = markerMismatch(marker, this.wantedBuild());
+    const mismatch = markerMismatch(marker, wantedBuild(this.p, this.ds));
     if (mismatch) return mismatch;
     this.workDir = engineWorkDir(this.home);
     const res = result.resources ?? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host'));
-    this.recorder = new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
+    this.recorder = new ResourceRecorder(res, () => this.server.handle?.pid ?? this.host?.pid);
     try {
-      const started = await this.startServer(true);
+      const started = await this.server.start(this.workDir!, true);
       const host = this.newHost();
       this.host = host;
       const opened = await this.open(host, true, started);
       if (opened.engineVersion !== marker.engine_version)
         throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
-      const check = await this.askCheck(host);
+      const check = await askCheck(host, this.p, this.ds, this.opts.pointTimeoutS);
       const differs = typeof check === 'string' ? check : checkDiffers(marker.check.ids, check.ids);
       if (differs) throw new ReuseRefused(differs);
       result.engine_version = opened.engineVersion;
@@ -258,7 +194,7 @@ export class EngineHandle {
     try {
       return await this.start(reason);
     } catch (raw) {
-      const e = this.overBudget(raw);
+      const e = this.budget.overBudget(raw);
       // An engine that does not fit would not fit the second time either.
       if (e !== raw) throw e;
       if (!(e instanceof HostError) || e.userError || e.timedOut) throw e;
@@ -275,7 +211,7 @@ export class EngineHandle {
       try {
         return await host.request<T>(req, timeoutS);
       } catch (raw) {
-        const e = this.overBudget(raw);
+        const e = this.budget.overBudget(raw);
         if (e !== raw) throw e;
         if (!(e instanceof HostError) || e.userError || e.timedOut || attempt > 0) throw e;
         onRetry?.(e);
@@ -306,8 +242,8 @@ export class EngineHandle {
     const res = firstLoad || !result.resources ? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host')) : result.resources;
     // A server the user runs (--connect) is not ours to sample: its figures are left unmeasured.
     if (this.remote) markRemoteUnmeasured(res);
-    this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server?.pid ?? this.host?.pid);
-    const server = await this.startServer(false);
+    this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server.handle?.pid ?? this.host?.pid);
+    const server = await this.server.start(this.workDir!, false);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = this.newHost((pr) => ingestProgress.update(pr.done));
     this.host = host;
@@ -323,7 +259,7 @@ export class EngineHandle {
       this.recorder?.baseline();
       this.recorder?.startBuild();
     }
-    const probe = firstLoad ? this.probeRequest() : undefined;
+    const probe = firstLoad ? probeRequest(this.p, this.ds) : undefined;
     const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size, probe }, opts.loadTimeoutS);
     const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
     if (firstLoad) {
@@ -334,9 +270,9 @@ export class EngineHandle {
     if (result.load === null) {
       result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [], reused: [] };
     } else {
-      const why = [this.serverDeath, notReused === null ? null : `index not reused: ${notReused}`].filter((x) => x !== null);
+      const why = [this.server.death, notReused === null ? null : `index not reused: ${notReused}`].filter((x) => x !== null);
       result.load.reloads.push({ reason: why.length > 0 ? `${reason} (${why.join('; ')})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
-      this.serverDeath = null;
+      this.server.death = null;
     }
     await this.markBuilt(host, loaded.rows);
     log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
@@ -347,85 +283,12 @@ export class EngineHandle {
   /** For the load generator's CPU figures: the engine's process (its server's tree, or the host
    * of an in-process engine) and the host (the client). */
   loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined } {
-    return { engine: this.remote ? undefined : (this.server?.pid ?? this.host?.pid), engineTree: this.server !== null, host: this.host?.pid };
+    return { engine: this.remote ? undefined : (this.server.handle?.pid ?? this.host?.pid), engineTree: this.server.handle !== null, host: this.host?.pid };
   }
 
   /** The directory holding the engine's data: the server's, or the host's work directory. */
   private dataDir(): string | null {
-    return this.serverDir ?? this.workDir;
-  }
-
-  /** A few unfiltered k=10 queries asked between ingest and index build (the last queries of
-   * the shuffled order, with the first knobs of the none/10 ladder). */
-  private probeRequest(): { knobs: Knobs; k: number; queries: number[] } {
-    const order = queryOrder(this.ds.nq);
-    const n = Math.min(PROBE_QUERIES, this.ds.nq);
-    return { knobs: ladderFor(this.p.settings, 'none', 10)[0] ?? {}, k: 10, queries: Array.from(order.subarray(order.length - n)) };
-  }
-
-  /** Starts the participant's server (null for an in-process engine). A server that dies while
-   * it is the current one kills the host with the reason, so the request under way fails with it
-   * and the engine is started again. */
-  private async startServer(existing: boolean): Promise<StartedServer | null> {
-    const { p, ds, opts } = this;
-    const life = p.adapter.server;
-    if (!life) return null;
-    if (this.remote) {
-      const attached = await attachServer(p.name, life, this.remote);
-      log(`${p.name}: using the server given by URL, ${redactUrl(this.remote)} (not started or stopped by vecbench)`);
-      this.server = attached.handle;
-      return attached;
-    }
-    // A server running as its own user must reach its directory: the work directory is opened
-    // to it, and where --out's ancestors are closed to it the data goes elsewhere (server-data.ts).
-    chmodSync(this.workDir!, 0o755);
-    const label = `${ds.name}-${p.name}`;
-    const user = life.runsAs?.() ?? null;
-    this.serverDir = existing ? existingServerDataDir(this.workDir!, user, label) : makeServerDataDir(this.workDir!, user, label);
-    const started = await startServer(
-      // A server that cannot start or answer is an engine failure (the group or participant fails
-      // with the reason); a missing install stays a UserError naming the provision script.
-      (ctx) => life.start(ctx),
-      {
-        dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined },
-        settings: p.index,
-        dataDir: this.serverDir,
-        existing,
-        logFile: join(this.workDir!, 'server.log'),
-        log: (m) => log(`${p.name}: ${m}`),
-      },
-      opts.loadTimeoutS,
-      opts.serverPorts?.[p.name] === undefined ? undefined : { port: opts.serverPorts[p.name], participant: p.name },
-    ).catch((e: unknown) => {
-      if (e instanceof UserError) throw e;
-      throw new HostError(`participant ${p.name}: ${(e as Error).message}`);
-    });
-    const server = started.handle;
-    this.server = server;
-    // A server's whole process tree is the engine: its children follow it into the budget.
-    this.memoryBudget()?.add(server.pid);
-    void server.waitExit().then(async () => {
-      if (this.server !== server) return; // stopped on purpose
-      // A group signal reaches the server and the runner at once: give the runner's own
-      // handler a moment, so that a stop is not recorded as the server's death.
-      await new Promise((r) => setTimeout(r, SIGNAL_SETTLE_MS));
-      if (this.server !== server) return;
-      const why = `${p.name} server (pid ${server.pid}) died mid-run: ${server.exitReason}`;
-      this.server = null;
-      const stop = stopRequested() ?? stopSignalOf((/^killed by (SIG[A-Z]+)$/.exec(server.exitReason ?? '')?.[1] ?? null) as NodeJS.Signals | null);
-      if (!stop) {
-        log(why);
-        this.serverDeath = why;
-      }
-      this.host?.kill(why, stop);
-    });
-    return started;
-  }
-
-  private async stopServer(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    await server?.stop();
+    return this.server.dir ?? this.workDir;
   }
 
   /** Before a group's first query: the serving memory so far is recorded, and under the cold
@@ -488,7 +351,7 @@ export class EngineHandle {
     const dir = this.dataDir()!;
     await this.host?.close();
     this.host = null;
-    await this.stopServer();
+    await this.server.stop();
     // What the engine keeps on disk once stopped cleanly (a memory engine saves only now).
     res.disk_stopped_bytes = diskUsage(dir);
     res.cold_eviction = evictPageCache(dir);
@@ -502,7 +365,7 @@ export class EngineHandle {
     const query = order[order.length - 1];
     const knobs = ladderFor(p.settings, 'none', 10)[0] ?? {};
     const t0 = performance.now();
-    const started = await this.startServer(true);
+    const started = await this.server.start(this.workDir!, true);
     const opened = await this.open(host, true, started);
     const t1 = performance.now();
     const first = await host.request<'point'>({ type: 'point', knobs, k: 10, queries: [query], filters: [null], clients: 1 }, opts.pointTimeoutS);
@@ -521,8 +384,8 @@ export class EngineHandle {
     this.recorder?.dispose();
     await this.host?.close();
     this.host = null;
-    await this.stopServer();
-    this.serverDir = null;
+    await this.server.stop();
+    this.server.dir = null;
     // The work directory stays in the engine's home: a resumed run may reopen it.
     this.workDir = null;
   }

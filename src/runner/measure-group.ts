@@ -12,124 +12,28 @@
 //    participants'): drift and bursts of other work then fall on all points alike instead of on
 //    one. A pass taken while other processes used the machine is retaken (up to max_passes);
 // 5. the points, with estimates, 95 % intervals and the raw per-pass figures.
-// Steps 1-3 are prepareWarmGroup, step 4 is the caller's (timeInRounds), step 5 finishWarmGroup.
+// Steps 1-3 are prepareWarmGroup, step 4 is the caller's (timeInRounds), step 5 finishWarmGroup
+// (each point built by stored-point.ts). The defaults of the timing are in timing-defaults.ts.
 // The cold protocol keeps the slices of docs/method.md §5 (every query once, at least MIN_SLICE queries each).
 import type { Knobs, Strategy } from '../contracts.ts';
-import type { Dataset } from '../datasets/layout.ts';
-import { isClientLimited } from '../loadgen/flags.ts';
-import { hostCeiling } from '../loadgen/points.ts';
-import { recallInterval, singlePassIntervals, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
+import { recallInterval, singlePassIntervals } from '../metrics/intervals.ts';
 import { pointReadings, summarize } from '../metrics/recall.ts';
-import type { ResultGroup, ResultPoint } from '../results/schema.ts';
+import type { ResultPoint } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
 import { TARGETS, throughputCurve } from '../report/cells.ts';
 import { readCell } from '../metrics/frontier.ts';
 import { log } from '../util/progress.ts';
-import { UserError } from '../util/errors.ts';
 import { calibrate, type CalibrationRecord } from './calibrate.ts';
 import { HostError } from './client.ts';
-import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
-import type { HostSpeedMeter } from './host-speed.ts';
-import { ladderFor, type LoadedParticipant } from './participants.ts';
-import { VIEWS, scorePoint, type AskedGroup } from './points.ts';
-import { drivenBy, GroupTiming, timeInRounds, type Entry, type Item, type Timing } from './timed-rounds.ts';
+import { ladderFor } from './participants.ts';
+import { VIEWS, scorePoint } from './points.ts';
+import { drivenBy, GroupTiming, timeInRounds, type Item } from './timed-rounds.ts';
 import { SLICE_CAP } from './query-order.ts';
 import { latencySummary } from '../metrics/latency.ts';
-import type { HostReply, HostRequest } from './protocol.ts';
 import type { PointReply } from './point-reply.ts';
-
-// A pass of a fast point lasts a few tens of ms: up to 60 of them let the minimum seconds bind,
-// so a point is timed for at least half a second whatever its speed. The points the table's
-// cells read then go on toward a ±3 % QPS interval, for at most 2 s and 300 passes each: on a
-// quiet machine that costs a few passes; on this project's 2-core VM one pass's QPS varies by
-// 15-20 % around its mean with the host (deterministic brute force too), ±3 % would take over
-// 100 passes, and with 4 s a cell the default run took 606-634 s (2026-12-02), so the cap binds.
-// The ladder's other points only draw the curve, and keep the base timing.
-const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 2, cellMaxPasses: 300 };
-/** Queries in a warm group's query set unless --queries says otherwise. */
-const PRODUCT_QUERY_SET = 1000;
-
-/** VECBENCH_TIMING="min_passes=2,min_seconds=0,max_passes=4,queries=300,busy_cores=64,cell_half_width=0" changes
- * the defaults of the options of the same names (the test suite uses it to stay short; every
- * result records the values it was measured with). A bad value is one line naming it. */
-export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing; queries: number; busyCores?: number; hostSlow: number } {
-  const out = { timing: { ...PRODUCT_TIMING }, queries: PRODUCT_QUERY_SET, busyCores: undefined as number | undefined, hostSlow: 0 };
-  if (!env) return out;
-  for (const part of env.split(',')) {
-    const [key, raw] = part.split('=');
-    const v = Number(raw);
-    if (!(v >= 0) || !Number.isFinite(v)) throw new UserError(`VECBENCH_TIMING: ${part} is not NAME=NUMBER; write e.g. min_passes=2,min_seconds=0`);
-    if (key === 'min_passes') out.timing.minPasses = Math.max(1, Math.round(v));
-    else if (key === 'min_seconds') out.timing.minSeconds = v;
-    else if (key === 'max_passes') out.timing.maxPasses = Math.max(1, Math.round(v));
-    else if (key === 'cell_half_width') out.timing.cellHalfWidth = v;
-    else if (key === 'cell_seconds') out.timing.cellSeconds = v;
-    else if (key === 'cell_max_passes') out.timing.cellMaxPasses = Math.max(1, Math.round(v));
-    else if (key === 'queries') out.queries = Math.max(1, Math.round(v));
-    else if (key === 'busy_cores') out.busyCores = v;
-    else if (key === 'host_slow') out.hostSlow = v;
-    else
-      throw new UserError(
-        `VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, cell_half_width, cell_seconds, cell_max_passes, queries, busy_cores, host_slow`,
-      );
-  }
-  out.timing.maxPasses = Math.max(out.timing.maxPasses, out.timing.minPasses);
-  return out;
-}
-
-export const DEFAULT_TIMING: Timing = envDefaults().timing;
-export const DEFAULT_QUERY_SET = envDefaults().queries;
-export const DEFAULT_BUSY_CORES = envDefaults().busyCores;
-/** --host-slow's default (0: the host's speed is not probed). */
-export const DEFAULT_HOST_SLOW = envDefaults().hostSlow;
-/** Cold protocol: the fewest queries a slice may have (recall over at least this many). */
-const MIN_SLICE = 1000;
-/** The fewest queries a dataset needs for `vecbench run`: below this, recall says nothing. */
-export const MIN_RUN_QUERIES = 10;
-/** A warm point answered by fewer queries than recall needs (a --queries cut): informational. */
-const FEW_QUERIES = 'few-queries';
-
-/** The queries a point needs for its recall to count: 1,000, or all of a smaller set. */
-export function minPointQueries(nq: number): number {
-  return Math.min(MIN_SLICE, nq);
-}
-
-export interface GroupEngine {
-  request<T extends HostReply['type']>(req: HostRequest, timeoutS: number, onRetry?: (e: HostError) => void): Promise<Extract<HostReply, { type: T }>>;
-  beforeGroup(key: string): Promise<void>;
-  loadPids(): { engine: number | undefined; engineTree: boolean; host: number | undefined };
-}
-
-export interface GroupRun {
-  engine: GroupEngine;
-  p: LoadedParticipant;
-  ds: Dataset;
-  g: AskedGroup;
-  group: ResultGroup;
-  /** Warm: the query set (indices into the dataset's queries); cold: the shuffled order. */
-  queries: number[];
-  clients: number;
-  threads: number;
-  pointTimeoutS: number;
-  timing: Timing;
-  /** Which build of the index this is (0: the first; later builds time the calibrated knobs). */
-  build: number;
-  /** Cores other processes may use before a round of passes counts as busy (--busy-cores). */
-  busyCores: number;
-  /** A round whose host probe took more than this many times the run's fastest is retaken like
-   * a busy one (0: no probes). */
-  hostSlow?: number;
-  /** The host-speed meter (src/runner/host-speed.ts); without it the host is not probed. */
-  hostSpeed?: HostSpeedMeter;
-  /** The busy-machine meter (tests give one of their own). */
-  loadMeter?: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
-  onProgress: (what: string) => void;
-  /** The whole result, written atomically (group ends, first queries, failures). */
-  save: () => void;
-  /** One point (or skipped point) of a group already saved, appended to the result's journal
-   * (src/results/journal.ts); without it, the whole result is saved. */
-  append?: (entry: JournalEntry) => void;
-}
+import type { GroupRun } from './group-run.ts';
+import { pointOf } from './stored-point.ts';
+import { MIN_SLICE } from './timing-defaults.ts';
 
 const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
@@ -350,115 +254,6 @@ async function planAt(run: GroupRun, knobs: Knobs): Promise<{ strategy: Strategy
     log(`${run.p.name}: ${g.key}: no plan at ${JSON.stringify(knobs)}: ${e.message}`);
     return { strategy: null, error: null };
   }
-}
-
-/** The stored point of a timed entry. */
-async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
-  const { engine, p, ds, g, queries, timing, pointTimeoutS } = run;
-  const quiet = e.busy.map((b) => !b);
-  const quietCount = quiet.filter(Boolean).length;
-  const busyMachine = quietCount < timing.minPasses;
-  // A point that could not get enough quiet passes keeps them all, and says so.
-  const use = busyMachine ? e.busy.map(() => true) : quiet;
-  const pick = <T>(xs: T[]) => xs.filter((_, i) => use[i]);
-  const figures: PassFigures = {
-    qps: pick(e.pass.qps),
-    wall_s: pick(e.pass.wall_s),
-    latency_ms: {
-      mean: pick(e.pass.latency_ms.mean),
-      p50: pick(e.pass.latency_ms.p50),
-      p95: pick(e.pass.latency_ms.p95),
-      p99: pick(e.pass.latency_ms.p99),
-      p999: pick(e.pass.latency_ms.p999),
-    },
-  };
-  const sum = summarizePasses(figures, e.maxLatency);
-  const r = e.item.recall!;
-  const s = r.summary;
-  const flags: string[] = [];
-  if (s.unknownIds + s.duplicateIds + s.filterViolations > 0) flags.push('invalid-results');
-  if (queries.length < minPointQueries(ds.nq)) flags.push(FEW_QUERIES);
-  const server = p.adapter.server !== undefined;
-  const perThreadQps = sum.qps / Math.max(1, e.drive.threads);
-  const limited = server
-    ? isClientLimited({ mode: 'threads', qps: sum.qps, busiestThread: e.demand.wall > 0 ? e.demand.weighted / e.demand.wall : null })
-    : isClientLimited({ mode: 'in-process', qps: perThreadQps, ceilingQps: await hostCeiling(engine, e.drive.clients, g.k, pointTimeoutS) });
-  if (limited) flags.push('client-limited');
-  if (busyMachine) flags.push('busy-machine');
-  const harness = await harnessCost(run, e.drive.clients);
-  // Held against the time each query takes of the pass (1 / QPS): the mean latency in the
-  // latency view, and what the harness's share of throughput is with requests in flight.
-  if (harness !== null) flags.push(...harnessFlag(harness, 1000 / sum.qps));
-  const mean = (xs: (number | null)[]) => {
-    const v = xs.filter((x): x is number => x !== null);
-    return v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length;
-  };
-  return {
-    ladder_index: e.item.li,
-    knobs: e.item.knobs,
-    view: e.view,
-    clients: e.drive.clients * e.drive.threads,
-    queries: queries.length,
-    query_slice: [queries[0], queries[queries.length - 1]],
-    ...pointReadings(s),
-    qps: sum.qps,
-    duration_s: figures.wall_s.reduce((a, b) => a + b, 0),
-    latency_ms: sum.latency_ms,
-    flags,
-    passes: figures.qps.length,
-    passes_trimmed: sum.trimmed,
-    passes_busy: e.busy.filter(Boolean).length,
-    pass: {
-      ...figures,
-      other_cores: e.pass.other_cores,
-      steal: e.pass.steal,
-      ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: e.pass.host_ms } : {}),
-      at_unix_s: e.pass.at_unix_s,
-      read_bytes: e.pass.read_bytes,
-      major_faults: e.pass.major_faults,
-    },
-    ...ioPerQuery(pick(e.pass.read_bytes), pick(e.pass.major_faults), queries.length),
-    ci: { qps: sum.ci.qps, recall: recallInterval(r.perQuery), latency_ms: sum.ci.latency_ms },
-    answers_varied: e.varied.size,
-    ...(e.item.calibratedFor !== undefined ? { calibrated_for: e.item.calibratedFor } : {}),
-    ...(e.view === 'throughput' && e.item.readsCell && (timing.cellHalfWidth ?? 0) > 0 ? { for_cell: true } : {}),
-    build: run.build,
-    driven: e.drive.threads > 1 && e.threadsUsed === 1 ? '1 at a time (the threads could not open the index)' : e.drive.text,
-    machine: {
-      other_cores: mean(e.pass.other_cores),
-      steal: mean(e.pass.steal),
-      ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: mean(e.pass.host_ms) } : {}),
-    },
-    ...(harness !== null ? { harness_ms: harness } : {}),
-  };
-}
-
-/** Storage read per query over the kept passes, when every kept pass could be read. */
-function ioPerQuery(bytes: (number | null)[], faults: (number | null)[], queries: number): { io?: NonNullable<ResultPoint['io']> } {
-  if (bytes.length === 0 || bytes.some((x) => x === null) || faults.some((x) => x === null)) return {};
-  const sum = (xs: (number | null)[]) => xs.reduce<number>((a, b) => a + (b ?? 0), 0);
-  const n = bytes.length * queries;
-  return { io: { read_bytes_per_query: sum(bytes) / n, major_faults_per_query: sum(faults) / n } };
-}
-
-const harnessCache = new WeakMap<GroupEngine, Map<string, number | null>>();
-
-/** The host's own cost per query at this k and in-flight level (null engine), cached per engine. */
-async function harnessCost(run: GroupRun, clients: number): Promise<number | null> {
-  let m = harnessCache.get(run.engine);
-  if (!m) harnessCache.set(run.engine, (m = new Map()));
-  const key = `${run.g.k}/${clients}`;
-  if (!m.has(key)) {
-    try {
-      const r = await measureHarnessOverhead((req) => run.engine.request<'null-pass'>(req, run.pointTimeoutS), run.g.k, run.queries, clients);
-      m.set(key, r.perQueryMs);
-    } catch (e) {
-      if (!(e instanceof HostError) || e.userError) throw e;
-      log(`${run.p.name}: the harness overhead could not be measured: ${e.message}`);
-      m.set(key, null);
-    }
-  }
-  return m.get(key) ?? null;
 }
 
 /** The cold protocol: every query once, in slices of at least MIN_SLICE queries (fewer only when

@@ -22,22 +22,14 @@ import { HostError } from './client.ts';
 import { EngineHandle } from './engine-handle.ts';
 import { discardHome, readMarker } from './engine-home.ts';
 import { BUSY_OTHER_CORES } from './machine-load.ts';
-import {
-  DEFAULT_BUSY_CORES,
-  DEFAULT_HOST_SLOW,
-  DEFAULT_QUERY_SET,
-  DEFAULT_TIMING,
-  finishWarmGroup,
-  measureColdGroup,
-  prepareWarmGroup,
-  type GroupRun,
-  type PreparedGroup,
-} from './measure-group.ts';
+import type { GroupRun } from './group-run.ts';
+import { finishWarmGroup, measureColdGroup, prepareWarmGroup, type PreparedGroup } from './measure-group.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from './timing-defaults.ts';
 import { sharedHostSpeed } from './host-speed.ts';
 import type { LoadedParticipant } from './participants.ts';
 import { ASK_FACTOR, supportReason, type AskedGroup } from './points.ts';
 import { QUERY_SEED, queryOrder } from './query-order.ts';
-import { remoteRecord } from './server.ts';
+import { remoteRecord } from './remote-server.ts';
 import { threadsOf, type RunOptions } from './run-options.ts';
 import type { Timing } from './timed-rounds.ts';
 

@@ -1,7 +1,7 @@
 // The options of `vecbench run`, as the command line gives them.
 import { availableParallelism } from 'node:os';
 import type { GroupKey } from '../datasets/groups.ts';
-import type { LoadOptions } from '../loadgen/sweep.ts';
+import type { LoadOptions } from '../loadgen/load-options.ts';
 import type { Timing } from './timed-rounds.ts';
 
 export interface RunOptions {

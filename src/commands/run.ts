@@ -1,175 +1,31 @@
-// prepare, datasets, participants, run, report.
+// `vecbench run`: the benchmark itself. Parses and checks the options (groups, timing, servers
+// the user runs, load measurement), runs the orchestrator (src/runner/run.ts) and prints the table.
 import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { isPrepared } from '../datasets/layout.ts';
-import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
-import { datasetListing } from '../datasets/sources/listing.ts';
-import type { Metric } from '../contracts.ts';
-import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, prepareDataset, sourceFor } from '../datasets/registry.ts';
+import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, sourceFor } from '../datasets/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
-import { deriveCells, groupLeak, VIEWS } from '../report/cells.ts';
-import { renderTable } from '../report/table.ts';
-import { deriveGeneral, renderGeneral } from '../report/general.ts';
+import { groupLeak } from '../report/cells.ts';
 import { writePage } from '../report/html.ts';
-import { deriveQuality, renderQuality } from '../report/quality.ts';
-import { deriveChurn, renderChurn } from '../report/churn.ts';
-import { prepareBeir } from '../datasets/beir.ts';
-import { EMBED_HELP } from '../embed/provider.ts';
-import { readAllResults } from '../results/store.ts';
-import { listParticipants, loadParticipant } from '../runner/participants.ts';
+import { loadParticipant } from '../runner/participants.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants } from '../runner/registry.ts';
-import { connectionsFor, preflightServers } from '../runner/server.ts';
+import { connectionsFor, preflightServers } from '../runner/remote-server.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { run } from '../runner/run.ts';
 import { UserError } from '../util/errors.ts';
-import { dataDir, isWithin, list, lockOutDir, outDir, positiveInt } from './common.ts';
+import { printReport } from './report.ts';
+import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';
 import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
-import { deriveLoad, renderLoad } from '../loadgen/report.ts';
-import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/measure-group.ts';
+import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/timing-defaults.ts';
 import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
 
-function printReport(out: string, json: boolean): void {
-  const results = readAllResults(out);
-  if (results.length === 0) throw new UserError(`no result files in ${out}; run vecbench run first (or pass --out DIR)`);
-  // Both views in --json; the terminal table prints throughput.
-  const cells = deriveCells(results, json ? VIEWS : ['throughput']);
-  const quality = deriveQuality(results);
-  const general = deriveGeneral(results);
-  const churn = deriveChurn(results);
-  const load = deriveLoad(results);
-  if (json) process.stdout.write(`${JSON.stringify({ cells, quality, general, churn, load }, null, 1)}\n`);
-  else
-    process.stdout.write(
-      `${renderTable(cells)}\n${renderQuality(quality, results) ? `\n${renderQuality(quality, results)}` : ''}\n${renderGeneral(general)}\n${churn.length > 0 ? `\n${renderChurn(churn, results)}\n` : ''}${load.length > 0 ? `\n${renderLoad(load)}\n` : ''}`,
-    );
-}
-
-/** The version an engine reports (read from the engine or its package, not from settings), or
- * why it cannot say (not installed, its library missing), in one line, within a few seconds. */
-async function engineVersionOf(adapter: { engineVersion(): Promise<string> }): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      adapter.engineVersion(),
-      new Promise<string>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('did not answer within 20 s')), 20_000);
-      }),
-    ]);
-  } catch (e) {
-    return `unavailable: ${(e as Error).message.split('\n')[0]}`;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export function registerCore(program: Command): void {
+export function registerRun(program: Command): void {
   // What the participants declare (settings.json registry): the embedded default run's members
   // (in-process participants that need no server) and the --connect examples.
   const defaults = defaultRunParticipants();
   const examples = connectExamples();
   const eg = (list: string[]) => (list.length > 0 ? `, e.g. ${list.join(', ')}` : '');
-  program
-    .command('prepare')
-    .description('prepare a dataset (generate or convert it into the prepared layout); a second prepare is a no-op')
-    .argument('<name>', 'dataset name, e.g. synthetic-20k (see vecbench datasets)')
-    .option('--data <dir>', 'prepared datasets directory (default .vecbench/data or $VECBENCH_DATA)')
-    .option('--force', 'prepare again even if prepared')
-    .option('--name <name>', 'with "prepare beir": the dataset is called beir-<name>; with "prepare custom": the dataset\'s name')
-    .option('--base <file>', 'with "prepare custom": base vectors (.fvecs .bvecs .npy .hdf5[:train] .parquet[:column] IDX)')
-    .option('--queries <file>', 'with "prepare custom": query vectors, same formats (an .hdf5 file defaults to its "test" dataset)')
-    .option('--groundtruth <file>', 'with "prepare custom": neighbour ids (.ivecs, .npy, .hdf5[:neighbors]) to check against vecbench\'s exact top-k')
-    .option('--no-groundtruth', 'prepare the data alone; compute the ground truth later (vecbench groundtruth plan / shard / merge, or the first run)')
-    .option('--metric <metric>', 'with "prepare custom": ip, cosine or l2 (default: the file\'s own, else l2)', (v: string) => {
-      if (v !== 'ip' && v !== 'cosine' && v !== 'l2') throw new InvalidArgumentError('--metric must be ip, cosine or l2');
-      return v as Metric;
-    })
-    .option('--dir <dir>', 'with "prepare beir": the BEIR directory (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)')
-    .option('--split <split>', 'with "prepare beir": the qrels split', 'test')
-    .option('--embed <provider>', `with "prepare beir": ${EMBED_HELP}`, 'glove')
-    .action(
-      async (
-        name: string,
-        o: {
-          data?: string;
-          force?: boolean;
-          name?: string;
-          dir?: string;
-          split: string;
-          embed: string;
-          base?: string;
-          queries?: string;
-          groundtruth?: string | false;
-          metric?: Metric;
-        },
-      ) => {
-        if (name === CUSTOM_NAME) {
-          if (!o.name || !o.base || !o.queries)
-            throw new UserError('prepare custom needs --name N --base FILE --queries FILE (optional: --groundtruth FILE --metric ip|cosine|l2)');
-          const { ds, check } = await prepareCustom(dataDir(o), {
-            name: o.name,
-            base: o.base,
-            queries: o.queries,
-            groundtruth: typeof o.groundtruth === 'string' ? o.groundtruth : undefined,
-            metric: o.metric,
-            force: o.force,
-          });
-          process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
-          if (check)
-            process.stdout.write(
-              `ground truth ${o.groundtruth}: agrees with vecbench's exact top-${check.k} on all ${check.queries} queries (${check.tiesOnly} differ only by ties within 1e-6)\n`,
-            );
-          return;
-        }
-        if (name === 'beir') {
-          if (!o.name || !o.dir)
-            throw new UserError('prepare beir needs --name NAME and --dir DIR (a BEIR directory with corpus.jsonl, queries.jsonl and qrels/<split>.tsv)');
-          const ds = await prepareBeir(dataDir(o), { name: o.name, dir: o.dir, embed: o.embed, split: o.split, force: o.force });
-          process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} labelled queries, in ${ds.dir}\n`);
-          return;
-        }
-        const ds = await prepareDataset(dataDir(o), name, { force: o.force, groundTruth: o.groundtruth !== false });
-        process.stdout.write(`${ds.name}: ${ds.n} x ${ds.d} ${ds.metric}, ${ds.nq} queries, in ${ds.dir}\n`);
-      },
-    );
-
-  program
-    .command('datasets')
-    .description('list the datasets vecbench knows and whether they are prepared')
-    .option('--data <dir>', 'prepared datasets directory')
-    .action((o: { data?: string }) => {
-      process.stdout.write(datasetListing(dataDir(o)));
-      process.stdout.write(`default: ${DEFAULT_DATASET} (${isPrepared(dataDir(o), DEFAULT_DATASET) ? 'prepared' : 'not prepared'})\n`);
-    });
-
-  program
-    .command('participants')
-    .description('list the participants: engine, the version the engine reports, where it runs, whether the default run measures it, its filter strategy')
-    .option('--json', 'one JSON array instead of lines')
-    .action(async (o: { json?: boolean }) => {
-      const rows: { participant: string; engine: string; version: string; runs: string; default_run: boolean; filters: string }[] = [];
-      for (const name of listParticipants()) {
-        const p = await loadParticipant(name);
-        rows.push({
-          participant: name,
-          engine: p.adapter.engine,
-          version: await engineVersionOf(p.adapter),
-          runs: p.adapter.server ? 'server' : 'in process',
-          default_run: defaults.includes(name),
-          filters: p.adapter.filterStrategy,
-        });
-      }
-      if (o.json) {
-        process.stdout.write(`${JSON.stringify(rows, null, 1)}\n`);
-        return;
-      }
-      const width = (k: 'participant' | 'engine' | 'runs') => Math.max(...rows.map((r) => r[k].length));
-      for (const r of rows)
-        process.stdout.write(
-          `${r.participant.padEnd(width('participant'))}  ${r.engine.padEnd(width('engine'))}  ${r.runs.padEnd(width('runs'))}  ${r.default_run ? 'default run' : '           '}  ${r.version}\n    filters: ${r.filters}\n`,
-        );
-    });
-
   program
     .command('run')
     .description('load each participant, sweep its ladders over every query group, store measured points and print the table')
@@ -399,18 +255,4 @@ export function registerCore(program: Command): void {
       }
     },
   );
-
-  program
-    .command('report')
-    .description('derive the tables from stored results (terminal table, --json, or the HTML page with --html DIR)')
-    .option('--out <dir>', 'results directory (default results)')
-    .option('--json', 'print the derived cells as JSON')
-    .option('--html <dir>', 'write the results page, DIR/index.html (self-contained: curves, tables, resources, participants), and print its path')
-    .option('--data <dir>', 'prepared datasets directory, for the dataset manifests the page shows')
-    .action(async (o: { out?: string; json?: boolean; html?: string; data?: string }) => {
-      if (o.html === undefined) return printReport(outDir(o), o.json === true);
-      // A page written into the results directory is a write there; one elsewhere only reads it.
-      if (isWithin(resolve(o.html), outDir(o))) lockOutDir(outDir(o));
-      process.stdout.write(`page: ${await writePage(outDir(o), resolve(o.html), { dataDir: dataDir(o) })}\n`);
-    });
 }
