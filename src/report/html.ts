@@ -20,6 +20,7 @@ import { esc, isRecord, jsonForScript } from './page/html-text.ts';
 // The escaping rules are part of this module's face (the tests hold them here).
 export { esc, jsonForScript, miniMarkdown } from './page/html-text.ts';
 import { participantOrder, sortGroups, tablesSection } from './page/tables-html.ts';
+import { filtersSection } from './page/filters-html.ts';
 import { generalSection } from './page/general-html.ts';
 import { datasetSection, participantsSection } from './page/about-html.ts';
 import { build } from 'esbuild';
@@ -129,6 +130,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
   const general = generalSection(results, datasets, extraCurves);
   const churnCurves: ChurnCurve[] = [];
   const churn = churnSection(results, datasets, churnCurves);
+  const filtersView = filtersSection(results, cells, datasets);
   const data: PageData = { datasets, participants, groups, series, cells, notRecorded, extraCurves, churnCurves };
 
   const ks = [...new Set(results.flatMap((r) => r.groups.map((g) => g.k)))].sort((a, b) => a - b);
@@ -154,7 +156,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 <label>filter <select id="sel-filter">${option('all', 'all')}${filters.map((f) => option(f, f)).join('')}</select></label>
 <label>curve <select id="sel-curve">${option('qps', 'throughput: QPS', true)}${option('p50', 'latency: p50')}${option('p99', 'latency: p99')}</select></label>
 <label>recall axis <select id="sel-xaxis">${option('linear', 'linear', true)}${option('nines', 'nines: −log10(1 − recall)')}</select></label>
-<a href="#curves">curves</a><a href="#tables">tables</a><a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
+<a href="#curves">curves</a><a href="#tables">tables</a>${filtersView ? '<a href="#filters">filters</a>' : ''}<a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
 </nav>
 <main>
 <section class="part" id="curves"><h2>Recall vs throughput</h2>
@@ -162,6 +164,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 <div id="charts"><p class="empty">The charts need JavaScript.</p></div>
 </section>
 ${tablesSection(results, cells, datasets)}
+${filtersView}
 ${general}
 ${churn}
 ${participantsSection(results, datasets, opts.participantsDir ?? DEFAULT_PARTICIPANTS_DIR)}
