@@ -145,7 +145,7 @@ export function filtersSection(results: ResultFile[], cells: DerivedCell[], data
   const out: string[] = [
     `<section class="part" id="filters"><h2>Filters: recall and QPS against selectivity</h2>`,
     `<p class="note">The selectivity x correlation grid: per participant, the table's cell at recall ${TARGET} for each share of rows kept, with the filter scattered (rows by a hash of their id, blind to the vector) or clustered (the regions around the query, agreeing with it). QPS is the cell's value; recall that of the point it was read on. Where a cell has no value (not reached, collapsed) the recall chart shows the participant's max recall as a hollow mark and the QPS chart has none. Hover a mark for the strategy the engine answered with, observed in its plan or declared by the adapter. The k selector shows k = 10, 100 or both.</p>`,
-    `<p class="legend">${CORRS.map((c) => `<span class="legend-item"><span class="swatch" style="border-color:${COLOR[c]};background:${COLOR[c]}"></span>${c}</span>`).join('')}<span class="legend-item"><span class="swatch" style="border-color:#888"></span>max recall (no value at ${TARGET})</span></p>`,
+    `<p class="filters-legend">${CORRS.map((c) => `<span class="legend-item"><span class="swatch" style="border-color:${COLOR[c]};background:${COLOR[c]}"></span>${c}</span>`).join('')}<span class="legend-item"><span class="swatch" style="border-color:#888"></span>max recall (no value at ${TARGET})</span></p>`,
   ];
   for (const ds of datasets) {
     const inDs = grid.filter((c) => c.dataset === ds);

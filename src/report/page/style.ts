@@ -21,7 +21,7 @@ section.part > h2 { font-size: 17px; margin: 0 0 6px; padding-bottom: 4px; borde
 h3 { font-size: 15px; margin: 16px 0 6px; }
 h4 { font-size: 13.5px; margin: 12px 0 4px; }
 p.note, .note { color: var(--muted); font-size: 12.5px; margin: 4px 0 8px; }
-.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 10px; font-size: 12.5px; }
+.legend, .filters-legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 10px; font-size: 12.5px; }
 .legend-item { display: inline-flex; align-items: center; gap: 6px; }
 .legend-item.imported { font-style: italic; }
 .swatch { width: 12px; height: 12px; border-radius: 50%; border: 2px solid; display: inline-block; }
