@@ -7,7 +7,9 @@
 // can be hovered; it fits a phone's width. A page written from stable-point fixtures (intervals,
 // calibrated and flagged points, two builds) draws the interval bars and marks, leaves flagged
 // points off the frontier, and switches the recall axis to nines. A page of twelve participants
-// keeps every table within its section at 1,400 px. Screenshots go to test-artifacts/.
+// keeps every table within its section at 1,400 px. A page of grid groups shows the filters view:
+// per participant recall and QPS against selectivity, scattered and clustered, each mark titled
+// with its strategy. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,7 @@ import type { ChurnRow } from '../src/report/churn.ts';
 import { renderPage } from '../src/report/html.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from './import-fixtures.ts';
 import { SetupNeeded } from '../src/util/errors.ts';
-import { MANY_NAMES, STABLE_DATASET, manyParticipantsFixture, stableFixtureResults } from './report-fixtures.ts';
+import { GRID_DATASET, GRID_SELS, MANY_NAMES, STABLE_DATASET, gridFixtureResults, manyParticipantsFixture, stableFixtureResults } from './report-fixtures.ts';
 
 /** Debian's chromium (npm run setup installs it); VECBENCH_CHROMIUM points elsewhere. */
 const CHROMIUM = process.env.VECBENCH_CHROMIUM ?? '/usr/bin/chromium';
@@ -233,6 +235,37 @@ describe('the results page in chromium', () => {
     await page.mouse.move(5, 5);
   });
 
+  test('the --dataset run asked the grid: the filters view has a card per measured participant, each mark the cell at 0.95 with its strategy', async () => {
+    await page.selectOption('#sel-dataset', DS);
+    await page.selectOption('#sel-k', '10');
+    const cardsOf = (k: number) => page.locator(`#filters [data-ds="${DS}"] [data-k="${k}"] figure.filters-card`);
+    assert.deepEqual((await cardsOf(10).evaluateAll((fs) => fs.map((f) => f.getAttribute('data-participant')))).sort(), ['exact', 'hnswlib']);
+    for (const participant of ['exact', 'hnswlib']) {
+      const marks = await page
+        .locator(`#filters [data-ds="${DS}"] [data-k="10"] figure.filters-card[data-participant="${participant}"] svg.vb-filters.qps circle.vb-mark`)
+        .evaluateAll((cs) =>
+          cs.map((c) => ({
+            sel: c.getAttribute('data-sel'),
+            corr: c.getAttribute('data-corr'),
+            strategy: c.getAttribute('data-strategy'),
+            title: c.querySelector('title')?.textContent ?? '',
+          })),
+        );
+      const read = cells.filter(
+        (c) => c.participant === participant && c.search === 'ann' && c.target === 0.95 && c.k === 10 && /^sel\d+-/.test(c.filter) && c.value !== null,
+      );
+      assert.ok(read.length > 0, `${participant} has grid cells at 0.95`);
+      assert.equal(marks.length, read.length, JSON.stringify(marks));
+      for (const c of read) {
+        const m = marks.find((x) => `sel${x.sel}-${x.corr}` === c.filter);
+        assert.ok(m, `${participant} ${c.group} has a QPS mark`);
+        assert.equal(m.strategy, c.strategy, `${participant} ${c.group}`);
+        assert.ok(typeof c.strategy === 'string' && m.title.endsWith(`strategy: ${c.strategy}`), m.title);
+      }
+    }
+    assert.deepEqual(consoleErrors, []);
+  });
+
   test('switching a selector changes the curves and the table rows', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
@@ -240,8 +273,9 @@ describe('the results page in chromium', () => {
     const k10 = await captions();
     assert.ok(k10.every((c) => c.endsWith('k=10')) && k10.includes('none · k=10'), String(k10));
     await page.selectOption('#sel-k', '100');
+    // A --dataset run asks the grid and tenants too: at k 100 those the not-asked rule keeps.
     const k100 = await captions();
-    assert.deepEqual(k100, ['none · k=100']);
+    assert.ok(k100.includes('none · k=100') && k100.every((c) => c.endsWith('k=100')), String(k100));
     const rowsK = await page.$$eval('table.cells tbody tr', (rows) => [
       ...new Set(rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.getAttribute('data-k'))),
     ]);
@@ -431,6 +465,90 @@ describe('stable points in chromium: intervals, calibrated and flagged points, t
     await sp.selectOption('#sel-xaxis', 'linear');
     assert.deepEqual(await tickLabels(), linear);
     await sp.screenshot({ path: join(ARTIFACTS, 'report-intervals.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe('the filters view in chromium: recall and QPS against selectivity, scattered and clustered', () => {
+  let fp: Page;
+  const errors: string[] = [];
+  const results = gridFixtureResults();
+  const card = (participant: string, k: number) => fp.locator(`#filters [data-k="${k}"] figure.filters-card[data-participant="${participant}"]`);
+
+  before(async () => {
+    const path = join(dir, 'grid', 'index.html');
+    mkdirSync(join(dir, 'grid'), { recursive: true });
+    writeFileSync(path, await renderPage(results));
+    fp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+    fp.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    fp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await fp.goto(pathToFileURL(path).href);
+    await fp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+  });
+
+  test('a card per participant with both series in each chart, a mark per cell, strategy labels in the titles', async () => {
+    assert.equal(await fp.locator('#sel-dataset').inputValue(), GRID_DATASET);
+    assert.ok(await fp.locator('#filters').isVisible());
+    assert.equal(await fp.locator('nav a[href="#filters"]').count(), 1);
+    // The k selector starts at 10: the k = 100 row is hidden until asked.
+    assert.ok(await fp.locator('#filters [data-k="10"]').isVisible());
+    assert.ok(!(await fp.locator('#filters [data-k="100"]').isVisible()));
+    assert.equal(await fp.locator('#filters [data-k="10"] figure.filters-card').count(), 2);
+    for (const participant of ['gridA', 'gridB']) {
+      for (const metric of ['recall', 'qps']) {
+        const svg = card(participant, 10).locator(`svg.vb-filters.${metric}`);
+        for (const corr of ['scattered', 'clustered'])
+          assert.equal(await svg.locator(`g.vb-series[data-corr="${corr}"]`).count(), 1, `${participant} ${metric} ${corr}`);
+        const marks = await svg.locator('circle.vb-mark').evaluateAll((cs) =>
+          cs.map((c) => ({
+            sel: c.getAttribute('data-sel'),
+            corr: c.getAttribute('data-corr'),
+            strategy: c.getAttribute('data-strategy'),
+            fallback: c.getAttribute('data-fallback'),
+            title: c.querySelector('title')?.textContent ?? '',
+          })),
+        );
+        // gridB never reaches 0.95 on sel1-clustered/10: the recall chart shows its max recall, the QPS chart nothing.
+        const missing = participant === 'gridB' && metric === 'qps' ? 1 : 0;
+        assert.equal(marks.length, 2 * GRID_SELS.length - missing, `${participant} ${metric}: ${JSON.stringify(marks)}`);
+        for (const m of marks) {
+          const sel = Number(m.sel);
+          const label = participant === 'gridA' ? (sel < 20 ? 'pre-filter' : 'graph walk') : 'post-filter (declared)';
+          assert.equal(m.strategy, label, JSON.stringify(m));
+          assert.ok(m.title.includes(`sel${sel}-${m.corr}/10`) && m.title.endsWith(`strategy: ${label}`), m.title);
+        }
+        const fallback = marks.filter((m) => m.fallback === 'max-recall');
+        assert.deepEqual(
+          fallback.map((m) => `${m.sel}-${m.corr}`),
+          participant === 'gridB' && metric === 'recall' ? ['1-clustered'] : [],
+        );
+        if (fallback.length > 0) assert.match(fallback[0].title, /not reached at recall 0\.95: max 0\.800 shown instead/);
+      }
+    }
+    assert.match(
+      (await card('gridB', 10).locator('ul.filters-missing').textContent()) ?? '',
+      /sel1-clustered: not reached at 0\.95, max 0\.800 drawn hollow, no QPS/,
+    );
+    // QPS marks are the table's cells at 0.95: clustered is drawn above scattered (faster) at each selectivity.
+    const cy = (corr: string) =>
+      card('gridA', 10)
+        .locator(`svg.vb-filters.qps circle.vb-mark[data-corr="${corr}"]`)
+        .evaluateAll((cs) => cs.map((c) => Number(c.getAttribute('cy'))));
+    const [scattered, clustered] = [await cy('scattered'), await cy('clustered')];
+    assert.ok(
+      scattered.every((y, i) => clustered[i] < y),
+      `${scattered} / ${clustered}`,
+    );
+    // k = 100: sel20 and sel50 for both; gridA's sel1-scattered/100 is named as not asked.
+    await fp.selectOption('#sel-k', '100');
+    assert.ok(await fp.locator('#filters [data-k="100"]').isVisible());
+    assert.equal(await card('gridA', 100).locator('svg.vb-filters.recall circle.vb-mark').count(), 4);
+    assert.match((await card('gridA', 100).locator('ul.filters-missing').textContent()) ?? '', /sel1-scattered: not asked/);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await fp.screenshot({ path: join(ARTIFACTS, 'report-filters.png'), fullPage: true });
+    await fp.selectOption('#sel-k', '10');
     assert.deepEqual(errors, []);
   });
 });

@@ -36,7 +36,7 @@ before(async () => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the grid groups', () => {
-  test('are opt-in: `--groups grid` names them at k 10 and 100; no dataset is asked them by default', () => {
+  test('are opt-in: `--groups grid` names them at k 10 and 100; the standard groups (allGroups) leave them out', () => {
     const grid = parseGroupList(['grid']);
     assert.deepEqual(
       grid.map((g) => `${g.filter}/${g.k}`),
@@ -134,20 +134,23 @@ for (const name of ['exact', 'hnswlib']) {
   });
 }
 
-test('vecbench run --groups grid,tenants asks them at k 10 and 100 under the not-asked rule (tenants at any size), and reports their cells with the shares', () => {
+test('vecbench run --dataset without --groups asks the standard groups and the grid and tenants at k 10 and 100 under the not-asked rule (tenants at any size), and reports their cells with the shares and strategies', () => {
   const bin = fileURLToPath(new URL('../bin/vecbench.js', import.meta.url));
   const out = join(dir, 'out');
   const env = { ...process.env, VECBENCH_QUIET: '1' };
   const common = ['--out', out];
   const ran = spawnSync(
     process.execPath,
-    [bin, 'run', '--dataset', 'synthetic-2k', '--participants', 'exact', '--groups', 'grid,tenants', '--data', join(dir, 'data'), '--builds', '1', ...common],
+    [bin, 'run', '--dataset', 'synthetic-2k', '--participants', 'exact', '--data', join(dir, 'data'), '--builds', '1', ...common],
     { encoding: 'utf8', env, timeout: 600_000 },
   );
   assert.equal(ran.status, 0, `${ran.stderr}\n${ran.stdout}`);
   const [stored] = readAllResults(out);
   const status = new Map(stored.groups.map((g) => [g.key, g.status]));
-  assert.equal(stored.groups.length, 2 * KINDS.length + 6);
+  assert.deepEqual(
+    stored.groups.map((g) => g.key),
+    [...allGroups(), ...parseGroupList(['grid', 'tenants'])].map((g) => `${g.filter}/${g.k}`),
+  );
   // 2,000 rows: 1 % keeps 20 (not asked at k 10), 5 % 100 (asked at 10, not at 100), 50 % 1,000.
   for (const corr of ['scattered', 'clustered']) {
     assert.equal(status.get(`sel1-${corr}/10`), 'not_asked');
@@ -171,4 +174,6 @@ test('vecbench run --groups grid,tenants asks them at k 10 and 100 under the not
   assert.ok(read.length > 0 && read.every((c) => 'short_share' in c && 'low_recall_share' in c));
   // An exact scan answers every query in full: no short answers, no query under recall 0.5.
   assert.ok(read.every((c) => c.value === null || (c.short_share === 0 && c.low_recall_share === 0)));
+  // Each point read carries the strategy it ran with.
+  assert.ok(read.some((c) => c.value !== null) && read.every((c) => c.value === null || typeof c.strategy === 'string'), JSON.stringify(read[0]));
 });

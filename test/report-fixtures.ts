@@ -456,3 +456,40 @@ export function manyParticipantsFixture(): ResultFile[] {
     return r;
   });
 }
+
+export const GRID_DATASET = 'grid-fixture';
+export const GRID_SELS = [1, 5, 20, 50];
+
+/**
+ * Two participants over the selectivity x correlation grid at k 10 (every cell) and k 100
+ * (sel20, sel50): gridA's plan shows its strategy (pre-filter below 20 %, graph walk above),
+ * gridB's adapter declares one; gridB never reaches 0.95 on sel1-clustered/10 (max 0.8) and
+ * gridA's sel1-scattered/100 is not asked.
+ */
+export function gridFixtureResults(): ResultFile[] {
+  const grid = (name: string, speed: number, strategy: (sel: number) => NonNullable<ResultPoint['strategy']>) => {
+    const groups: ResultGroup[] = [];
+    for (const k of [10, 100])
+      for (const sel of k === 10 ? GRID_SELS : [20, 50])
+        for (const corr of ['scattered', 'clustered']) {
+          const key = `sel${sel}-${corr}/${k}`;
+          const qps = speed * (corr === 'clustered' ? 1.5 : 1) * (1 + sel / 10);
+          // Close points around 0.95 so the cell is read there (a wide bracket reads no value).
+          const recalls = name === 'gridB' && key === 'sel1-clustered/10' ? [0.7, 0.75, 0.78, 0.8] : [0.9, 0.945, 0.955, 0.97];
+          const g = measured(
+            key,
+            recalls.map((recall, i) => [{ ef: 10 * 2 ** i }, recall, qps * (4 - i)]),
+          );
+          for (const p of g.points) p.strategy = strategy(sel);
+          groups.push(g);
+        }
+    groups.push(status('sel1-scattered/100', 'not_asked', 'the filter keeps 30 rows (median), fewer than 10 x k = 1000'));
+    const r = base(name, `${name}-engine`, '1.0.0', name === 'gridA' ? groups : groups.filter((g) => g.key !== 'sel1-scattered/100'));
+    r.dataset.name = GRID_DATASET;
+    return r;
+  };
+  return [
+    grid('gridA', 2000, (sel) => ({ label: sel < 20 ? 'pre-filter' : 'graph walk', observed: true })),
+    grid('gridB', 1000, () => ({ label: 'post-filter', observed: false })),
+  ];
+}

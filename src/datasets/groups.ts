@@ -16,8 +16,8 @@ interface FilterKind {
   nominal: number | null;
   describe: string;
   forQuery(q: number, qa: Record<QueryAttrName, Int32Array>): FilterExpr | null;
-  /** Opt-in kinds name their set (`--groups grid`): a run asks them only when told to, they are
-   * not among a dataset's groups by default, and prepare does not compute their ground truth. */
+  /** Opt-in kinds name their set (`--groups grid`): the embedded default run leaves them out, a
+   * `--dataset` run asks them (datasetGroups), and prepare does not compute their ground truth. */
   set?: GroupSetName;
   /** Why the kind is asked however few rows its filter keeps (the `not asked` rule skips it). */
   askedAtAnySize?: string;
@@ -143,6 +143,16 @@ export function allGroups(): GroupKey[] {
   for (const k of KS) for (const f of STANDARD_KINDS) out.push({ filter: f.name, k });
   return out;
 }
+
+/** The groups a `--dataset` run without `--groups` asks: every standard group, then the grid and
+ * tenants sets whose filter fields the dataset has (a set read from files may lack one). */
+export function datasetGroups(has: (field: AttrName) => boolean): GroupKey[] {
+  const sets = parseGroupList(Object.keys(GROUP_SETS)).filter((g) => filterFields(filterKind(g.filter).forQuery(0, SAMPLE_QUERY)).every(has));
+  return [...allGroups(), ...sets];
+}
+
+/** Query attributes for reading a set kind's fields: its fields do not depend on the values. */
+const SAMPLE_QUERY: Record<QueryAttrName, Int32Array> = new Proxy({} as Record<QueryAttrName, Int32Array>, { get: () => new Int32Array(1) });
 
 /** Evaluates a filter on one row. */
 export function passes(filter: FilterExpr | null, attrs: RowAttributes, row: number): boolean {

@@ -2,7 +2,7 @@
 // (docs/method.md §4, §5). Recall is computed here from the returned ids, never taken from the
 // engine.
 import type { FilterExpr, Knobs } from '../contracts.ts';
-import { allGroups, filterFields, filterKind, filterOps, groupKey, passes, tenantBoundary, type GroupKey } from '../datasets/groups.ts';
+import { datasetGroups, filterFields, filterKind, filterOps, groupKey, passes, tenantBoundary, type GroupKey } from '../datasets/groups.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { groundTruthFor, scoringDists, type GroundTruth } from '../groundtruth/cache.ts';
 import { exactDistance } from '../groundtruth/exact.ts';
@@ -25,7 +25,7 @@ export interface AskedGroup extends GroupKey {
 }
 
 export function prepareGroups(ds: Dataset, only?: GroupKey[]): AskedGroup[] {
-  const wanted = only ?? allGroups();
+  const wanted = only ?? datasetGroups((field) => ds.attrs[field]?.length === ds.n);
   const gts = new Map<string, GroundTruth>();
   const out: AskedGroup[] = [];
   for (const g of wanted) {

@@ -7,14 +7,12 @@
 // build, as src/report/cells.ts reads them); the table itself is static HTML written from
 // deriveCells and is only shown or hidden here, never recomputed.
 import * as Plot from '@observablehq/plot';
-import { paretoFrontier, type Better, type CurvePoint } from '../../metrics/frontier.ts';
+import { paretoFrontier, type CurvePoint } from '../../metrics/frontier.ts';
 import { isExcluded } from '../cells.ts';
 import { EXACT } from '../exact-search.ts';
 import type { PageData, PagePoint, PageSeries } from './types.ts';
+import { curveSpec, recallAxis, type Curve, type RecallAxis } from './axes.ts';
 import { drawChurnCharts } from './churn-app.ts';
-
-type Curve = 'qps' | 'p50' | 'p99';
-type RecallAxis = 'linear' | 'nines';
 
 interface Datum extends PagePoint {
   participant: string;
@@ -32,9 +30,6 @@ interface Datum extends PagePoint {
 const PALETTE = ['#4e79a7', '#f28e2c', '#e15759', '#76b7b2', '#59a14f', '#edc949', '#af7aa1', '#ff9da7', '#9c755f', '#7f7f7f', '#1f3b73', '#b35806'];
 /** Flagged points: drawn as rings of this colour, whoever measured them. */
 const EXCLUDED_COLOR = '#d62728';
-/** Recall 1.0 has no finite nines; it is drawn at this recall, the axis's right edge. */
-const NINES_CAP = 1 - 1e-5;
-const NINES_TICKS = [0.5, 0.9, 0.99, 0.999, 0.9999];
 const TARGET_RECALLS = [0.9, 0.95, 0.99];
 
 const data: PageData = JSON.parse(document.getElementById('vb-data')!.textContent ?? '{}') as PageData;
@@ -87,57 +82,6 @@ function applyVisibility(s: ReturnType<typeof state>): void {
       (ds === undefined || ds === s.dataset) && (k === undefined || s.k === 'all' || k === s.k) && (f === undefined || s.filter === 'all' || f === s.filter);
     node.hidden = !show;
   }
-}
-
-interface CurveSpec {
-  view: 'throughput' | 'latency';
-  better: Better;
-  label: string;
-  value: (p: PagePoint) => number;
-  /** The 95 % interval of value, where the point carries one. */
-  interval: (p: PagePoint) => [number, number] | undefined;
-}
-
-/** latencyDriven: how the latency view was driven, from the points ("1 at a time"). */
-function curveSpec(curve: Curve, latencyDriven: string): CurveSpec {
-  if (curve === 'qps') return { view: 'throughput', better: 'higher', label: '↑ QPS (throughput view, log)', value: (p) => p.qps, interval: (p) => p.ci?.qps };
-  if (curve === 'p50')
-    return {
-      view: 'latency',
-      better: 'lower',
-      label: `↓ p50 latency, ms (${latencyDriven}, log)`,
-      value: (p) => p.latency_ms.p50,
-      interval: (p) => p.ci?.latency_ms.p50,
-    };
-  return {
-    view: 'latency',
-    better: 'lower',
-    label: `↓ p99 latency, ms (${latencyDriven}, log)`,
-    value: (p) => p.latency_ms.p99,
-    interval: (p) => p.ci?.latency_ms.p99,
-  };
-}
-
-const nines = (recall: number) => -Math.log10(1 - Math.min(Math.max(recall, 0), NINES_CAP));
-
-/** The recall axis: where a recall is drawn, and the x scale's options. */
-function recallAxis(axis: RecallAxis, recalls: number[]): { at: (recall: number) => number; scale: Plot.ScaleOptions } {
-  const lo = Math.max(0, Math.min(0.85, ...recalls) - 0.01);
-  if (axis === 'linear') return { at: (r) => r, scale: { label: 'recall@k (tie-aware) →', domain: [lo, 1.005], grid: true } };
-  // At least up to 0.999, so every chart shows the same nines; further where points go.
-  const hi = Math.max(nines(0.999), ...recalls.map(nines)) + 0.15;
-  const ticks = NINES_TICKS.filter((t) => nines(t) >= nines(lo) && nines(t) <= hi);
-  const labels = new Map(ticks.map((t) => [nines(t), String(t)]));
-  return {
-    at: nines,
-    scale: {
-      label: 'recall@k (tie-aware), nines: −log10(1 − recall) →',
-      domain: [nines(lo), hi],
-      ticks: ticks.map(nines),
-      tickFormat: (v: number) => labels.get(v) ?? '',
-      grid: true,
-    },
-  };
 }
 
 /** Tooltip text of a point's kind: calibrated, and why it is off the frontier. */

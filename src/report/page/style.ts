@@ -21,7 +21,7 @@ section.part > h2 { font-size: 17px; margin: 0 0 6px; padding-bottom: 4px; borde
 h3 { font-size: 15px; margin: 16px 0 6px; }
 h4 { font-size: 13.5px; margin: 12px 0 4px; }
 p.note, .note { color: var(--muted); font-size: 12.5px; margin: 4px 0 8px; }
-.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 10px; font-size: 12.5px; }
+.legend, .filters-legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 10px; font-size: 12.5px; }
 .legend-item { display: inline-flex; align-items: center; gap: 6px; }
 .legend-item.imported { font-style: italic; }
 .swatch { width: 12px; height: 12px; border-radius: 50%; border: 2px solid; display: inline-block; }
@@ -31,6 +31,13 @@ p.note, .note { color: var(--muted); font-size: 12.5px; margin: 4px 0 8px; }
 figure.chart-card { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px 4px; min-width: 0; }
 figure.chart-card figcaption { font-weight: 600; font-size: 13px; margin-bottom: 2px; }
 .plot svg { max-width: 100%; height: auto; }
+.filters-grid { grid-template-columns: repeat(auto-fill, minmax(min(100%, 600px), 1fr)); }
+.filters-pair { display: flex; flex-wrap: wrap; gap: 6px 12px; }
+svg.vb-filters { max-width: 100%; height: auto; }
+svg.vb-filters text { font-size: 10px; fill: var(--muted); }
+svg.vb-filters line.axis, svg.vb-filters line.grid { stroke: var(--line); }
+svg.vb-filters polyline { stroke-width: 1.5; }
+ul.filters-missing { margin: 2px 0 4px; padding-left: 18px; font-size: 12px; color: var(--muted); }
 .empty { color: var(--muted); font-style: italic; font-size: 12.5px; }
 .scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }

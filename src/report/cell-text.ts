@@ -1,0 +1,106 @@
+// How a derived cell is written (the terminal table, the page, compare): its column, its lead,
+// its value with interval, and the shares; and the leads and ties of a row.
+import { intervalsOverlap } from '../metrics/stats.ts';
+import { leads } from '../metrics/frontier.ts';
+import type { DerivedCell } from './cell-types.ts';
+import { EXACT } from './exact-search.ts';
+
+/** The start of a cell's reason when every point of its curve is flagged. */
+export const ALL_FLAGGED = 'every point is flagged';
+
+export function columnName(c: Pick<DerivedCell, 'participant' | 'search'>): string {
+  return c.search === EXACT ? `${c.participant} (${EXACT})` : c.participant;
+}
+
+const intervalOf = (c: DerivedCell) => ({ low: c.ci_low ?? c.value!, high: c.ci_high ?? c.value! });
+
+/** Sets lead, lead_ci and tie on the cells of one row. */
+export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'higher'): void {
+  const l = leads(
+    row.map((c) => c.value),
+    better,
+  );
+  row.forEach((c, i) => (c.lead = l[i]));
+  const valued = row.filter((c) => c.lead !== null);
+  const best = valued.find((c) => c.lead === 1);
+  if (!best) return;
+  const bi = intervalOf(best);
+  for (const c of valued) {
+    const ci = intervalOf(c);
+    // The ratio's bounds: the most and the least it can be given both intervals.
+    c.lead_ci = [ci.low / bi.high, ci.high / bi.low];
+    c.tie = c === best ? valued.some((o) => o !== best && intervalsOverlap(intervalOf(o), bi)) : intervalsOverlap(ci, bi);
+  }
+}
+
+/** The lead as tables print it: `x0.52`, or `≈x1.00` for a tie (no lead counts). */
+export function leadText(c: DerivedCell): string {
+  return c.tie ? '≈x1.00' : `x${c.lead!.toFixed(2)}`;
+}
+
+/** The best recall a participant reached, as `max 0.987`: truncated, never rounded up, so a
+ * recall short of a target never prints as the target itself (0.987 is not "0.99"). */
+export function fmtMaxRecall(recall: number): string {
+  return `max ${(Math.floor(recall * 1000) / 1000).toFixed(3)}`;
+}
+
+/** Short text of a cell for tables. */
+export function cellText(c: DerivedCell): string {
+  switch (c.status) {
+    case 'calibrated':
+    case 'point':
+    case 'interpolated':
+    case 'above':
+      return `${fmtQps(c.value!)}${c.status === 'above' ? '^' : ''}${c.ci_low !== null && c.ci_high !== null && c.value ? ` ±${fmtPct(halfWidth(c))}` : ''} ${leadText(c)}`;
+    case 'not_reached':
+      return fmtMaxRecall(c.max_recall!);
+    case 'collapsed':
+      return `collapsed, short ${fmtShare(c.short_share)}`;
+    case 'leak':
+      return 'LEAK';
+    case 'bracket_too_wide':
+      return 'too wide';
+    case 'none':
+      // Every point flagged (left off the frontier) is not a failure of the engine.
+      if (c.reason?.startsWith(ALL_FLAGGED)) return 'all flagged';
+      // A group that failed (a plan check, a crash) has a reason; say so rather than "none".
+      return c.reason ? 'failed' : 'none';
+    case 'not_asked':
+      return 'not asked';
+    case 'unsupported':
+      return 'unsupported';
+  }
+}
+
+/** A share as a whole percent (`12%`), `<1%` for a small non-zero one, `?` when unknown. */
+export function fmtShare(x: number | null): string {
+  if (x === null || !Number.isFinite(x)) return '?';
+  return x > 0 && x < 0.005 ? '<1%' : `${Math.round(x * 100)}%`;
+}
+
+/** The shares beside a cell where any is worth a look (1 % or more), e.g. ` short 4% low 12%`. */
+export function sharesText(c: Pick<DerivedCell, 'short_share' | 'low_recall_share' | 'status'>): string {
+  if (c.status === 'collapsed') return ` low ${fmtShare(c.low_recall_share)}`;
+  const short = c.short_share ?? 0;
+  const low = c.low_recall_share ?? 0;
+  if (short < 0.005 && low < 0.005) return '';
+  return ` short ${fmtShare(short)} low ${fmtShare(low)}`;
+}
+
+/** Relative half-width of a cell's interval ((high - low) / 2 / value). */
+export function halfWidth(c: { value: number | null; ci_low: number | null; ci_high: number | null }): number {
+  if (c.value === null || c.ci_low === null || c.ci_high === null || !(c.value > 0)) return NaN;
+  return (c.ci_high - c.ci_low) / 2 / c.value;
+}
+
+export function fmtPct(x: number): string {
+  if (!Number.isFinite(x)) return '?';
+  const pct = x * 100;
+  return pct < 10 ? `${pct.toFixed(1)}%` : `${Math.round(pct)}%`;
+}
+
+export function fmtQps(v: number): string {
+  if (v >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (v >= 10) return v.toFixed(0);
+  return v.toPrecision(2);
+}

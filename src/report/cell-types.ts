@@ -1,0 +1,65 @@
+// The shape of a derived cell (src/report/cells.ts derives them; the tables, `report --json`
+// and the page read them).
+import type { CellStatus } from '../metrics/frontier.ts';
+import type { Search } from './exact-search.ts';
+
+export type View = 'throughput' | 'latency';
+
+export interface BuildReading {
+  build: number;
+  status: CellStatus;
+  value: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+}
+
+export interface DerivedCell {
+  dataset: string;
+  participant: string;
+  origin: 'measured' | 'imported';
+  group: string;
+  filter: string;
+  k: number;
+  target: number;
+  /** Which view the cell reads: throughput (QPS, higher is better) or latency (p50 ms, one
+   * request at a time, lower is better). */
+  view: View;
+  /** Which points the cell reads: the ANN search, or the participant's exact-search points. */
+  search: Search;
+  status: CellStatus;
+  /** Throughput (QPS) or p50 latency (ms) read on the frontier, or null. */
+  value: number | null;
+  /** 95 % interval of value (from the point(s) it was read on; spanning builds), or null. */
+  ci_low: number | null;
+  ci_high: number | null;
+  /** value / best value in the row (dataset, group, target, view); null without a value. For
+   * latency the best is the lowest, so leads are 1 or more. */
+  lead: number | null;
+  /** Interval of the lead: [ci_low / best's ci_high, ci_high / best's ci_low]. */
+  lead_ci: [number, number] | null;
+  /** The interval overlaps the row's best (for the best: another cell's): no lead counts. */
+  tie: boolean;
+  /** Best recall reached in the group, or null. */
+  max_recall: number | null;
+  /** Recall of the point(s) the value was read on. */
+  read_recall: number[];
+  /** Where the cell was read (its point(s); without a value, the highest-recall point): the
+   * share of queries that returned fewer than min(k, matching rows) ids, and the share whose
+   * recall is below 0.5. Null without points. */
+  short_share: number | null;
+  low_recall_share: number | null;
+  /** How the participant was driven in this view ("32 in flight", "2 threads", "1 at a time"). */
+  driven: string | null;
+  /** Points of the group's curve left off the frontier, by flag. */
+  excluded: Record<string, number>;
+  /** Per build (only with more than one build). */
+  builds?: BuildReading[];
+  /** Why a cell has no value when the group itself has a reason (not asked, unsupported, failed). */
+  reason?: string;
+  /** Why a cell is read above its target, too wide or not reached (calibration's account). */
+  why?: string;
+  /** How the engine answered at the point(s) the cell was read on (docs/contracts.md, "Plans"):
+   * the strategy label, `(declared)` when the adapter states it rather than a plan showing it;
+   * null where the points carry none. */
+  strategy?: string | null;
+}
