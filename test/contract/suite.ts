@@ -174,9 +174,13 @@ export function contractSuite(name: string, dir: string): void {
     };
     const search = async (vector: Float32Array, filter: FilterExpr | null) => Array.from(await opened.session.search({ vector, k: K, filter }));
 
-    // Deleted: rows whose own vector finds them first (checked before the delete, so the check
-    // has teeth). Inserted: the last queries (held out: no base row is near them) under new ids.
-    const victims = [3, 17, 256, 1024, CONTRACT_ROWS - 1];
+    // Deleted: rows whose own vector finds them (checked before the delete, so the check has
+    // teeth). An approximate index need not reach every row (a graph built by several threads
+    // can leave one with no way in: usearch missed row 17 once in CI), so the victims are the
+    // first five candidates it does find, and at most one candidate may be missed.
+    // Inserted: the last queries (held out: no base row is near them) under new ids.
+    const candidates = [3, 17, 256, 1024, CONTRACT_ROWS - 1, 42, 640, 2048];
+    const victims: number[] = [];
     const fresh = [0, 1, 2, 3, 4].map((i) => ({ id: CONTRACT_ROWS + i, query: CONTRACT_QUERIES - 1 - i, attrsOf: 100 + i }));
 
     test('writes: deleted ids are never returned, unfiltered or filtered, also after compact()', async (t: TestContext) => {
@@ -188,7 +192,13 @@ export function contractSuite(name: string, dir: string): void {
         return;
       }
       await session.setKnobs(topOf(p, 'none')!);
-      for (const v of victims) assert.ok((await search(vec(data.base, v), null)).includes(v), `row ${v} is not found by its own vector before the delete`);
+      const missed: number[] = [];
+      for (const v of candidates) {
+        if (victims.length === 5) break;
+        if ((await search(vec(data.base, v), null)).includes(v)) victims.push(v);
+        else missed.push(v);
+      }
+      assert.ok(victims.length === 5 && missed.length <= 1, `rows ${missed.join(', ')} are not found by their own vectors before the delete`);
       await session.delete(Int32Array.from(victims));
       const check = async (when: string) => {
         for (const v of victims) {
