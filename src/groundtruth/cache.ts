@@ -6,12 +6,13 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FilterExpr } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
-import { filterKey, filterKind, matchingRows, STANDARD_KINDS } from '../datasets/groups.ts';
+import { matchingRows, STANDARD_KINDS } from '../datasets/groups.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { Progress, log } from '../util/progress.ts';
 import { sha256 } from '../util/hash.ts';
 import { exactDistance, exactTopK, pickBackend, type Backend } from './exact.ts';
 import { clearPartials, gtMemoryBytes, outOfCoreGroundTruth } from './outofcore.ts';
+import { groupQueries } from './partial-topk.ts';
 
 const GT_FORMAT = 'vecbench-groundtruth/1';
 const GT_DEPTH = 1000;
@@ -85,22 +86,14 @@ export interface GtUnit {
  * (groundtruth/plan.ts) hands whole units to shards, so each query's list comes out of the very
  * same call, and the merged files are byte-identical to these. */
 export function groundTruthUnits(ds: Pick<Dataset, 'nq' | 'queryAttrs'>, filterName: string, backend?: 'auto' | Backend): GtUnit[] {
-  const kind = filterKind(filterName);
-  const byFilter = new Map<string, { filter: FilterExpr | null; queries: number[] }>();
-  for (let q = 0; q < ds.nq; q++) {
-    const f = kind.forQuery(q, ds.queryAttrs);
-    const key = filterKey(f);
-    let g = byFilter.get(key);
-    if (!g) byFilter.set(key, (g = { filter: f, queries: [] }));
-    g.queries.push(q);
-  }
   // Chunks of queries keep progress moving and memory bounded. The addon gives each thread
   // whole groups of 256 queries (splitting the rows, and so the work of selection, only when
   // there are fewer groups than threads), so it gets two groups per thread at a time.
   const chunk = pickBackend(backend ?? 'auto') === 'native' ? Math.min(4096, 512 * availableParallelism()) : 256;
   const units: GtUnit[] = [];
-  for (const { filter, queries } of byFilter.values())
-    for (let s = 0; s < queries.length; s += chunk) units.push({ filter, queries: queries.slice(s, s + chunk) });
+  // The queries grouped by their concrete filter, as the out-of-core shards group them.
+  for (const { filter, queries } of groupQueries(ds, filterName))
+    for (let s = 0; s < queries.length; s += chunk) units.push({ filter, queries: Array.from(queries.subarray(s, s + chunk)) });
   return units;
 }
 

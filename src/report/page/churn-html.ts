@@ -7,22 +7,13 @@
 import { deriveChurn, type ChurnRow } from '../churn.ts';
 import { readChurnSection } from '../../churn/schema.ts';
 import type { ResultFile } from '../../results/schema.ts';
+import { fmtBytes } from './html-text.ts';
 import type { ChurnCurve } from './types.ts';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const esc = (v: unknown) => String(v).replace(/[&<>"']/g, (c) => ESC[c]);
 const nm = '<span class="nm">not measured</span>';
 
-function fmtBytes(b: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = b;
-  let u = 0;
-  while (Math.abs(v) >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v.toFixed(0) : v.toPrecision(3)} ${units[u]}`;
-}
 const fmtMs = (x: number) => (x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0));
 
 type Field = keyof ChurnRow;
