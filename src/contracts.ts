@@ -6,8 +6,10 @@ import type { ZodType } from 'zod';
  * cosine equals ip and engines are configured for ip; l2: Euclidean. */
 export type Metric = 'ip' | 'cosine' | 'l2';
 
-/** The integer attribute columns every prepared row carries (docs/method.md §1). */
-export const ATTRIBUTES = ['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang', 'region', 'tenant'] as const;
+/** The integer attribute columns every prepared row carries (docs/method.md §1). `label` and
+ * `measure` are real attributes a dataset may carry (a class, a section; a size): 0 where it has
+ * none. */
+export const ATTRIBUTES = ['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang', 'region', 'tenant', 'label', 'measure'] as const;
 export type AttrName = (typeof ATTRIBUTES)[number];
 export type RowAttributes = Record<AttrName, Int32Array>;
 

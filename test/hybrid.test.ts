@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -16,6 +16,8 @@ import { run } from '../src/runner/run.ts';
 
 const STATUS = `Package: libfoo1
 Status: install ok installed
+Section: libs
+Installed-Size: 120
 Architecture: amd64
 Source: foo (1.2-3)
 Description: library for frobnicating widgets
@@ -30,6 +32,8 @@ Description: library for frobnicating widgets
  The foo library frobnicates widgets quickly (32-bit build).
 
 Package: foo-tools
+Section: utils
+Installed-Size: 88
 Architecture: amd64
 Source: foo
 Description: command line tools for widgets
@@ -59,7 +63,10 @@ test('debian corpus: records, multi-arch ids, known-item graded labels, ambiguou
     source: 'foo',
     synopsis: 'library for frobnicating widgets',
     long: 'The foo library frobnicates widgets quickly.\n\nThis package holds the shared library.',
+    section: 'libs',
+    installedKiB: 120,
   });
+  assert.deepEqual([recs[1].section, recs[1].installedKiB], ['unknown', 0], 'a record without Section or Installed-Size');
   const c = debianCorpus(STATUS, 'fixture');
   assert.deepEqual(
     c.docs.map((d) => d.id),
@@ -69,6 +76,25 @@ test('debian corpus: records, multi-arch ids, known-item graded labels, ambiguou
   assert.deepEqual(
     c.queries.map((q) => q.text),
     ['library for frobnicating widgets', 'command line tools for widgets'],
+  );
+  // Real attributes: the Section (by name, sorted) and the Installed-Size; a query carries its package's.
+  assert.deepEqual(c.real, { labels: ['libs', 'unknown', 'utils'], measure: 'installed size, KiB' });
+  assert.deepEqual(
+    c.docs.map((d) => [d.label, d.measure]),
+    [
+      [0, 120],
+      [1, 0],
+      [2, 88],
+      [1, 0],
+      [1, 0],
+    ],
+  );
+  assert.deepEqual(
+    c.queries.map((q) => [q.label, q.measure]),
+    [
+      [0, 120],
+      [2, 88],
+    ],
   );
   assert.deepEqual([...c.qrels.get('q:libfoo1:amd64')!].sort(), [
     ['foo-tools', 1],
@@ -126,6 +152,24 @@ test('the built-in corpus is a labelled text dataset', () => {
   assert.ok(ds.labels && ds.text && ds.labels.queryText.length === ds.nq);
   assert.equal(ds.d, 100);
   for (const judged of ds.labels.qrels.values()) assert.ok([...judged.values()].includes(2), 'every query has its known item');
+});
+
+test("the built-in corpus carries real attributes: each package's Section and Installed-Size", () => {
+  const recs = parseStatus(readFileSync(DEBIAN_STATUS, 'utf8'));
+  assert.ok(ds.real?.labels.includes('libs'), `sections: ${ds.real?.labels.join(', ')}`);
+  const byName = new Map(recs.map((r) => [r.name, r]));
+  for (let row = 0; row < ds.n; row += 37) {
+    // Multi-arch copies (libc6:amd64, libc6:i386) may differ in size: only single copies here.
+    if (ds.labels!.docIds[row].includes(':')) continue;
+    const r = byName.get(ds.labels!.docIds[row])!;
+    assert.equal(ds.real!.labels[ds.attrs.label[row]], r.section, ds.labels!.docIds[row]);
+    assert.equal(ds.attrs.measure[row], r.installedKiB, ds.labels!.docIds[row]);
+  }
+  // A query's label is its known item's (the synopsis' own package).
+  for (let q = 0; q < ds.nq; q += 11) {
+    const item = [...ds.labels!.qrels.get(q)!].find(([, rel]) => rel === 2)![0];
+    assert.equal(ds.queryAttrs.label[q], ds.attrs.label[ds.labels!.docIds.indexOf(item)], `query ${q}`);
+  }
 });
 
 test('every arm is measured: keyword once, dense and hybrid at every ladder point', async () => {

@@ -22,6 +22,7 @@ import { STANDARD_KINDS } from '../src/datasets/groups.ts';
 import { heldOutRows } from '../src/datasets/sources/common.ts';
 import { download } from '../src/datasets/sources/download.ts';
 import { FASHION_MNIST_DIR, FASHION_MNIST_PINNED } from '../src/datasets/sources/fashion-mnist.ts';
+import { writeFashionLike } from './helpers/fashion-fixture.ts';
 import { GLOVE_SEED, WinkVectorScanner } from '../src/datasets/sources/glove.ts';
 import { MINILM_SEED } from '../src/datasets/sources/minilm.ts';
 import { prepareCustom } from '../src/datasets/sources/custom.ts';
@@ -184,28 +185,9 @@ describe('resumable download with sha256 check (local HTTP server)', () => {
   });
 });
 
-/** Fashion-MNIST-shaped IDX gzip files: images of 4 x 4 pixels. */
-function writeFashionLike(dir: string, train: number, test: number): { train: Uint8Array; test: Uint8Array } {
-  const img = (rows: number, seed: number) => randomBytes(rows * 16, seed);
-  const idx = (data: Uint8Array, rows: number) => {
-    const head = new Uint8Array(16);
-    head.set([0, 0, 0x08, 3]);
-    const dv = new DataView(head.buffer);
-    dv.setUint32(4, rows, false);
-    dv.setUint32(8, 4, false);
-    dv.setUint32(12, 4, false);
-    return gzipSync(Buffer.concat([head, data]));
-  };
-  const a = img(train, 11);
-  const b = img(test, 12);
-  writeFileSync(join(dir, 'train-images-idx3-ubyte.gz'), idx(a, train));
-  writeFileSync(join(dir, 't10k-images-idx3-ubyte.gz'), idx(b, test));
-  return { train: a, test: b };
-}
-
 describe('fashion-mnist-784-euclidean (IDX gzip, the Debian package layout)', () => {
   let data: Dataset;
-  let files: { train: Uint8Array; test: Uint8Array };
+  let files: ReturnType<typeof writeFashionLike>;
   let dataDir: string;
   let inputs: string;
   before(async () => {
@@ -252,6 +234,44 @@ describe('fashion-mnist-784-euclidean (IDX gzip, the Debian package layout)', ()
     );
     assert.ok(new Set(data.attrs.cluster).size > 10);
     assert.ok(data.queryAttrs.cluster.every((c, q) => c !== data.queryAttrs.far_cluster[q]));
+  });
+
+  test("real attributes: the label files' classes, the images' ink, and the groups built on them", () => {
+    const lit = (px: Uint8Array, r: number) => px.subarray(r * 16, r * 16 + 16).filter((x) => x > 0).length;
+    assert.equal(data.real?.labels.length, 10);
+    assert.equal(data.real?.labels[9], 'Ankle boot');
+    assert.deepEqual(Array.from(data.attrs.label), Array.from(files.trainLabels));
+    assert.deepEqual(Array.from(data.queryAttrs.label), Array.from(files.testLabels));
+    assert.deepEqual(
+      Array.from(data.attrs.measure),
+      Array.from({ length: 300 }, (_, r) => lit(files.train, r)),
+    );
+    for (let q = 0; q < data.nq; q++) {
+      assert.notEqual(data.queryAttrs.other_label[q], data.queryAttrs.label[q], `query ${q}: another label`);
+      assert.ok(data.queryAttrs.other_label[q] >= 0 && data.queryAttrs.other_label[q] < 10);
+      const own = lit(files.test, q);
+      assert.ok(data.queryAttrs.measure_lo[q] <= own && own < data.queryAttrs.measure_hi[q], `query ${q}: ink ${own} in its own slice`);
+    }
+    const groups = prepareGroups(
+      data,
+      ['label', 'otherlabel', 'measure10', 'label+measure10'].map((filter) => ({ filter, k: 1 })),
+    );
+    // 30 images of each class; a measure slice holds about a tenth of the 300 (ties widen it).
+    assert.deepEqual(
+      groups.map((g) => [g.key, g.medianMatches]),
+      [
+        ['label/1', 30],
+        ['otherlabel/1', 30],
+        ['measure10/1', groups[2].medianMatches],
+        ['label+measure10/1', groups[3].medianMatches],
+      ],
+    );
+    assert.ok(groups[2].medianMatches >= 19 && groups[2].medianMatches <= 60, `measure10 keeps ${groups[2].medianMatches}`);
+    assert.ok(groups[3].medianMatches < groups[2].medianMatches && groups[3].medianMatches > 0, 'the AND keeps fewer than either');
+    // Ground truth of the label group: the nearest rows of the query's own class.
+    const want = bruteTopK(data.base, data.queries.subarray(0, 16), 16, 300, 'l2')[0].filter((r) => files.trainLabels[r] === files.testLabels[0]);
+    assert.deepEqual(Array.from(groups[0].gt.ids.subarray(0, 1)), want.slice(0, 1));
+    assert.ok(data.manifest.files['base.label.i32'] && data.manifest.files['queries.measure_hi.i32'], 'the real columns are stored with their sha256');
   });
 
   test('prepare stores the exact ground truth of every filter kind beside the set', () => {

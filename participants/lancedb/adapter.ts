@@ -72,8 +72,8 @@ export const settingsSchema = z
 export type LanceSettings = z.infer<typeof settingsSchema>;
 
 /** Columns indexed with BITMAP (low cardinality) and BTREE (many distinct values). */
-const BITMAP_COLUMNS: readonly AttrName[] = ['cat10', 'cat100', 'cat1000', 'cluster', 'lang', 'region', 'tenant'];
-const BTREE_COLUMNS: readonly string[] = ['num', 'id'];
+const BITMAP_COLUMNS: readonly AttrName[] = ['cat10', 'cat100', 'cat1000', 'cluster', 'lang', 'region', 'tenant', 'label'];
+const BTREE_COLUMNS: readonly string[] = ['num', 'measure', 'id'];
 const TABLE = 'vectors';
 const KNOB_NAMES = ['nprobes', 'max_nprobes', 'refine_factor', 'ef'] as const;
 type LanceKnobs = Record<(typeof KNOB_NAMES)[number], number | null>;

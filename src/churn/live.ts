@@ -252,6 +252,9 @@ export class LiveStore {
       attrs.cluster[i] = this.baseAttrs.cluster[near];
       attrs.lang[i] = this.baseAttrs.lang[near];
       attrs.region[i] = this.baseAttrs.region[near];
+      // A new row between two real rows takes the real label and measure of the nearer one.
+      attrs.label[i] = this.baseAttrs.label[near];
+      attrs.measure[i] = this.baseAttrs.measure[near];
     }
     return { ids, vectors, attrs };
   }

@@ -72,6 +72,30 @@ export const FILTER_KINDS: FilterKind[] = [
   },
   { name: 'lang', nominal: null, describe: "the query's language: a real attribute that agrees", forQuery: (q, qa) => eq('lang', qa.lang[q]) },
   { name: 'otherlang', nominal: null, describe: 'another language: a real attribute that does not', forQuery: (q, qa) => eq('lang', qa.other_lang[q]) },
+  // Real metadata (src/datasets/real-attributes.ts): asked where the dataset has it.
+  {
+    name: 'label',
+    nominal: null,
+    describe: "the query's own label (a class, a section): real metadata that agrees",
+    forQuery: (q, qa) => eq('label', qa.label[q]),
+  },
+  { name: 'otherlabel', nominal: null, describe: 'another label: real metadata that does not agree', forQuery: (q, qa) => eq('label', qa.other_label[q]) },
+  {
+    name: 'measure10',
+    // About 10 % where the dataset has a measure (more where many rows tie), none where it has not.
+    nominal: null,
+    describe: "measure in the tenth of the rows' values around the query's own (a real number, e.g. a size)",
+    forQuery: (q, qa) => ({ op: 'range', field: 'measure', gte: qa.measure_lo[q], lt: qa.measure_hi[q] }),
+  },
+  {
+    name: 'label+measure10',
+    nominal: null,
+    describe: "the query's own label AND measure around its own: two real fields",
+    forQuery: (q, qa) => ({
+      op: 'and',
+      args: [eq('label', qa.label[q]), { op: 'range', field: 'measure', gte: qa.measure_lo[q], lt: qa.measure_hi[q] }],
+    }),
+  },
   ...GRID_SELECTIVITIES.flatMap((pct): FilterKind[] => [
     {
       name: `sel${pct}-scattered`,

@@ -3,6 +3,7 @@
 // for every other dataset. Shared by the BEIR reader and the built-in Debian corpus.
 import { assignClusters, hashedAttributes, kmeans } from './attributes.ts';
 import { buildRegionTree, regionsOf } from './regions.ts';
+import { noRealQueries, noRealRows, type RealAttributeInfo, realQueryAttributes } from './real-attributes.ts';
 import type { Labels, PreparedData } from './layout.ts';
 import type { TextEmbedder } from '../embed/embedder.ts';
 import { UserError } from '../util/errors.ts';
@@ -11,8 +12,12 @@ import { log } from '../util/progress.ts';
 export interface LabelledCorpus {
   /** For messages: where the corpus came from. */
   origin: string;
-  docs: { id: string; title: string; text: string }[];
-  queries: { id: string; text: string }[];
+  /** label / measure: the document's real attributes, when the corpus has them (`real`). */
+  docs: { id: string; title: string; text: string; label?: number; measure?: number }[];
+  /** label / measure: those of the document the query is about (its known item). */
+  queries: { id: string; text: string; label?: number; measure?: number }[];
+  /** What the documents' real label and measure are (src/datasets/real-attributes.ts). */
+  real?: RealAttributeInfo;
   /** query id -> (document id -> graded relevance). */
   qrels: Map<string, Map<string, number>>;
   source: Record<string, unknown>;
@@ -53,6 +58,7 @@ export async function assembleLabelled(corpus: LabelledCorpus, embedder: TextEmb
   const regions = buildRegionTree(base.vectors, n, d);
   const qrels = new Map<number, Map<string, number>>();
   queries.forEach((x, i) => qrels.set(i, new Map(corpus.qrels.get(x.id))));
+  const real = corpus.real ? realValues(corpus, corpus.real, queries) : null;
   const labels: Labels = { docIds: docs.map((x) => x.id), queryIds: queries.map((x) => x.id), queryText: queries.map((x) => x.text), qrels };
   return {
     n,
@@ -63,18 +69,44 @@ export async function assembleLabelled(corpus: LabelledCorpus, embedder: TextEmb
     queries: q.vectors,
     // One language: `lang` keeps every row, and `other_lang` is -1, a language no row has, so
     // the otherlang group keeps nothing and is not asked.
-    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang: new Int32Array(n), region: regionsOf(regions, base.vectors, n) },
+    attrs: {
+      ...hashedAttributes(n),
+      cluster: rowsC.nearest,
+      lang: new Int32Array(n),
+      region: regionsOf(regions, base.vectors, n),
+      ...(real ? real.rows : noRealRows(n)),
+    },
     queryAttrs: {
       cluster: qC.nearest,
       far_cluster: qC.farthest,
       lang: new Int32Array(nq),
       other_lang: new Int32Array(nq).fill(-1),
       region: regionsOf(regions, q.vectors, nq),
+      ...(real ? realQueryAttributes(real) : noRealQueries(nq)),
     },
     text,
     labels,
+    ...(corpus.real ? { real: corpus.real } : {}),
     clusters,
     langs: ['en'],
     source: { ...corpus.source, embedding: embedder.describe },
+  };
+}
+
+/** The corpus' real attributes as columns; a document or query without one is refused, since a
+ * missing value would silently join the filter of value 0. */
+function realValues(corpus: LabelledCorpus, info: RealAttributeInfo, queries: LabelledCorpus['queries']) {
+  const column = (xs: { id: string; label?: number; measure?: number }[], field: 'label' | 'measure', what: string) =>
+    Int32Array.from(xs, (x) => {
+      const v = x[field];
+      const ok = v !== undefined && Number.isInteger(v) && v >= 0 && v <= 0x7fffffff && (field === 'measure' || v < info.labels.length);
+      if (!ok)
+        throw new UserError(`${corpus.origin}: ${what} ${x.id} has no valid ${field} (${v}); give every ${what} one, or drop the corpus' real attributes`);
+      return v;
+    });
+  return {
+    info,
+    rows: { label: column(corpus.docs, 'label', 'document'), measure: column(corpus.docs, 'measure', 'document') },
+    queries: { label: column(queries, 'label', 'query'), measure: column(queries, 'measure', 'query') },
   };
 }

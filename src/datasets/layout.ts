@@ -11,12 +11,13 @@ import { sha256, sha256File } from '../util/hash.ts';
 import { hashedAttributes } from './attributes.ts';
 import { clearStalePrepares, TempDatasetDir } from './preparing.ts';
 import { buildRegionTree, regionsOf } from './regions.ts';
+import { REAL_QUERY_ATTRIBUTES, REAL_ROW_ATTRIBUTES, noRealQueries, noRealRows, type RealAttributeInfo } from './real-attributes.ts';
 import { yieldToSignals } from '../util/at-exit.ts';
 
 export const DATASET_FORMAT = 'vecbench-dataset/1';
 
 /** Per-query attributes that filters are built from (docs/method.md §2). */
-export const QUERY_ATTRIBUTES = ['cluster', 'far_cluster', 'lang', 'other_lang', 'region'] as const;
+export const QUERY_ATTRIBUTES = ['cluster', 'far_cluster', 'lang', 'other_lang', 'region', 'label', 'other_label', 'measure_lo', 'measure_hi'] as const;
 export type QueryAttrName = (typeof QUERY_ATTRIBUTES)[number];
 
 const fileEntry = z.object({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
@@ -35,6 +36,8 @@ export const manifestSchema = z.object({
   has_text: z.boolean(),
   /** Relevance labels for answer quality (queries.text.jsonl, qrels.tsv, base.ids.jsonl, queries.ids.jsonl). */
   has_labels: z.boolean().optional(),
+  /** The real attributes `label` and `measure`, when the rows carry them (docs/method.md §1). */
+  real_attributes: z.object({ labels: z.array(z.string()).min(1), measure: z.string().min(1) }).optional(),
   files: z.record(z.string(), fileEntry),
   created: z.string(),
 });
@@ -52,6 +55,8 @@ export interface PreparedData {
   text?: string[];
   /** Relevance labels, for answer quality (hybrid search, docs/method.md §8). */
   labels?: Labels;
+  /** Set when attrs.label / attrs.measure are real (src/datasets/real-attributes.ts). */
+  real?: RealAttributeInfo;
   clusters: number;
   langs: string[];
   source: Record<string, unknown>;
@@ -210,9 +215,14 @@ async function writePreparedFiles(tmp: string, name: string, data: PreparedData)
     // Derived at load instead (deriveLateAttributes): a set made in memory keeps the hash it
     // had before these attributes existed, and with it every stored result of it.
     if (a === 'region' || a === 'tenant') continue;
+    // A set without real attributes stores none, so its hash stays as it was before they existed.
+    if (!data.real && REAL_ROW_ATTRIBUTES.has(a)) continue;
     await put(fileNames.attr(a), bytesOf(data.attrs[a]));
   }
-  for (const a of QUERY_ATTRIBUTES) if (a !== 'region') await put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
+  for (const a of QUERY_ATTRIBUTES) {
+    if (a === 'region' || (!data.real && REAL_QUERY_ATTRIBUTES.has(a))) continue;
+    await put(fileNames.queryAttr(a), bytesOf(data.queryAttrs[a]));
+  }
   if (data.text) await put(fileNames.text, Buffer.from(`${data.text.map((t) => JSON.stringify(t)).join('\n')}\n`));
   if (data.labels) {
     const l = data.labels;
@@ -238,6 +248,7 @@ async function writePreparedFiles(tmp: string, name: string, data: PreparedData)
     langs: data.langs,
     has_text: data.text !== undefined,
     ...(data.labels ? { has_labels: true } : {}),
+    ...(data.real ? { real_attributes: data.real } : {}),
     files,
     created: new Date().toISOString(),
   };
@@ -322,19 +333,22 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
   // pass over a large base at every load).
   const derived = DERIVABLE.filter((file) => manifest.files[file(fileNames)] === undefined);
   const made = derived.length > 0 ? deriveLateAttributes(base, queries, n, nq, manifest.d) : null;
+  const real = manifest.real_attributes !== undefined;
+  const noRows = real ? null : noRealRows(n);
+  const noQueries = real ? null : noRealQueries(nq);
   const attrs = Object.fromEntries(
-    ATTRIBUTES.map((a) => [
-      a,
-      made && !manifest.files[fileNames.attr(a)] && a in made.rows
-        ? made.rows[a as 'region' | 'tenant']
-        : readTyped(dir, manifest, fileNames.attr(a), Int32Array, n),
-    ]),
+    ATTRIBUTES.map((a) => {
+      if (noRows && REAL_ROW_ATTRIBUTES.has(a)) return [a, noRows[a as 'label' | 'measure']];
+      const derivedHere = made && !manifest.files[fileNames.attr(a)] && a in made.rows;
+      return [a, derivedHere ? made.rows[a as 'region' | 'tenant'] : readTyped(dir, manifest, fileNames.attr(a), Int32Array, n)];
+    }),
   ) as RowAttributes;
   const queryAttrs = Object.fromEntries(
-    QUERY_ATTRIBUTES.map((a) => [
-      a,
-      made && a === 'region' && !manifest.files[fileNames.queryAttr(a)] ? made.queryRegion : readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq),
-    ]),
+    QUERY_ATTRIBUTES.map((a) => {
+      if (noQueries && REAL_QUERY_ATTRIBUTES.has(a)) return [a, noQueries[a as keyof typeof noQueries]];
+      const derivedHere = made && a === 'region' && !manifest.files[fileNames.queryAttr(a)];
+      return [a, derivedHere ? made.queryRegion : readTyped(dir, manifest, fileNames.queryAttr(a), Int32Array, nq)];
+    }),
   ) as Record<QueryAttrName, Int32Array>;
   let text: string[] | undefined;
   if (manifest.has_text) {
@@ -368,6 +382,7 @@ export async function loadDataset(dataDir: string, name: string, opts: LoadOptio
     queryAttrs,
     text,
     labels,
+    ...(manifest.real_attributes ? { real: manifest.real_attributes } : {}),
     clusters: manifest.clusters,
     langs: manifest.langs,
     source: manifest.source,

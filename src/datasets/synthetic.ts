@@ -8,6 +8,7 @@ import { makeRng } from '../util/hash.ts';
 import { assignClusters, hashedAttributes, kmeans, otherLanguages } from './attributes.ts';
 import type { PreparedData } from './layout.ts';
 import { buildRegionTree, regionsOf } from './regions.ts';
+import { noRealQueries, noRealRows } from './real-attributes.ts';
 
 export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters: 50, seed: 42 };
 /** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
@@ -88,13 +89,14 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
     metric: 'ip',
     base,
     queries,
-    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang, region: regionsOf(regions, base, n) },
+    attrs: { ...hashedAttributes(n), cluster: rowsC.nearest, lang, region: regionsOf(regions, base, n), ...noRealRows(n) },
     queryAttrs: {
       cluster: qC.nearest,
       far_cluster: qC.farthest,
       lang: qlang,
       other_lang: otherLanguages(qlang, SYNTHETIC_LANGS.length),
       region: regionsOf(regions, queries, nq),
+      ...noRealQueries(nq),
     },
     clusters,
     langs: SYNTHETIC_LANGS,

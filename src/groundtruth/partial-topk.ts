@@ -9,6 +9,7 @@ import type { AttrName, FilterExpr, Metric, RowAttributes } from '../contracts.t
 import { ATTRIBUTES } from '../contracts.ts';
 import { filterFields, filterKey, filterKind, matchingRows } from '../datasets/groups.ts';
 import { fileNames, type QueryAttrName } from '../datasets/layout.ts';
+import { REAL_ROW_ATTRIBUTES } from '../datasets/real-attributes.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { exactTopK, type Backend } from './exact.ts';
@@ -224,7 +225,9 @@ export function runShard(spec: ShardSpec, onRows: (rowsDone: number) => void = (
   onRows(next - r0);
   const fields = [...new Set(groups.flatMap((g) => filterFields(g.filter)))] as AttrName[];
   const baseFd = openSync(join(dir, fileNames.base), 'r');
-  const attrFds = new Map(fields.map((f) => [f, openSync(join(dir, fileNames.attr(f)), 'r')]));
+  // A set without real attributes has no label / measure files: its rows carry 0 (layout.ts).
+  const absent = fields.filter((f) => REAL_ROW_ATTRIBUTES.has(f) && !existsSync(join(dir, fileNames.attr(f))));
+  const attrFds = new Map(fields.filter((f) => !absent.includes(f)).map((f) => [f, openSync(join(dir, fileNames.attr(f)), 'r')]));
   const si = new Int32Array(depth);
   const sd = new Float32Array(depth);
   // Each group's queries, gathered once.
@@ -241,6 +244,7 @@ export function runShard(spec: ShardSpec, onRows: (rowsDone: number) => void = (
       const block = new Float32Array(count * d);
       readInto(baseFd, bytesOf(block), next * d * 4, join(dir, fileNames.base));
       const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, empty])) as RowAttributes;
+      for (const f of absent) attrs[f] = new Int32Array(count);
       for (const [f, fd] of attrFds) {
         const col = new Int32Array(count);
         readInto(fd, bytesOf(col), next * 4, join(dir, fileNames.attr(f)));

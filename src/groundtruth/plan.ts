@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { FilterExpr } from '../contracts.ts';
 import { STANDARD_KINDS, filterKind } from '../datasets/groups.ts';
+import { noRealQueries } from '../datasets/real-attributes.ts';
 import { QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, manifestSchema, type Dataset, type QueryAttrName } from '../datasets/layout.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
@@ -217,6 +218,8 @@ function planQueries(plan: GtPlan): { dir: string; queries: Float32Array; queryA
   const queryAttrs = {} as Record<QueryAttrName, Int32Array>;
   // Only the attributes on disk: the derived ones (region) belong to no standard filter.
   for (const a of QUERY_ATTRIBUTES) if (parsed.data.files[fileNames.queryAttr(a)]) queryAttrs[a] = new Int32Array(read(fileNames.queryAttr(a), nq));
+  // A set without real attributes: its queries carry -1, as loadDataset gives them.
+  if (!parsed.data.real_attributes) Object.assign(queryAttrs, noRealQueries(nq));
   return { dir, queries: new Float32Array(read(fileNames.queries, nq * d)), queryAttrs };
 }
 

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
 import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { realQueryAttributes } from '../../src/datasets/real-attributes.ts';
+import { hashMod } from '../../src/util/hash.ts';
 import { filterKind, matchingRows, passes } from '../../src/datasets/groups.ts';
 import { ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import type { PreparedData } from '../../src/datasets/layout.ts';
@@ -45,10 +47,27 @@ function sliceAttrs(attrs: RowAttributes, from: number, to: number): RowAttribut
   return Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, v.slice(from, to)])) as RowAttributes;
 }
 
+/** The synthetic set the participant tests load, with a stand-in for real attributes so every
+ * adapter's translation of the label and measure filters is checked: the label is the row's
+ * cluster (it agrees with the vector, as a real class does) and the measure a number hashed from
+ * the id. Generated sets have no real attributes of their own. */
+export function syntheticForTests(n: number, nq: number): PreparedData {
+  const data = generateSynthetic(n, nq, { clusters: 10 });
+  const rows = { label: data.attrs.cluster, measure: Int32Array.from({ length: n }, (_, i) => hashMod(i, 77, 5000)) };
+  const queries = { label: data.queryAttrs.cluster, measure: Int32Array.from({ length: nq }, (_, q) => hashMod(q, 78, 5000)) };
+  const info = { labels: Array.from({ length: 10 }, (_, c) => `cluster ${c}`), measure: 'a hash of the row id (test stand-in)' };
+  return {
+    ...data,
+    attrs: { ...data.attrs, ...rows },
+    queryAttrs: { ...data.queryAttrs, ...realQueryAttributes({ info, rows, queries }) },
+    real: info,
+  };
+}
+
 /** Opens a participant (by name, or one already loaded, e.g. by path) in this process and
  * loads the synthetic set into it (or `opts.data`, e.g. a prepared set with its ground truth). */
 export async function openOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number; data?: PreparedData } = {}) {
-  const data = opts.data ?? generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
+  const data = opts.data ?? syntheticForTests(opts.n ?? 3000, opts.nq ?? 60);
   const p = typeof name === 'string' ? await loadParticipant(name) : name;
   const workDir = mkdtempSync(join(tmpdir(), `vecbench-${p.name}-`));
   const ctx = {

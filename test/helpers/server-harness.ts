@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineSession, RowAttributes, ServerHandle } from '../../src/contracts.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { syntheticForTests } from './participant-harness.ts';
 import { loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
 
@@ -57,7 +57,7 @@ export async function openServerOnSynthetic(
   name: string | LoadedParticipant,
   opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {},
 ) {
-  const data = generateSynthetic(opts.n ?? 3000, opts.nq ?? 60, { clusters: 10 });
+  const data = syntheticForTests(opts.n ?? 3000, opts.nq ?? 60);
   const started = await startParticipantServer(name, { n: data.n, d: data.d, settingsPath: opts.settingsPath });
   const { participant, handle, workDir } = started;
   const ctx = {

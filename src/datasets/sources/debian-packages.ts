@@ -7,6 +7,9 @@
 // same source package (libfoo1, libfoo-dev, foo-doc...), which a searcher would also accept.
 // A synopsis shared by packages of different sources is ambiguous and dropped as a query.
 //
+// Real attributes: the label is the package's Section (libs, utils, python...), the measure its
+// Installed-Size in KiB; a query carries those of its package.
+//
 // Limits, read before quoting figures: the labels are derived, not judged by people; the
 // synopsis and the description are written by the same maintainer, so they share words more
 // than a user's question would (this favours the keyword arm); it is English only; and the
@@ -29,6 +32,10 @@ interface PackageRecord {
   source: string;
   synopsis: string;
   long: string;
+  /** Section, or "unknown" when the record has none. */
+  section: string;
+  /** Installed-Size in KiB, 0 when the record has none. */
+  installedKiB: number;
 }
 
 /** Parses deb822 paragraphs of a dpkg status (or Packages) file: name, architecture, source
@@ -62,7 +69,16 @@ export function parseStatus(text: string): PackageRecord[] {
     if (!synopsis || !long) continue;
     // "Source: foo (1.2-3)" names a source with another version; absent means same as name.
     const source = (fields.get('Source')?.[0] ?? name).split(' ')[0];
-    out.push({ name, arch: fields.get('Architecture')?.[0] ?? 'all', source, synopsis, long });
+    const size = Number(fields.get('Installed-Size')?.[0]);
+    out.push({
+      name,
+      arch: fields.get('Architecture')?.[0] ?? 'all',
+      source,
+      synopsis,
+      long,
+      section: fields.get('Section')?.[0] || 'unknown',
+      installedKiB: Number.isInteger(size) && size >= 0 && size <= 0x7fffffff ? size : 0,
+    });
   }
   return out;
 }
@@ -95,7 +111,10 @@ export function debianCorpus(statusText: string, origin = DEBIAN_STATUS): Labell
     s.add(r.source);
     sourcesOfSynopsis.set(key, s);
   }
-  const docs = recs.map((r) => ({ id: idOf(r), title: r.name, text: r.long }));
+  const sections = [...new Set(recs.map((r) => r.section))].sort();
+  const sectionOf = new Map(sections.map((x, i) => [x, i]));
+  const real = (r: PackageRecord) => ({ label: sectionOf.get(r.section)!, measure: r.installedKiB });
+  const docs = recs.map((r) => ({ id: idOf(r), title: r.name, text: r.long, ...real(r) }));
   const queries: LabelledCorpus['queries'] = [];
   const qrels = new Map<string, Map<string, number>>();
   const asked = new Set<string>();
@@ -108,7 +127,7 @@ export function debianCorpus(statusText: string, origin = DEBIAN_STATUS): Labell
     for (const sibling of bySource.get(r.source)!) judged.set(sibling, 1);
     // Packages of one source sharing this synopsis are all the known item.
     for (const other of recs) if (other.source === r.source && other.synopsis.toLowerCase() === key) judged.set(idOf(other), 2);
-    queries.push({ id: qid, text: r.synopsis });
+    queries.push({ id: qid, text: r.synopsis, ...real(r) });
     qrels.set(qid, judged);
   }
   return {
@@ -116,12 +135,14 @@ export function debianCorpus(statusText: string, origin = DEBIAN_STATUS): Labell
     docs,
     queries,
     qrels,
+    real: { labels: sections, measure: 'installed size, KiB' },
     source: {
       generator: DEBIAN_DATASET,
       status_file: origin,
       status_sha256: sha256(statusText),
       packages: docs.length,
       labels: 'known-item: 2 = the package of the synopsis, 1 = other packages of its source package',
+      real_attributes: "label: the package's Section; measure: its Installed-Size (KiB)",
     },
   };
 }

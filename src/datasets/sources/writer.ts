@@ -19,6 +19,14 @@ import { exactTopK } from '../../groundtruth/exact.ts';
 import { clearStalePrepares, TempDatasetDir } from '../preparing.ts';
 import { yieldToSignals } from '../../util/at-exit.ts';
 import { DATASET_FORMAT, QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, type Dataset, type Manifest, type QueryAttrName } from '../layout.ts';
+import {
+  checkRealSizes,
+  noRealQueries,
+  REAL_QUERY_ATTRIBUTES,
+  REAL_ROW_ATTRIBUTES,
+  type RealAttributeValues,
+  realQueryAttributes,
+} from '../real-attributes.ts';
 
 const DEFAULT_CLUSTERS = 50;
 const KMEANS_SAMPLE = 50_000;
@@ -181,7 +189,8 @@ export class PreparedWriter {
   readonly tmp: string;
   private readonly tmpDir: TempDatasetDir;
   private readonly base: HashedFile;
-  private readonly attrFiles: Record<Exclude<AttrName, 'cluster' | 'region'>, HashedFile>;
+  /** Streamed columns; cluster and region come at finish, the real attributes with setRealAttributes. */
+  private readonly attrFiles: Record<Exclude<AttrName, 'cluster' | 'region' | 'label' | 'measure'>, HashedFile>;
   private readonly text: HashedFile | null;
   private written = 0;
   private readonly sample: Float32Array;
@@ -189,6 +198,7 @@ export class PreparedWriter {
   private sampleFilled = 0;
   private readonly rng: { uniform: () => number };
   private queries: { v: Float32Array; nq: number; lang: Int32Array } | null = null;
+  private real: RealAttributeValues | null = null;
   private readonly progress: Progress;
   private closed = false;
   readonly clusters: number;
@@ -265,6 +275,12 @@ export class PreparedWriter {
     this.queries = { v, nq, lang };
   }
 
+  /** The rows' and queries' real label and measure (src/datasets/real-attributes.ts), for a set
+   * that has them; held in memory (two int32 per row) until finish. */
+  setRealAttributes(values: RealAttributeValues): void {
+    this.real = values;
+  }
+
   /** Clusters, query attributes, manifest; then renames the directory into place. */
   async finish(meta: FinishOptions): Promise<Dataset> {
     const { name, d, metric, dataDir } = this.opts;
@@ -314,12 +330,18 @@ export class PreparedWriter {
     const qc = assignClusters(v, nq, d, cent, c, metric);
     const singleLanguage = meta.langs.length < 2;
     const otherLang = singleLanguage ? new Int32Array(nq).fill(NO_LANGUAGE) : otherLanguages(lang, meta.langs.length);
+    const putSmallLater: [string, Uint8Array][] = [];
+    if (this.real) {
+      checkRealSizes(this.real, this.written, nq);
+      for (const a of ['label', 'measure'] as const) putSmallLater.push([fileNames.attr(a), bytesOf(this.real.rows[a])]);
+    }
     const qattrs: Record<QueryAttrName, Int32Array> = {
       cluster: qc.nearest,
       far_cluster: qc.farthest,
       lang,
       other_lang: otherLang,
       region: regionsOf(regions, v, nq),
+      ...(this.real ? realQueryAttributes(this.real) : noRealQueries(nq)),
     };
     const putSmall = (file: string, data: Uint8Array) => {
       const f = new HashedFile(join(this.tmp, file));
@@ -327,7 +349,9 @@ export class PreparedWriter {
       files[file] = f.finish();
     };
     putSmall(fileNames.queries, bytesOf(v));
-    for (const a of QUERY_ATTRIBUTES) putSmall(fileNames.queryAttr(a), bytesOf(qattrs[a]));
+    for (const [file, data] of putSmallLater) putSmall(file, data);
+    // A set without real attributes stores none of their files, so its hash stays as it was.
+    for (const a of QUERY_ATTRIBUTES) if (this.real || !REAL_QUERY_ATTRIBUTES.has(a)) putSmall(fileNames.queryAttr(a), bytesOf(qattrs[a]));
 
     const manifest: Manifest = {
       format: DATASET_FORMAT,
@@ -340,12 +364,13 @@ export class PreparedWriter {
       clusters: c,
       langs: meta.langs,
       has_text: this.text !== null,
+      ...(this.real ? { real_attributes: this.real.info } : {}),
       files,
       created: new Date().toISOString(),
     };
     writeJsonAtomic(join(this.tmp, 'manifest.json'), manifest);
     // Order matters: the check that every attribute file exists keeps the layout whole.
-    for (const a of ATTRIBUTES) if (!files[fileNames.attr(a)]) throw new Error(`attribute ${a} was not written`);
+    for (const a of ATTRIBUTES) if (!files[fileNames.attr(a)] && (this.real || !REAL_ROW_ATTRIBUTES.has(a))) throw new Error(`attribute ${a} was not written`);
     this.tmpDir.publish();
     return loadDataset(dataDir, name, { verify: false });
   }
