@@ -2,6 +2,9 @@
 // against a naive exact search, filters, the iterative-scan strategies, plans and their checks,
 // a restart on the same data, and writes. Needs participants/pgvector/provision.sh (as root).
 import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import type { RowAttributes, RowBatch } from '../src/contracts.ts';
@@ -10,7 +13,7 @@ import { passes } from '../src/datasets/groups.ts';
 import { loadParticipant } from '../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../src/runner/server.ts';
 import { checkLadder } from './helpers/participant-harness.ts';
-import { openServerOnSynthetic } from './helpers/server-harness.ts';
+import { openServerOnSynthetic, startParticipantServer } from './helpers/server-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
 
@@ -152,6 +155,28 @@ test('a restart on the same data directory reopens the table without ingest and 
     assert.equal(data.n > 0, true);
   } finally {
     await again.handle.stop();
+  }
+});
+
+test('a data directory deeper than a Unix socket path may be (107 bytes) still starts: the server listens on TCP only', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'vecbench-pg-deep-'));
+  let workDir = root;
+  for (const part of ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)]) {
+    workDir = join(workDir, part);
+    mkdirSync(workDir);
+    chmodSync(workDir, 0o755);
+  }
+  chmodSync(root, 0o755);
+  assert.ok(join(workDir, 'server', '.s.PGSQL.65535').length > 107);
+  const started = await startParticipantServer('pgvector', { n: 10, d: 4, workDir });
+  try {
+    const c = new pg.Client({ host: started.handle.connection.host, port: started.handle.connection.port, user: 'postgres', database: 'postgres' });
+    await c.connect();
+    assert.equal((await c.query('SELECT 1 AS one')).rows[0].one, 1);
+    await c.end();
+  } finally {
+    await started.handle.stop();
+    rmSync(root, { recursive: true, force: true });
   }
 });
 

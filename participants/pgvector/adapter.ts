@@ -177,8 +177,9 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
   const conf: Record<string, string | number> = {
     listen_addresses: '127.0.0.1',
     port: ctx.port,
-    // The socket lives in the run's directory: no dependence on /var/run/postgresql.
-    unix_socket_directories: dir,
+    // TCP only: every client connects to 127.0.0.1. A socket in the run's directory failed the
+    // start once that path passed the kernel's 107 bytes (a deep --out); none is needed.
+    unix_socket_directories: '',
     max_connections: 300,
     shared_buffers: `${s.shared_buffers_mb}MB`,
     maintenance_work_mem: `${s.maintenance_work_mem_mb}MB`,

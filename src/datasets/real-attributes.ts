@@ -7,7 +7,7 @@
 // the groups' filters then keep no row and are not asked (as the language groups of a set with
 // one language).
 import type { AttrName } from '../contracts.ts';
-import { hashMod } from '../util/hash.ts';
+import { otherLanguages } from './attributes.ts';
 
 /** What a dataset's real attributes are, recorded in its manifest. */
 export interface RealAttributeInfo {
@@ -70,18 +70,18 @@ export function measureBounds(measure: Int32Array): Int32Array {
 }
 
 /** The query-side attributes: the query's own label, another label chosen by hash (seeded by the
- * query index, so every engine gets the same), and the measure slice holding the query's own. */
+ * query index, so every engine gets the same), and the measure slice holding the query's own.
+ * The sources check that every label is one of info.labels. */
 export function realQueryAttributes(values: RealAttributeValues): RealQueryAttributes {
   const { label, measure } = values.queries;
   const nq = label.length;
   const labels = values.info.labels.length;
   const out = noRealQueries(nq);
+  out.label.set(label);
+  // Another value by a hash of the query index, as the language groups pick another language.
+  if (labels > 1) out.other_label.set(otherLanguages(label, labels, 9));
   const bounds = measureBounds(values.rows.measure);
   for (let q = 0; q < nq; q++) {
-    if (label[q] >= 0) {
-      out.label[q] = label[q];
-      if (labels > 1) out.other_label[q] = (label[q] + 1 + hashMod(q, 9, labels - 1)) % labels;
-    }
     // The last slice whose lower bound is at or below the query's measure (the first when below all).
     let s = 0;
     while (s + 1 < MEASURE_SLICES && bounds[s + 1] <= measure[q]) s++;

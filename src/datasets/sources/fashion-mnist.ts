@@ -107,7 +107,7 @@ export const fashionMnistSource: DatasetSource = {
         const queryInk = new Int32Array(queries.rows);
         countInk(q, queries.rows, queries.dim, queryInk, 0);
         w.setRealAttributes({
-          info: { labels: CLASSES, measure: 'ink: pixels that are not blank, of 784' },
+          info: { labels: CLASSES, measure: `ink: pixels that are not blank, of ${base.dim}` },
           rows: { label: await readClasses(baseLabelPath, base.rows), measure: await inkOf(base) },
           queries: { label: await readClasses(queryLabelPath, queries.rows), measure: queryInk },
         });
