@@ -88,6 +88,9 @@ test('a calibrated point is the cell unless a better point is better beyond the 
   // Beyond the intervals: the better point is the reading.
   const better = cp(0.96, 1300, 1200, 1400);
   assert.equal(readCell([cal, better], 0.95, 'higher').value, 1300);
+  // Read at a recall outside the tolerance, the cell is not called calibrated: it reads above.
+  assert.equal(readCell([cal, better], 0.95, 'higher').status, 'above');
+  assert.equal(readCell([cal, cp(0.953, 1300, 1200, 1400)], 0.95, 'higher').status, 'calibrated');
   // Outside ±0.005 of the target it is not a calibrated reading.
   const far = readCell([cp(0.944, 1000, 950, 1050, { calibratedFor: 0.95 }), cp(0.97, 800, 780, 820)], 0.95, 'higher');
   assert.notEqual(far.status, 'calibrated');

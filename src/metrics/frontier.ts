@@ -34,8 +34,9 @@
 //   cell is 'calibrated': the calibrated point's value, unless the frontier point with the lowest
 //   recall >= its recall (the best value measured at that recall or better) is better beyond
 //   the intervals (its whole interval better than the calibrated point's; without intervals,
-//   simply better): then that point's. Points of other harnesses carry no calibratedFor, so
-//   their cells read as before.
+//   simply better): then that point's, 'calibrated' only when its recall is within the
+//   tolerance too, else 'above' (a reading above the target is never called calibrated).
+//   Points of other harnesses carry no calibratedFor, so their cells read as before.
 // - Intervals: a point may carry low / high (its 95 % interval of value). A cell read at one
 //   point carries that point's interval; an interpolated cell interpolates the lows and the
 //   highs (log, linear in recall) with the same weight as the value.
@@ -211,7 +212,8 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
       reading !== undefined && reading !== calibrated && hasInterval(reading) && hasInterval(calibrated)
         ? betterThan(better === 'higher' ? reading.low! : reading.high!, better === 'higher' ? calibrated.high! : calibrated.low!, better)
         : reading !== undefined && reading !== calibrated;
-    return atPoint('calibrated', beats ? reading! : calibrated, maxRecall);
+    const at = beats ? reading! : calibrated;
+    return atPoint(Math.abs(at.recall - target) <= CALIBRATION_TOLERANCE + RECALL_EPS ? 'calibrated' : 'above', at, maxRecall);
   }
 
   const exact = frontier.find((p) => Math.abs(p.recall - target) <= RECALL_EPS);

@@ -94,7 +94,7 @@ function whyOf(g: ResultGroup, target: number, cell: Cell): string | undefined {
     case 'no_knob':
       return c.reason;
     case 'found':
-      return 'the calibrated point is off the frontier or flagged';
+      return 'a point at a higher recall beats the calibrated one beyond the intervals, or the calibrated point is off the frontier or flagged';
   }
 }
 
