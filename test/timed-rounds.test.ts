@@ -212,3 +212,22 @@ test("a cell's point stops at cell_seconds (or cell_max_passes) when its interva
   await timeInRounds([off]);
   assert.equal(off.entries[0].pass.qps.length, 3);
 });
+
+test('a group whose points are done is handed on (stored) at once, while the others go on timing', async () => {
+  const log: string[] = [];
+  // a: 2 passes at most; b: 6 passes, so b is still timing rounds after a is done.
+  const a = timingOf(fakeEngine('a', log), 'a', [1], { minPasses: 2, minSeconds: 0, maxPasses: 2 });
+  const b = timingOf(fakeEngine('b', log), 'b', [1], { minPasses: 6, minSeconds: 0, maxPasses: 6 });
+  const handed: { name: string; bPassesSoFar: number; done: boolean }[] = [];
+  await timeInRounds([a, b], undefined, async (t) => {
+    handed.push({ name: t === a ? 'a' : 'b', bPassesSoFar: passesAt(log, 'b', 1).length, done: t.done });
+  });
+  assert.deepEqual(
+    handed.map((h) => h.name),
+    ['a', 'b'],
+    'each group handed on once, a first',
+  );
+  assert.ok(handed.every((h) => h.done));
+  assert.ok(handed[0].bPassesSoFar < 6, `a was handed on after ${handed[0].bPassesSoFar} of b's 6 passes, not at the end`);
+  assert.equal(handed[1].bPassesSoFar, 6);
+});

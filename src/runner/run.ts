@@ -30,8 +30,13 @@ import { timeInRounds } from './timed-rounds.ts';
 import { reapBudgets } from './memory-budget.ts';
 
 /** Times the prepared groups of several participants (or one) in shared rounds. */
-async function timeTogether(runs: ParticipantRun[], prepared: Map<ParticipantRun, PreparedGroup[]>): Promise<void> {
-  const timings = runs.flatMap((r) => (prepared.get(r) ?? []).map((pg) => pg.timing));
+async function timeTogether(
+  runs: ParticipantRun[],
+  prepared: Map<ParticipantRun, PreparedGroup[]>,
+  onGroupDone: (r: ParticipantRun, pg: PreparedGroup) => Promise<void>,
+): Promise<void> {
+  const owner = new Map(runs.flatMap((r) => (prepared.get(r) ?? []).map((pg) => [pg.timing, { r, pg }] as const)));
+  const timings = [...owner.keys()];
   if (timings.length === 0) return;
   const timed = runs.filter((r) => (prepared.get(r) ?? []).length > 0);
   for (const r of timed) r.result.run.interleaved_with = timed.filter((o) => o !== r).map((o) => o.p.name);
@@ -40,11 +45,18 @@ async function timeTogether(runs: ParticipantRun[], prepared: Map<ParticipantRun
   let round = 0;
   for (const r of timed) r.onTiming = (what) => progress.update(round, timed.length > 1 ? `${r.p.name} ${what}` : what);
   try {
-    await timeInRounds(timings, (pr) => {
-      round = pr.round;
-      progress.setTotal(pr.rounds);
-      progress.update(round, `${pr.done}/${pr.total} points done`);
-    });
+    await timeInRounds(
+      timings,
+      (pr) => {
+        round = pr.round;
+        progress.setTotal(pr.rounds);
+        progress.update(round, `${pr.done}/${pr.total} points done`);
+      },
+      async (t) => {
+        const o = owner.get(t)!;
+        await onGroupDone(o.r, o.pg);
+      },
+    );
   } finally {
     for (const r of timed) r.onTiming = null;
   }
@@ -90,8 +102,19 @@ async function measureTogether(runs: ParticipantRun[], opts: RunOptions, failure
       await each(async (r) => {
         prepared.set(r, await r.prepareBuild(b));
       });
-      await timeTogether(live, prepared);
-      await each((r) => r.finishBuild(b, prepared.get(r) ?? []));
+      // Each group is stored as soon as its points are done; the rest (none, unless a round
+      // failed part-way) after the rounds, participant by participant.
+      const stored = new Set<PreparedGroup>();
+      await timeTogether(live, prepared, async (r, pg) => {
+        stored.add(pg);
+        await r.finishBuild(b, [pg]);
+      });
+      await each((r) =>
+        r.finishBuild(
+          b,
+          (prepared.get(r) ?? []).filter((pg) => !stored.has(pg)),
+        ),
+      );
     }
     await each((r) => r.extras());
     await each((r) => r.complete());

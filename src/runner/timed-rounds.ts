@@ -365,9 +365,18 @@ export interface RoundsProgress {
  * round, each group whose entries are due takes its passes, in alternating order, until every
  * entry is done. An engine whose turn follows another engine's gets a warm-up pass first.
  */
-export async function timeInRounds(timings: GroupTiming[], onRound?: (p: RoundsProgress) => void): Promise<void> {
+export async function timeInRounds(timings: GroupTiming[], onRound?: (p: RoundsProgress) => void, onDone?: (t: GroupTiming) => Promise<void>): Promise<void> {
   let last: TimedEngine | null = null;
   const total = timings.reduce((n, t) => n + t.entries.length, 0);
+  // A group whose points are all done is handed on at once (stored), not at the end of every
+  // group's rounds: a long shared timing stopped part-way keeps the groups it finished.
+  const handed = new Set<GroupTiming>();
+  const handOn = async (t: GroupTiming): Promise<void> => {
+    if (!onDone || handed.has(t) || !t.done) return;
+    handed.add(t);
+    await onDone(t);
+  };
+  for (const t of timings) await handOn(t);
   for (let r = 0; timings.some((t) => !t.done); r++) {
     const rounds = Math.max(1, ...timings.map((t) => t.plannedRounds()));
     const order = r % 2 === 0 ? timings : [...timings].reverse();
@@ -375,6 +384,7 @@ export async function timeInRounds(timings: GroupTiming[], onRound?: (p: RoundsP
       if (t.done) continue;
       const ran = await t.round(r, rounds, last !== null && last !== t.spec.engine);
       if (ran) last = t.spec.engine;
+      await handOn(t);
     }
     const planned = Math.max(r + 1, ...timings.map((t) => (t.done ? 0 : t.plannedRounds())));
     onRound?.({ round: r + 1, rounds: planned, done: timings.reduce((n, t) => n + t.entries.filter((e) => e.done).length, 0), total });
