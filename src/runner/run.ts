@@ -102,19 +102,8 @@ async function measureTogether(runs: ParticipantRun[], opts: RunOptions, failure
       await each(async (r) => {
         prepared.set(r, await r.prepareBuild(b));
       });
-      // Each group is stored as soon as its points are done; the rest (none, unless a round
-      // failed part-way) after the rounds, participant by participant.
-      const stored = new Set<PreparedGroup>();
-      await timeTogether(live, prepared, async (r, pg) => {
-        stored.add(pg);
-        await r.finishBuild(b, [pg]);
-      });
-      await each((r) =>
-        r.finishBuild(
-          b,
-          (prepared.get(r) ?? []).filter((pg) => !stored.has(pg)),
-        ),
-      );
+      // Each group is stored as soon as its points are done (timeInRounds hands on every one).
+      await timeTogether(live, prepared, (r, pg) => r.finishBuild(b, [pg]));
     }
     await each((r) => r.extras());
     await each((r) => r.complete());
