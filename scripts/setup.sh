@@ -20,19 +20,19 @@ fi
 #   libopenblas-dev    the native exact ground truth links to it (without it, a slower fallback).
 #   libfaiss-dev       faiss 1.7.3 (headers and libfaiss.a), linked into the faiss participant's
 #                      addon (participants/faiss/native); without it that participant is unavailable.
-#   python3-numpy      bench/groundtruth compares against it; test/resources.test.ts runs python3.
+#   python3-numpy      bench/groundtruth compares against it; test/engines/resources.test.ts runs python3.
 #   chromium, fonts-dejavu-core
-#                      test/browser.test.ts drives chromium headless (a font, or text is boxes).
+#                      test/e2e/browser.test.ts drives chromium headless (a font, or text is boxes).
 #   dataset-fashion-mnist
-#                      the fashion-mnist-784-euclidean source (test/sources.test.ts checks it).
+#                      the fashion-mnist-784-euclidean source (test/e2e/sources.test.ts checks it).
 #   vmtouch            evicts engines' data files from the page cache: without it a run prints
 #                      "cold start not measured: vmtouch is not installed" and --cold refuses.
 #   wrk                the reference HTTP client of npm run bench:fidelity.
 #   util-linux         setpriv, which ties every engine server's life to its run's.
 #   slurmctld, slurmd, slurm-client, munge
-#                      test/groundtruth-slurm.test.ts starts a one-node Slurm cluster and runs the
+#                      test/e2e/groundtruth-slurm.test.ts starts a one-node Slurm cluster and runs the
 #                      sharded ground truth as an array job (docs/cluster.md).
-#   iproute2           ip netns: test/loadgen-client-hosts.test.ts puts its client hosts in
+#   iproute2           ip netns: test/e2e/loadgen-client-hosts.test.ts puts its client hosts in
 #                      network namespaces of its own.
 packages=(build-essential python3 libopenblas-dev libfaiss-dev python3-numpy chromium fonts-dejavu-core
   dataset-fashion-mnist vmtouch wrk util-linux slurmctld slurmd slurm-client munge iproute2)
@@ -72,4 +72,6 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "setup: provisioning ${failed[*]} FAILED (log above); fix it and run \`sudo npm run setup\` again" >&2
   exit 1
 fi
+# npm test reads this stamp to know the machine is set up with these scripts (scripts/setup-stamp.mjs).
+node scripts/setup-stamp.mjs write
 echo "setup: done in $(( $(date +%s) - start ))s; next: npm ci && npm test (or npx vecbench run)"

@@ -1,6 +1,6 @@
 // TEMPLATE PARTICIPANT: copy this directory to participants/<name>/ and replace the engine.
 // The registry skips directories whose name starts with `_`, so this one is never listed or
-// run; the contract suite (test/participant-contract.test.ts) tests it by its path, and tests
+// run; the contract suite (test/engines/participant-contract.test.ts) tests it by its path, and tests
 // your copy as soon as it is in participants/.
 //
 // The "engine" here is a toy written in plain TypeScript so the template runs as it is: an

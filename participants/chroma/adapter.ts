@@ -16,10 +16,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
 import {
+  besideSource,
   ATTRIBUTES,
   serverHandle,
   spawnServer,
@@ -299,7 +299,7 @@ class ChromaSession implements EngineSession {
       ef: this.currentEf,
       d: this.d,
     };
-    return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
+    return { module: besideSource(import.meta.url, 'load-client.ts'), options };
   }
 
   async insert(batch: RowBatch): Promise<void> {

@@ -13,9 +13,9 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import {
+  besideSource,
   ATTRIBUTES,
   fileBytes,
   filterKey,
@@ -94,7 +94,7 @@ interface Addon {
   free(h: Handle): void;
 }
 
-export const ADDON_PATH = fileURLToPath(new URL('./native/build/Release/faiss.node', import.meta.url));
+export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/faiss.node');
 const BUILD_COMMAND = 'node scripts/build-native.mjs participants/faiss/native';
 
 /** The addon at `path`, or the one-line reason it is unavailable (naming the setup command). */

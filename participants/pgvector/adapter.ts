@@ -13,8 +13,8 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
-import { fileURLToPath } from 'node:url';
 import {
+  besideSource,
   ATTRIBUTES,
   serverHandle,
   spawnServer,
@@ -402,7 +402,7 @@ class PgvectorSession implements EngineSession {
       d: this.d,
       filteredPlans: this.settings.filtered_plans,
     };
-    return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
+    return { module: besideSource(import.meta.url, 'load-client.ts'), options };
   }
 
   checkPlan(plan: string, request: SearchRequest): void {

@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
 import {
+  besideSource,
   ATTRIBUTES,
   serverHandle,
   spawnServer,
@@ -288,7 +288,7 @@ class RedisSession implements EngineSession {
   loadClient(): LoadClientSpec {
     if (!this.connection) throw new Error('redis: no server connection to give the load client');
     const options: RedisLoadOptions = { connection: this.connection, d: this.d };
-    return { module: fileURLToPath(new URL('./load-client.ts', import.meta.url)), options };
+    return { module: besideSource(import.meta.url, 'load-client.ts'), options };
   }
 
   /** Bytes Redis holds for the vector set, in memory (MEMORY USAGE with every element sampled). */

@@ -5,16 +5,10 @@ import { resolve } from 'node:path';
 import { isPrepared } from '../datasets/layout.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, sourceFor } from '../datasets/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
-import { groupLeak } from '../report/cells.ts';
-import { writePage } from '../report/html.ts';
-import { loadParticipant } from '../runner/participants.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants } from '../runner/registry.ts';
-import { connectionsFor, preflightServers } from '../runner/remote-server.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
-import { run } from '../runner/run.ts';
 import { UserError } from '../util/errors.ts';
-import { printReport } from './report.ts';
 import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';
 import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/cli.ts';
 import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/timing-defaults.ts';
@@ -184,6 +178,15 @@ export function registerRun(program: Command): void {
         memoryLimit?: number;
       } & LoadCliOptions,
     ) => {
+      // Loaded here, not with the options: a bad option is reported without loading the runner.
+      const [{ groupLeak }, { writePage }, { loadParticipant }, { connectionsFor, preflightServers }, { run }, { printReport }] = await Promise.all([
+        import('../report/cells.ts'),
+        import('../report/html.ts'),
+        import('../runner/participants.ts'),
+        import('../runner/remote-server.ts'),
+        import('../runner/run.ts'),
+        import('./report.ts'),
+      ]);
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
       const embedded = o.dataset === undefined;
       o.dataset ??= DEFAULT_DATASET;

@@ -5,8 +5,9 @@
 // (distance, id), so identical ids always carry identical distances whichever backend ran.
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { Metric } from '../contracts.ts';
+import { join } from 'node:path';
+import { ROOT } from '../util/code-paths.ts';
 import { jsCandidates } from './exact-js.ts';
 
 export type Backend = 'native' | 'js';
@@ -72,7 +73,7 @@ interface NativeModule {
 }
 
 const METRIC_CODE: Record<Metric, number> = { ip: 0, cosine: 1, l2: 2 };
-const NATIVE_PATH = fileURLToPath(new URL('../../native/build/Release/topk.node', import.meta.url));
+const NATIVE_PATH = join(ROOT, 'native', 'build', 'Release', 'topk.node');
 
 let nativeModule: NativeModule | null | undefined;
 let nativeError = '';

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { filterKind } from '../datasets/groups.ts';
 import { fileNames } from '../datasets/layout.ts';
+import { besideSource, threadEntry } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256 } from '../util/hash.ts';
 import { Progress, fmtSeconds, log } from '../util/progress.ts';
@@ -204,7 +205,7 @@ function runShardsInWorkers(specs: ShardSpec[], onRows: (rowsDone: number) => vo
   }));
   const workers = specs.map(
     (spec, i) =>
-      new Worker(new URL('./outofcore-worker.mjs', import.meta.url), {
+      new Worker(threadEntry(besideSource(import.meta.url, 'outofcore-thread.ts'), new URL('./outofcore-worker.mjs', import.meta.url)), {
         workerData: { spec, index: i, control: control.buffer, errorText: errorText.buffer, result: results[i] },
       }),
   );

@@ -4,14 +4,14 @@
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { gtMemoryBytes } from './outofcore.ts';
 import type { GtPlan } from './plan.ts';
 
 /** The vecbench entry point of this checkout: cluster nodes share the file system. */
-const BIN = fileURLToPath(new URL('../../bin/vecbench.js', import.meta.url));
+const BIN = join(ROOT, 'bin', 'vecbench.js');
 
 /** Bytes the largest shard holds. A shard of all rows loads the dataset's files whole; a shard
  * of a row range holds the queries, one block of the base (VECBENCH_GT_MEMORY at most) and its

@@ -10,19 +10,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ATTRIBUTES, type EngineSession, type LoadClientSpec, type RowAttributes } from '../contracts.ts';
 import { HostClient } from '../runner/client.ts';
 import { loadParticipant } from '../runner/participants.ts';
 import { ceilingProtocols } from '../runner/registry.ts';
 import { startServer } from '../runner/server.ts';
 import { makeRng } from '../util/hash.ts';
+import { besideSource, runnable } from '../util/code-paths.ts';
 import { CpuMeter } from './cpu.ts';
 import { nowMs } from './clock.ts';
 import { loadClientProtocol, WorkerPool } from './pool.ts';
 
-export const HTTP_CLIENT_MODULE = fileURLToPath(new URL('./clients/http-json.ts', import.meta.url));
-const NULL_SERVER = fileURLToPath(new URL('./null-http-server.ts', import.meta.url));
+export const HTTP_CLIENT_MODULE = besideSource(import.meta.url, 'clients/http-json.ts');
+const NULL_SERVER = runnable(besideSource(import.meta.url, 'null-http-server.ts'));
 
 export interface CeilingFigure {
   protocol: string;
@@ -100,7 +100,7 @@ export async function inProcessCeiling(inFlight: number, requests: number, k = 1
 /** Starts the null HTTP server in a process of its own; resolves with its port. */
 export function spawnNullHttpServer(k = 10): Promise<{ proc: ChildProcess; port: number; stop: () => void }> {
   // stdin is a pipe the server watches: it exits when this process goes, however it goes.
-  const proc = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), NULL_SERVER, '0', String(k)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...NULL_SERVER.execArgv, NULL_SERVER.file, '0', String(k)], { stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => {

@@ -7,12 +7,13 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FilterExpr, Knobs, LoadClientSpec } from '../contracts.ts';
+import { besideSource, importable, threadEntry } from '../util/code-paths.ts';
 import { nowMs } from './clock.ts';
 import type { DriveResult } from './driver.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { LoadReply, WorkerReply, WorkerRequest } from './protocol.ts';
 
-const WORKER = new URL('./worker-entry.mjs', import.meta.url);
+const WORKER = threadEntry(besideSource(import.meta.url, 'worker.ts'), new URL('./worker-entry.mjs', import.meta.url));
 
 /** Default worker count: the cores the engine does not use. An in-process engine has no worker
  * pool; a server is assumed to be able to use every core but one, so the client gets one core
@@ -25,7 +26,7 @@ export function defaultWorkers(cores = availableParallelism()): number {
  * participant declares the ceiling of in settings.json registry.ceiling), or null when it names
  * none (no null ceiling to hold its points against). */
 export async function loadClientProtocol(spec: LoadClientSpec): Promise<string | null> {
-  const url = isAbsolute(spec.module) ? pathToFileURL(spec.module).href : spec.module;
+  const url = isAbsolute(spec.module) ? pathToFileURL(await importable(spec.module)).href : spec.module;
   const mod = (await import(url)) as { protocol?: unknown };
   return typeof mod.protocol === 'string' ? mod.protocol : null;
 }

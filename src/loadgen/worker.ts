@@ -7,6 +7,7 @@ import { isAbsolute } from 'node:path';
 import type { CreateLoadClient, FilterExpr, LoadClient, SearchRequest } from '../contracts.ts';
 import { closedLoop, openLoop, type DriveResult } from './driver.ts';
 import type { WorkerReply, WorkerRequest } from './protocol.ts';
+import { importable } from '../util/code-paths.ts';
 
 let client: LoadClient | null = null;
 let queries: Float32Array | null = null;
@@ -43,7 +44,7 @@ function searchFn(m: { k: number; queries: Int32Array; filters: (FilterExpr | nu
 async function handle(m: WorkerRequest): Promise<DriveResult | undefined> {
   switch (m.type) {
     case 'init': {
-      const url = isAbsolute(m.spec.module) ? pathToFileURL(m.spec.module).href : m.spec.module;
+      const url = isAbsolute(m.spec.module) ? pathToFileURL(await importable(m.spec.module)).href : m.spec.module;
       const mod = (await import(url)) as { createLoadClient?: CreateLoadClient };
       if (typeof mod.createLoadClient !== 'function') throw new Error(`load client module ${m.spec.module} exports no createLoadClient`);
       client = await mod.createLoadClient(m.spec.options, { maxInFlight: m.maxInFlight });

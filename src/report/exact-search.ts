@@ -7,7 +7,7 @@ import type { ResultFile, ResultPoint } from '../results/schema.ts';
 /** The word that names exact search in the data: the search of a participant's exact row
  * (`Search`), the `search` knob value imported exact-search points keep, and the prefix of an
  * imported VectorBench exact group's key. The English word, not the participant of that name:
- * the one place src/ spells it as a string (test/no-engine-names.test.ts allows it here only). */
+ * the one place src/ spells it as a string (test/engines/no-engine-names.test.ts allows it here only). */
 export const EXACT = 'exact' as const;
 
 export type Search = 'ann' | typeof EXACT;

@@ -34,6 +34,9 @@ interface GeneralRow {
   probe_answered: boolean | null;
   probe_recall: number | null;
   probe_latency_ms_p50: number | null;
+  /** Probe answers with fewer than k ids, of probe_queries. */
+  probe_short_results: number | null;
+  probe_queries: number | null;
   /** The engine's memory budget (--memory-limit): its cgroup's limit, peak use (page cache
    * included), limit hits and OOM kills; null without a budget. */
   memory_limit_bytes: number | null;
@@ -84,6 +87,8 @@ export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
       probe_answered: res?.probe?.answered ?? null,
       probe_recall: res?.probe?.recall ?? null,
       probe_latency_ms_p50: res?.probe?.latency_ms_p50 ?? null,
+      probe_short_results: res?.probe?.short_results ?? null,
+      probe_queries: res?.probe?.queries ?? null,
       memory_limit_bytes: budget?.limit_bytes ?? null,
       memory_peak_bytes: budget?.peak_bytes ?? null,
       memory_limit_hits: budget?.limit_hits ?? null,
@@ -119,7 +124,12 @@ function secs(s: number | null): string {
 function probe(r: GeneralRow): string {
   if (r.probe_answered === null) return '-';
   if (!r.probe_answered) return 'no';
-  return `${r.probe_recall === null ? '?' : r.probe_recall.toFixed(2)} @ ${r.probe_latency_ms_p50 === null ? '?' : r.probe_latency_ms_p50.toFixed(1)} ms`;
+  // An engine that indexes only at build answers the probe with empty lists: its
+  // recall 0.00 and near-zero latency are not a figure of the engine's search.
+  const short = r.probe_short_results ?? 0;
+  if (r.probe_queries !== null && short === r.probe_queries) return `empty (${short} of ${r.probe_queries} short)`;
+  const shortNote = short > 0 ? `, ${short} short` : '';
+  return `${r.probe_recall === null ? '?' : r.probe_recall.toFixed(2)} @ ${r.probe_latency_ms_p50 === null ? '?' : r.probe_latency_ms_p50.toFixed(1)} ms${shortNote}`;
 }
 
 /** The terminal "general" table: a block per dataset, a row per participant. */

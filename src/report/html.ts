@@ -25,8 +25,7 @@ import { generalSection } from './page/general-html.ts';
 import { datasetSection, participantsSection } from './page/about-html.ts';
 import { build } from 'esbuild';
 import { mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { deriveCells } from './cells.ts';
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
@@ -35,12 +34,12 @@ import { exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { besideSource, ROOT } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 import { redact, redactValue } from '../util/redact.ts';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const APP_ENTRY = join(HERE, 'page', 'app.ts');
-const DEFAULT_PARTICIPANTS_DIR = resolve(HERE, '../../participants');
+const APP_ENTRY = besideSource(import.meta.url, 'page/app.ts');
+const DEFAULT_PARTICIPANTS_DIR = join(ROOT, 'participants');
 
 interface PageOptions {
   /** Prepared datasets directory: the page shows each dataset's manifest when it is there. */

@@ -6,13 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ROOT } from '../util/code-paths.ts';
 import type { ResultFile } from './schema.ts';
 
 type Provenance = NonNullable<ResultFile['provenance']>;
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** SIMD extensions that change how fast distance kernels run. */
 const SIMD = /^(sse\d?(_\d)?|ssse3|avx\w*|fma\w*|f16c|amx\w*|neon|asimd\w*|sve\w*)$/;

@@ -2,12 +2,12 @@
 // and kills it when anything goes wrong.
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import type { HostMessage, HostReply, HostRequest } from './protocol.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
+import { besideSource, runnable } from '../util/code-paths.ts';
 
-const HOST = join(dirname(fileURLToPath(import.meta.url)), 'host.ts');
+const HOST = runnable(besideSource(import.meta.url, 'host.ts'));
 const live = new Set<ChildProcess>();
 
 /** Kill every host still running (on exit or a signal): no engine outlives its run. */
@@ -16,6 +16,24 @@ export function killAllHosts(): void {
   live.clear();
 }
 process.on('exit', killAllHosts);
+
+/** Fault injection for the crash tests (test/e2e/fault-injection.test.ts), so they kill at a
+ * chosen moment rather than at a random time: VECBENCH_FAULT_REQUEST=TYPE:N SIGKILLs this process
+ * right after its Nth request of TYPE (load, point, ...) is sent to an engine host, and
+ * TYPE:N:engine SIGKILLs that host instead, with the request in flight. */
+const FAULT = /^([a-z-]+):(\d+)(:engine)?$/.exec(process.env.VECBENCH_FAULT_REQUEST ?? '');
+const faultCounts = new Map<string, number>();
+function faultAfterSend(type: string, child: ChildProcess): void {
+  if (FAULT === null || FAULT[1] !== type) return;
+  const n = (faultCounts.get(type) ?? 0) + 1;
+  faultCounts.set(type, n);
+  if (n !== Number(FAULT[2])) return;
+  if (FAULT[3]) {
+    // Said, so the test knows the moment came (a run can end before its Nth request).
+    process.stderr.write(`vecbench: fault injection: engine process killed after ${type} request ${n}\n`);
+    child.kill('SIGKILL');
+  } else process.kill(process.pid, 'SIGKILL');
+}
 
 export class HostError extends Error {
   constructor(
@@ -60,9 +78,10 @@ export class HostClient {
       fd = openSync(logFile, 'a');
     }
     try {
-      this.child = fork(HOST, [], {
-        // An absolute loader URL, so the host starts whatever the current directory is.
-        execArgv: ['--import', import.meta.resolve('tsx')],
+      this.child = fork(HOST.file, [], {
+        // The build, or the sources through tsx's loader (an absolute URL, so the host starts
+        // whatever the current directory is).
+        execArgv: HOST.execArgv,
         serialization: 'advanced',
         stdio: fd === undefined ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', fd, fd, 'ipc'],
       });
@@ -110,6 +129,11 @@ export class HostClient {
     return this.deathError();
   }
 
+  /** How the process ended (a time-out, a crash, a failed pipe), or null while it lives. */
+  get end(): string | null {
+    return this.exited ?? this.broken;
+  }
+
   get alive(): boolean {
     return this.exited === null && this.broken === null;
   }
@@ -137,7 +161,7 @@ export class HostClient {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        this.kill();
+        this.kill(`stopped after a ${req.type} request took longer than ${timeoutS}s`);
         reject(new HostError(`participant ${this.name}: ${req.type} took longer than ${timeoutS}s; the engine process was stopped`, false, true));
       }, timeoutS * 1000);
       this.pending.set(id, {
@@ -160,6 +184,7 @@ export class HostClient {
         this.broken ??= err.message;
         void this.settledDeathError().then(reject);
       });
+      faultAfterSend(req.type, this.child);
     });
   }
 

@@ -227,6 +227,10 @@ export class EngineHandle {
   }
 
   private async start(reason: string): Promise<HostClient> {
+    // Why the last engine process is gone (say, a point that timed out): said and recorded.
+    // A server's death already names itself (server.death): not said twice.
+    const end = this.host && !this.host.alive ? this.host.end : null;
+    const causes = [end !== null && end !== this.server.death ? `the last engine process ${end}` : null, this.server.death].filter((x) => x !== null);
     await this.stop();
     const { p, ds, opts, result } = this;
     let notReused: string | null = null;
@@ -244,6 +248,7 @@ export class EngineHandle {
     if (this.remote) markRemoteUnmeasured(res);
     this.recorder = this.remote ? null : new ResourceRecorder(res, () => this.server.handle?.pid ?? this.host?.pid);
     const server = await this.server.start(this.workDir!, false);
+    if (!firstLoad) log(`${p.name}: loading the engine again (${[reason, ...causes].join('; ')})`);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
     const host = this.newHost((pr) => ingestProgress.update(pr.done));
     this.host = host;
@@ -270,7 +275,7 @@ export class EngineHandle {
     if (result.load === null) {
       result.load = { rows: loaded.rows, ingest_s: loaded.ingestS, index_s: loaded.indexS, disk_bytes: disk.bytes, reloads: [], reused: [] };
     } else {
-      const why = [this.server.death, notReused === null ? null : `index not reused: ${notReused}`].filter((x) => x !== null);
+      const why = notReused === null ? causes : [...causes, `index not reused: ${notReused}`];
       result.load.reloads.push({ reason: why.length > 0 ? `${reason} (${why.join('; ')})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
       this.server.death = null;
     }

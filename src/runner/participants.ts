@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { Knobs, Participant } from '../contracts.ts';
+import { importable } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 import { isSafeName } from '../util/names.ts';
 import { issueLine } from '../util/zod-issue.ts';
@@ -183,7 +184,7 @@ export async function loadParticipantFrom(dir: string, name: string, settingsPat
     throw new UserError(
       `participant ${name}: ${dir} has no adapter.ts, and its settings.json names no participant whose adapter it uses ("adapter"); copy participants/_template`,
     );
-  const mod = (await import(pathToFileURL(file).href)) as { default: Participant<unknown> };
+  const mod = (await import(pathToFileURL(await importable(file)).href)) as { default: Participant<unknown> };
   const adapter = mod.default;
   const path = settingsPath ?? join(dir, 'settings.json');
   let raw: unknown;

@@ -8,13 +8,13 @@
 // Read from the settings files alone, never by importing an adapter (adapters load native
 // addons and engines), so the command line can build its defaults and help at startup.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { ROOT } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 import { issueLine } from '../util/zod-issue.ts';
 
-export const PARTICIPANTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../participants');
+export const PARTICIPANTS_DIR = join(ROOT, 'participants');
 
 /** Protocols src/ measures a null ceiling of on its own (src/loadgen/ceiling.ts): no participant
  * may declare them. */

@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DatasetInfo, FilterExpr, Knobs } from '../contracts.ts';
 import { loadDataset, type Dataset } from '../datasets/layout.ts';
+import { besideSource, threadEntry } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 
-const ENTRY = new URL('./search-thread-entry.mjs', import.meta.url);
+const ENTRY = threadEntry(besideSource(import.meta.url, 'search-thread.ts'), new URL('./search-thread-entry.mjs', import.meta.url));
 /** Under the work directory: thread i's copy of it is <workDir>/search-threads/<i>. */
 const THREAD_COPIES = 'search-threads';
 

@@ -1,7 +1,7 @@
 // The participant SDK: the one module a participant (participants/<name>/) imports from src/.
 // Everything an adapter or a load client needs is named here, so the harness can move its own
 // files without touching any participant, and a reader sees the whole surface in one place
-// (docs/contracts.md, "The participant SDK"). test/sdk-boundary.test.ts keeps participants to it.
+// (docs/contracts.md, "The participant SDK"). test/unit/sdk-boundary.test.ts keeps participants to it.
 
 // The participant interface: the adapter's default export, sessions, rows, requests, filters.
 export * from '../contracts.ts';
@@ -21,5 +21,8 @@ export { checkReachable } from '../runner/server-data.ts';
 // Wire clients of the load generator: JSON ids over HTTP, PostgreSQL's extended protocol.
 export { idsFromJson } from '../loadgen/clients/http-json.ts';
 export { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../loadgen/clients/pg-ids.ts';
+// A file beside the adapter's source (its native addon, its load client), whether the adapter
+// runs from the build (dist/) or from the sources.
+export { besideSource } from '../util/code-paths.ts';
 // The harness's version (an engine written in this repository reports it as its own).
 export { VECBENCH_VERSION } from '../version.ts';

@@ -9,7 +9,7 @@
 //  3. values of credential-named keys (password, secret, token, api_key...) become ***, in JSON
 //     values, `key=value` text (libpq conninfo, query strings) and quoted JSON text.
 // Output is redacted write by write: our own lines are written whole, so a secret is never split.
-import { credentialEnvVars } from '../runner/registry.ts';
+import { declaredCredentialEnvVars } from './credential-env.ts';
 
 export const MASK = '***';
 
@@ -179,7 +179,7 @@ export function connectEnvVar(participant: string): string {
 // Secrets the environment gives every vecbench process (the runner and its hosts alike): the
 // connect URLs, those handed down by a parent, and the credential variables the participants
 // declare (settings.json registry.credential_env).
-const credentialVars = new Set(credentialEnvVars());
+const credentialVars = new Set(declaredCredentialEnvVars());
 for (const [k, v] of Object.entries(process.env)) {
   if (!v) continue;
   if (k.startsWith('VECBENCH_CONNECT_')) registerUrlSecrets(v);

@@ -5,7 +5,7 @@
 // capabilities, the ladders and the `contract` block of its settings.json), and a check whose
 // capability the participant lacks is skipped with the reason, which the test reporter prints.
 //
-// test/participant-contract.test.ts runs it over every participant the registry lists and over
+// test/engines/participant-contract.test.ts runs it over every participant the registry lists and over
 // participants/_template by its path. docs/contracts.md, "The contract suite", lists the checks.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,7 +79,7 @@ export function contractSuite(name: string, dir: string): void {
     });
 
     // The standard kinds: the opt-in sets (the grid, tenants) have tests of their own
-    // (test/filter-grid.test.ts, test/tenants.test.ts).
+    // (test/e2e/filter-grid.test.ts, test/engines/tenants.test.ts).
     for (const kind of STANDARD_KINDS.filter((f) => f.name !== 'none')) {
       test(`filter ${kind.name} at k=${K}: no returned id violates it, recall at the top reaches contract.min_filtered_recall (default ${DEFAULT_MIN_FILTERED_RECALL})`, async (t: TestContext) => {
         // The runner's own rule (src/runner/points.ts): a group the participant cannot take is

@@ -1,5 +1,5 @@
-// A short churn runbook that every real engine goes through on the command line (test/churn.test.ts
-// for the in-process engines, test/churn-servers.test.ts for the servers), and the checks of what
+// A short churn runbook that every real engine goes through on the command line (test/e2e/churn.test.ts
+// for the in-process engines, test/e2e/churn-servers.test.ts for the servers), and the checks of what
 // it stored and what `vecbench report --json` derives from it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

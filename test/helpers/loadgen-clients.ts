@@ -1,4 +1,4 @@
-// Load clients for test/loadgen.test.ts, built inside the load generator's worker threads like
+// Load clients for test/e2e/loadgen.test.ts, built inside the load generator's worker threads like
 // a participant's. They answer without a server; each does one thing on purpose:
 // - stall: blocks its thread once (a synchronous busy wait of `ms`, at the `at`-th request);
 // - burn: spends `ms` of CPU in the client thread on every request (a deliberately slow client);

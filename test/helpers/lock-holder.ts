@@ -1,4 +1,4 @@
-// The other process of test/locks.test.ts: takes a lock through vecbench's own code, says
+// The other process of test/e2e/locks.test.ts: takes a lock through vecbench's own code, says
 // "held" and keeps it until it is killed. Usage: lock-holder.ts out DIR | dataset DATA NAME
 import { lockOutDir } from '../../src/commands/common.ts';
 import { whilePreparing } from '../../src/datasets/preparing.ts';

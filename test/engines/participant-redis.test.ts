@@ -1,0 +1,121 @@
+// Redis 8 vector sets on a real redis-server, float32 (`redis`) and int8 (`redis-q8`), end to
+// end on the harness's small synthetic set: recall against a naive exact search, FILTER
+// expressions, a restart on the saved data, writes. Needs participants/redis/provision.sh.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { passes } from '../../src/datasets/groups.ts';
+import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { filterToRedis } from '../../participants/redis/adapter.ts';
+import { checkLadder } from '../helpers/participant-harness.ts';
+import { openServerOnSynthetic, startParticipantServer } from '../helpers/server-harness.ts';
+
+after(() => {
+  reapOrphans();
+});
+
+test('FilterExpr becomes a VSIM FILTER expression', () => {
+  assert.equal(filterToRedis({ op: 'eq', field: 'cat10', value: 3 }), '.cat10 == 3');
+  assert.equal(
+    filterToRedis({
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 3 },
+        { op: 'range', field: 'num', gte: 100, lt: 200 },
+      ],
+    }),
+    '.cat10 == 3 and (.num >= 100 and .num < 200)',
+  );
+  assert.throws(() => filterToRedis({ op: 'eq', field: 'color' as 'cat10', value: 1 }), /unknown filter field "color"/);
+  assert.throws(() => filterToRedis({ op: 'eq', field: 'cat10', value: 1.5 }), /not an integer/);
+});
+
+test('a missing server fails with a message naming the provision script', async () => {
+  const prev = process.env.VECBENCH_CACHE;
+  process.env.VECBENCH_CACHE = '/nonexistent-vecbench-cache';
+  try {
+    await assert.rejects(startParticipantServer('redis', { n: 10, d: 4 }), /participants\/redis\/provision\.sh/);
+  } finally {
+    if (prev === undefined) delete process.env.VECBENCH_CACHE;
+    else process.env.VECBENCH_CACHE = prev;
+  }
+});
+
+for (const [name, minTop] of [
+  ['redis', 0.95],
+  ['redis-q8', 0.9],
+] as const) {
+  describe(name, () => {
+    let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
+    before(async () => {
+      opened = await openServerOnSynthetic(name);
+    });
+    after(async () => {
+      await opened?.cleanup();
+    });
+
+    test('version and quantization come from the server', async () => {
+      assert.match(await opened.participant.adapter.engineVersion(), /^Redis 8\.\d+\.\d+ \(vector sets\)$/);
+      assert.equal((opened.participant.index as { quantization: string }).quantization, name === 'redis' ? 'NOQUANT' : 'Q8');
+    });
+
+    test(`unfiltered k=10 reaches recall >= ${minTop}`, async () => {
+      const pts = await checkLadder(opened, 'none', 10);
+      assert.ok(pts[pts.length - 1].recall >= minTop, `top recall ${pts[pts.length - 1].recall}`);
+      for (const p of pts) assert.equal(p.unknownOrDuplicate, 0);
+    });
+
+    for (const filter of ['cat10', 'num1', 'cat10+num10', 'lang']) {
+      test(`filter ${filter}: no violations, recall >= 0.85 at the top`, async () => {
+        const pts = await checkLadder(opened, filter, 10);
+        for (const p of pts) assert.equal(p.violations, 0, `violations at ${JSON.stringify(p.knobs)}`);
+        assert.ok(pts[pts.length - 1].recall >= 0.85, `top recall ${pts[pts.length - 1].recall}`);
+      });
+    }
+
+    test('k=100 unfiltered reaches recall >= 0.9', async () => {
+      const pts = await checkLadder(opened, 'none', 100);
+      assert.ok(pts[pts.length - 1].recall >= 0.9, `top recall ${pts[pts.length - 1].recall}`);
+    });
+
+    test('writes: deleted ids never come back; a filtered search finds the row itself', async () => {
+      const { session, data } = opened;
+      await session.setKnobs({ ef: 200 });
+      const vec = (id: number) => data.base.slice(id * data.d, (id + 1) * data.d);
+      await session.delete!(Int32Array.from([7, 70]));
+      for (const id of [7, 70]) assert.ok(!Array.from(await session.search({ vector: vec(id), k: 10, filter: null })).includes(id));
+      const f = { op: 'eq', field: 'cat10', value: data.attrs.cat10[8] } as const;
+      const got = Array.from(await session.search({ vector: vec(8), k: 10, filter: f }));
+      assert.equal(got[0], 8);
+      for (const id of got) assert.ok(passes(f, data.attrs, id));
+      assert.ok((await session.diskBytes!()) > data.n * data.d);
+    });
+
+    test('a restart loads the saved set without ingest and answers the same', async () => {
+      const { participant, session, handle, ctx, data } = opened;
+      await session.setKnobs({ ef: 200 });
+      const q = data.queries.slice(0, data.d);
+      const want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
+      await opened.stopKeepingData();
+      const again = await startServer(
+        participant.adapter.server!.start,
+        {
+          dataset: ctx.dataset,
+          settings: participant.index,
+          dataDir: handle.connection.dataDir,
+          existing: true,
+          logFile: `${opened.workDir}/server2.log`,
+          log: () => {},
+        },
+        120,
+      );
+      try {
+        const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
+        await s2.setKnobs({ ef: 200 });
+        assert.deepEqual(Array.from(await s2.search({ vector: q, k: 10, filter: null })), want);
+        await s2.close();
+      } finally {
+        await again.handle.stop();
+      }
+    });
+  });
+}

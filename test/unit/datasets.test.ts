@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { FILTER_KINDS, matchingRows, parseGroupKey } from '../../src/datasets/groups.ts';
+import { loadDataset, writePrepared, type Dataset } from '../../src/datasets/layout.ts';
+import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { prepareDataset, sourceFor } from '../../src/datasets/registry.ts';
+import { hashedAttributes } from '../../src/datasets/attributes.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'vecbench-ds-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('synthetic generator', () => {
+  let ds: Dataset;
+  before(async () => {
+    ds = await prepareDataset(dir, 'synthetic-20k');
+  });
+
+  test('is deterministic by seed and held-out queries are not base rows', () => {
+    const again = generateSynthetic(2000, 200);
+    const once = generateSynthetic(2000, 200);
+    assert.deepEqual(again.base, once.base);
+    assert.deepEqual(again.queries, once.queries);
+    const rows = new Set<string>();
+    for (let i = 0; i < ds.n; i++) rows.add(ds.base.subarray(i * ds.d, i * ds.d + 8).join(','));
+    for (let q = 0; q < ds.nq; q++) assert.ok(!rows.has(ds.queries.subarray(q * ds.d, q * ds.d + 8).join(',')), `query ${q} is a base row`);
+  });
+
+  test('vectors are unit length and not uniform noise (clustered: neighbours are much closer than random pairs)', () => {
+    const { d } = ds;
+    for (let i = 0; i < 100; i++) {
+      let s = 0;
+      for (let j = 0; j < d; j++) s += ds.base[i * d + j] ** 2;
+      assert.ok(Math.abs(s - 1) < 1e-5);
+    }
+    // Mean dot product of random pairs vs the best dot product of a query: clustered data has
+    // a wide gap; uniform noise in 128-d would have both near 0.
+    let randomDot = 0;
+    let bestDot = 0;
+    for (let q = 0; q < 20; q++) {
+      let best = -1;
+      for (let i = 0; i < ds.n; i++) {
+        let s = 0;
+        for (let j = 0; j < d; j++) s += ds.queries[q * d + j] * ds.base[i * d + j];
+        if (s > best) best = s;
+        if (i === q * 7) randomDot += s;
+      }
+      bestDot += best;
+    }
+    assert.ok(bestDot / 20 > 0.9, `nearest neighbours should be close (mean best dot ${bestDot / 20})`);
+    assert.ok(bestDot / 20 - randomDot / 20 > 0.5, 'neighbours should be far closer than random pairs');
+  });
+
+  test('filter selectivities are within 20 % of nominal', () => {
+    for (const kind of FILTER_KINDS) {
+      if (kind.nominal === null) continue;
+      let kept = 0;
+      const queries = 40;
+      for (let q = 0; q < queries; q++) kept += matchingRows(kind.forQuery(q, ds.queryAttrs), ds.attrs, ds.n).length;
+      const share = kept / queries / ds.n;
+      assert.ok(Math.abs(share - kind.nominal) <= 0.2 * kind.nominal, `${kind.name}: kept ${share}, nominal ${kind.nominal}`);
+    }
+  });
+
+  test('cluster and language filters behave as docs/method.md §2 says', () => {
+    const share = (name: string) => {
+      const kind = FILTER_KINDS.find((k) => k.name === name)!;
+      let kept = 0;
+      for (let q = 0; q < 100; q++) kept += matchingRows(kind.forQuery(q, ds.queryAttrs), ds.attrs, ds.n).length;
+      return kept / 100 / ds.n;
+    };
+    assert.ok(share('cluster') > 0.005 && share('cluster') < 0.06, `own cluster ~2 %: ${share('cluster')}`);
+    const langShares = new Array(ds.langs.length).fill(0);
+    for (const l of ds.attrs.lang) langShares[l]++;
+    for (const s of langShares) assert.ok(s / ds.n >= 0.01 && s / ds.n <= 0.17, `language share ${s / ds.n}`);
+    // The own cluster agrees with the vector: the query's nearest rows are mostly in it.
+    let agree = 0;
+    for (let q = 0; q < 50; q++) {
+      let best = -1;
+      let bestRow = 0;
+      for (let i = 0; i < ds.n; i++) {
+        let s = 0;
+        for (let j = 0; j < ds.d; j++) s += ds.queries[q * ds.d + j] * ds.base[i * ds.d + j];
+        if (s > best) [best, bestRow] = [s, i];
+      }
+      if (ds.attrs.cluster[bestRow] === ds.queryAttrs.cluster[q]) agree++;
+      assert.notEqual(ds.queryAttrs.far_cluster[q], ds.queryAttrs.cluster[q]);
+      assert.notEqual(ds.queryAttrs.other_lang[q], ds.queryAttrs.lang[q]);
+    }
+    assert.ok(agree >= 35, `nearest row in the query's own cluster for ${agree}/50 queries`);
+  });
+
+  test('hashed attributes depend only on the row id (same at every size)', () => {
+    const small = hashedAttributes(1000);
+    assert.deepEqual(small.cat100, ds.attrs.cat100.slice(0, 1000));
+    assert.deepEqual(small.num, ds.attrs.num.slice(0, 1000));
+  });
+
+  test('a second prepare is a no-op and loading verifies sha256', async () => {
+    const before = readFileSync(join(ds.dir, 'manifest.json'), 'utf8');
+    await prepareDataset(dir, 'synthetic-20k');
+    assert.equal(readFileSync(join(ds.dir, 'manifest.json'), 'utf8'), before);
+  });
+});
+
+describe('bad dataset input gets one clear line', () => {
+  const fresh = async (name: string) => writePrepared(dir, name, generateSynthetic(500, 50));
+
+  test('unknown dataset', () => {
+    assert.throws(
+      () => sourceFor('nope-1'),
+      (e: Error) => e instanceof UserError && /unknown dataset "nope-1"; known datasets/.test(e.message),
+    );
+  });
+
+  test('not prepared', async () => {
+    await assert.rejects(loadDataset(dir, 'synthetic-123'), /not prepared .*run: vecbench prepare synthetic-123/);
+  });
+
+  test('truncated file', async () => {
+    const ds = await fresh('trunc');
+    truncateSync(join(ds.dir, 'base.f32'), 1000);
+    await assert.rejects(
+      loadDataset(dir, 'trunc', { verify: false }),
+      (e: Error) => e instanceof UserError && /base\.f32 has 1000 bytes, expected .*truncated or corrupt.*vecbench prepare trunc --force/.test(e.message),
+    );
+  });
+
+  test('sha256 mismatch', async () => {
+    const ds = await fresh('corrupt');
+    const path = join(ds.dir, 'queries.f32');
+    const buf = readFileSync(path);
+    buf[100] ^= 0xff;
+    writeFileSync(path, buf);
+    await assert.rejects(loadDataset(dir, 'corrupt'), /queries\.f32 does not match the sha256 in its manifest/);
+  });
+
+  test('corrupt manifest', async () => {
+    const ds = await fresh('badmanifest');
+    writeFileSync(join(ds.dir, 'manifest.json'), '{"format": "vecbench-dataset/1", "n": -3');
+    await assert.rejects(loadDataset(dir, 'badmanifest'), /manifest\.json is not valid JSON/);
+  });
+
+  test('dimension mismatch between the manifest and the files', async () => {
+    const ds = await fresh('dims');
+    const m = JSON.parse(readFileSync(join(ds.dir, 'manifest.json'), 'utf8'));
+    m.d = 64;
+    writeFileSync(join(ds.dir, 'manifest.json'), JSON.stringify(m));
+    await assert.rejects(loadDataset(dir, 'dims', { verify: false }), /base\.f32 has \d+ bytes, expected \d+/);
+  });
+
+  test('NaN, Inf and zero vectors', async () => {
+    const data = generateSynthetic(500, 50);
+    data.base[5 * data.d + 3] = NaN;
+    await assert.rejects(writePrepared(dir, 'nan', data), /base row 5 has NaN at dimension 3/);
+    const inf = generateSynthetic(500, 50);
+    inf.queries[7] = Infinity;
+    await assert.rejects(writePrepared(dir, 'inf', inf), /queries row 0 has Inf/);
+    const zero = { ...generateSynthetic(500, 50), metric: 'cosine' as const };
+    zero.base.fill(0, 0, zero.d);
+    await assert.rejects(writePrepared(dir, 'zero', zero), /base row 0 is a zero vector/);
+  });
+
+  test('unknown filter and bad group keys', () => {
+    assert.throws(() => parseGroupKey('bogus/10'), /unknown filter "bogus"; known filters: none, cat10/);
+    assert.throws(() => parseGroupKey('none/7'), /k must be one of 10, 100, 1000/);
+    assert.throws(() => parseGroupKey('none'), /write groups as FILTER\/K/);
+  });
+});
