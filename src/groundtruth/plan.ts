@@ -14,6 +14,7 @@ import { noRealQueries } from '../datasets/real-attributes.ts';
 import { QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, manifestSchema, type Dataset, type QueryAttrName } from '../datasets/layout.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
+import { isSafeName, SAFE_NAME_RULE } from '../util/names.ts';
 import { sha256, sha256File } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
 import { cacheDepth, computeUnit, groundTruthUnits } from './cache.ts';
@@ -25,11 +26,18 @@ const PLAN_FORMAT = 'vecbench-gt-plan/1';
 const SHARD_FORMAT = 'vecbench-gt-shard/1';
 export const PLAN_FILE = 'plan.json';
 
-const unitSchema = z.object({ filter: z.string(), queries: z.array(z.number().int().nonnegative()).min(1) });
+// A plan is input like any file: its names become paths, shell lines and filter lookups, so each
+// is held to what vecbench itself writes (the safe-name rule, the standard filter kinds, the
+// shard output name, a bounded shard count) before anything is read, written or removed.
+const KIND_NAMES = new Set(STANDARD_KINDS.map((k) => k.name));
+const filterName = z.string().refine((f) => KIND_NAMES.has(f), { message: 'not a standard filter kind' });
+/** More shards than this is no plan vecbench writes (a shard per query of a 10k-query set). */
+export const MAX_SHARDS = 100_000;
+const unitSchema = z.object({ filter: filterName, queries: z.array(z.number().int().nonnegative()).min(1) });
 const planSchema = z.object({
   format: z.literal(PLAN_FORMAT),
   dataset: z.object({
-    name: z.string().min(1),
+    name: z.string().refine(isSafeName, { message: `not a dataset name (${SAFE_NAME_RULE})` }),
     data_dir: z.string().min(1),
     hash: z.string(),
     n: z.number().int().positive(),
@@ -38,19 +46,29 @@ const planSchema = z.object({
   }),
   depth: z.number().int().positive(),
   /** Every file a shard reads, with its size and sha256 (from the dataset's manifest). */
-  inputs: z.array(z.object({ file: z.string(), bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
-  filters: z.array(z.string()).min(1),
+  inputs: z.array(
+    z.object({
+      file: z.string().refine(isSafeName, { message: `not a file name of the dataset (${SAFE_NAME_RULE})` }),
+      bytes: z.number().int().nonnegative(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+  ),
+  filters: z.array(filterName).min(1),
   shards: z
     .array(
       z.object({
         index: z.number().int().nonnegative(),
-        /** Relative to the plan directory. */
-        output: z.string(),
+        /** Relative to the plan directory: shard-<index>.bin, nothing else. */
+        output: z.string().regex(/^shard-\d{1,6}\.bin$/, 'not a shard output name (shard-<index>.bin)'),
         rows: z.tuple([z.number().int().nonnegative(), z.number().int().positive()]),
         units: z.array(unitSchema).min(1),
       }),
     )
-    .min(1),
+    .min(1)
+    .max(MAX_SHARDS)
+    .refine((shards) => shards.every((s, i) => s.index === i && s.output === `shard-${i}.bin`), {
+      message: 'shards must be numbered 0, 1, 2... in order, each writing shard-<index>.bin',
+    }),
 });
 export type GtPlan = z.infer<typeof planSchema>;
 
@@ -65,6 +83,7 @@ function inputFiles(ds: Dataset): string[] {
  * scan of the share of rows its filter keeps). */
 export async function writePlan(dataDir: string, name: string, shards: number, outDir: string, rowRanges = 1): Promise<GtPlan> {
   if (!(Number.isInteger(shards) && shards >= 1)) throw new UserError(`--shards ${shards} is not a positive whole number; give e.g. --shards 4`);
+  if (shards > MAX_SHARDS) throw new UserError(`--shards ${shards} is more than ${MAX_SHARDS}; give fewer shards`);
   if (!(Number.isInteger(rowRanges) && rowRanges >= 1 && shards % rowRanges === 0))
     throw new UserError(`--row-ranges ${rowRanges} does not divide --shards ${shards}; give a --shards that is a multiple of --row-ranges`);
   const blocks = shards / rowRanges;

@@ -41,13 +41,29 @@ export function shardMemoryBytes(plan: GtPlan, gtMemory = gtMemoryBytes()): numb
 const mib = (bytes: number) => Math.ceil(bytes / 2 ** 20);
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** A value written into an #SBATCH line: sbatch reads it to the line's end, so a line break or
+ * another control character would start a line of the script of its own (a shell command). */
+function directiveValue(what: string, value: string): string {
+  if ([...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+    throw new UserError(`${what} ${JSON.stringify(value)} holds a line break or control character; use a plain path or name`);
+  return value;
+}
+/** Slurm partition names: letters, digits and . _ - (a list of them comma-separated). */
+const PARTITION = /^[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*$/;
+
 /** Writes shards.sbatch (the array, one task per shard) and merge.sbatch into the plan dir. */
 export function writeSlurmScripts(
   planDir: string,
   plan: GtPlan,
   opts: { cpus?: number; memMiB?: number; partition?: string } = {},
 ): { shards: string; merge: string } {
-  const dir = resolve(planDir);
+  const dir = directiveValue('the plan directory', resolve(planDir));
+  if (opts.partition !== undefined && !PARTITION.test(opts.partition))
+    throw new UserError(
+      `--partition ${JSON.stringify(opts.partition)} is not a Slurm partition name; use letters, digits, '.', '_' and '-' (comma-separated for several)`,
+    );
+  // readPlan holds the name to the safe-name rule; checked here too, as this writes a script.
+  const name = directiveValue("the plan's dataset name", plan.dataset.name);
   const n = plan.shards.length;
   const mem = opts.memMiB ?? mib(shardMemoryBytes(plan));
   const node = process.execPath;
@@ -63,7 +79,7 @@ export function writeSlurmScripts(
     shards,
     [
       '#!/bin/bash',
-      `#SBATCH --job-name=vecbench-gt-${plan.dataset.name}`,
+      `#SBATCH --job-name=vecbench-gt-${name}`,
       `#SBATCH --array=0-${n - 1}`,
       `#SBATCH --output=${dir}/shard-%a.log`,
       ...common,
@@ -77,7 +93,7 @@ export function writeSlurmScripts(
     merge,
     [
       '#!/bin/bash',
-      `#SBATCH --job-name=vecbench-gt-merge-${plan.dataset.name}`,
+      `#SBATCH --job-name=vecbench-gt-merge-${name}`,
       `#SBATCH --output=${dir}/merge.log`,
       ...common,
       '# Submitted with --dependency=afterok:<array job id>: runs once every shard succeeded.',

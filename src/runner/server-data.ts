@@ -19,6 +19,7 @@ import {
   readlinkSync,
   rmSync,
   statSync,
+  type Stats,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -78,9 +79,8 @@ export function checkReachable(dir: string, user: ServerUser): void {
 
 /** The base, created 0711 (others may traverse, not list). In /var/tmp anyone may create it
  * first: it is used only when it is a real directory of this user that nobody else can write. */
-function ensureBase(user: ServerUser): string {
-  const base = serverDataBase();
-  mkdirSync(base, { recursive: true, mode: 0o711 });
+/** The base must be a directory of this user's that only this user can write (not a link). */
+function checkPrivateBase(base: string): Stats {
   const st = lstatSync(base);
   const me = process.getuid?.();
   if (!st.isDirectory() || (me !== undefined && st.uid !== me) || (st.mode & 0o022) !== 0) {
@@ -88,6 +88,13 @@ function ensureBase(user: ServerUser): string {
       `${base} (where server data goes when --out is closed to the server's user) is not a directory of yours that only you can write; remove it, or set VECBENCH_SERVER_DATA to a directory of your own`,
     );
   }
+  return st;
+}
+
+function ensureBase(user: ServerUser): string {
+  const base = serverDataBase();
+  mkdirSync(base, { recursive: true, mode: 0o711 });
+  const st = checkPrivateBase(base);
   if ((st.mode & 0o777) !== 0o711) chmodSync(base, 0o711);
   const closed = closedAncestor(join(base, 'x'), user);
   if (closed)
@@ -169,7 +176,9 @@ export function removeServerData(workDir: string): void {
  * longer points at them (the engine home was deleted, or started afresh). Returns them. */
 export function reapServerData(): string[] {
   const base = serverDataBase();
-  if (!existsSync(base) || !lstatSync(base).isDirectory()) return [];
+  if (!existsSync(base)) return [];
+  // The checks of ensureBase again: nothing is removed inside a directory another user made.
+  checkPrivateBase(base);
   const reaped: string[] = [];
   for (const f of readdirSync(base)) {
     if (!f.endsWith('.json')) continue;

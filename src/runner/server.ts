@@ -12,18 +12,34 @@
 //     `reapOrphans()` (called by every run and by the tests' teardown) kills the process group
 //     of any server whose runner is gone, in case 1 and 2 were both defeated.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerConnection, ServerHandle, ServerStartContext } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
+import { checkPrivateDir, privateDir, readOwnFile, writeNewPrivateFile } from '../util/private-dir.ts';
 import { SECRETS_ENV } from '../util/redact.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
 
-/** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests). */
+/** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests):
+ * a directory of this user's own (one per uid), checked each time it is used. */
 export function registryDir(): string {
-  return process.env.VECBENCH_SERVER_REGISTRY ?? join(tmpdir(), 'vecbench-servers');
+  return process.env.VECBENCH_SERVER_REGISTRY ?? join(tmpdir(), `vecbench-servers-${process.getuid?.() ?? 'user'}`);
+}
+const REGISTRY_FIX = 'set VECBENCH_SERVER_REGISTRY to a directory of your own';
+
+/** A pid file as written by this module, or null when the text is anything else. */
+function parsePidFile(text: string | null): PidFile | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as PidFile;
+    const int = (x: unknown) => Number.isInteger(x) && (x as number) > 0;
+    if (typeof v?.name !== 'string' || !int(v.pid) || !int(v.runner) || typeof v.dataDir !== 'string') return null;
+    return v;
+  } catch {
+    return null;
+  }
 }
 
 /** A free TCP port on 127.0.0.1, chosen by the kernel (bind to port 0, read it, close). */
@@ -71,14 +87,14 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export function reapOrphans(): { name: string; pid: number }[] {
   const dir = registryDir();
   if (!existsSync(dir)) return [];
+  checkPrivateDir(dir, REGISTRY_FIX);
   const reaped: { name: string; pid: number }[] = [];
   for (const f of readdirSync(dir)) {
-    if (!f.endsWith('.json')) continue;
+    // Only the files this module writes (<pid>.json); anything else is left alone.
+    if (!/^\d+\.json$/.test(f)) continue;
     const path = join(dir, f);
-    let info: PidFile;
-    try {
-      info = JSON.parse(readFileSync(path, 'utf8')) as PidFile;
-    } catch {
+    const info = parsePidFile(readOwnFile(path));
+    if (info === null || `${info.pid}.json` !== f) {
       rmSync(path, { force: true });
       continue;
     }
@@ -139,8 +155,7 @@ class ServerProcess {
         resolve();
       });
     });
-    const dir = registryDir();
-    mkdirSync(dir, { recursive: true });
+    const dir = privateDir(registryDir(), REGISTRY_FIX);
     this.pidFile = join(dir, `${this.pid}.json`);
     const info: PidFile = {
       name: spec.name,
@@ -151,7 +166,7 @@ class ServerProcess {
       dataDir: spec.dataDir,
       started: new Date().toISOString(),
     };
-    writeFileSync(this.pidFile, JSON.stringify(info));
+    writeNewPrivateFile(this.pidFile, JSON.stringify(info));
     live.add(this);
   }
 

@@ -15,6 +15,7 @@
 // publishes no checksum: the first download's sha256 is recorded (trust on first use).
 import { join } from 'node:path';
 import { UserError } from '../../util/errors.ts';
+import { isSafeName, shownName } from '../../util/names.ts';
 import { log } from '../../util/progress.ts';
 import type { DatasetSource } from '../dataset-source.ts';
 import { hdf5Info, openHdf5 } from '../readers/hdf5.ts';
@@ -112,6 +113,19 @@ interface LangPlan {
 async function wikiFiles(lang: string): Promise<HfEntry[]> {
   const entries = await hfTree(WIKI_REPO, WIKI_REVISION, lang, true);
   const files = entries.filter((e) => e.type === 'file' && e.path.endsWith('.parquet')).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // The listing is input from the network: its paths become file names under the downloads
+  // directory, so each must be the language's directory and plain names (no '..', nothing
+  // absolute), and its hash, when given, a sha256.
+  for (const e of files) {
+    if (!e.path.startsWith(`${lang}/`) || !e.path.split('/').every(isSafeName))
+      throw new UserError(
+        `${WIKI_REPO}'s listing names the file ${shownName(e.path)}, not a plain path under ${lang}/; the listing is not the Hub's: check VECBENCH_HF_ENDPOINT`,
+      );
+    if (e.lfs !== undefined && !/^[0-9a-f]{64}$/.test(String(e.lfs.oid)))
+      throw new UserError(
+        `${WIKI_REPO}'s listing gives ${shownName(e.path)} the hash ${shownName(String(e.lfs.oid))}, not a sha256; the listing is not the Hub's: check VECBENCH_HF_ENDPOINT`,
+      );
+  }
   if (files.length === 0) throw new UserError(`${WIKI_REPO} has no Parquet files for language "${lang}"; the repository layout changed: report it`);
   return files;
 }
