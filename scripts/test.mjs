@@ -1,8 +1,11 @@
 // The test driver behind `npm test` and `npm run test:quick`. Tests live in tiers named by what
 // they cost (docs/contracts.md, "Tests"):
-//   test/unit/     pure: no engine, no process, no server; run two files at a time
-//   test/engines/  one real engine (in process, or its server) per file; one file at a time
-//   test/e2e/      the CLI, servers, the browser, fault injection; one file at a time
+//   test/unit/     pure: no engine, no process, no server
+//   test/engines/  one real engine (in process, or its server) per file
+//   test/e2e/      the CLI, servers, the browser, fault injection
+// Two files run at a time (one per core of the machines this is written for), but a file that
+// measures or makes machine load, or asserts on timing it measures, says so in its first lines
+// (`// vecbench-test: alone`, with the reason) and runs after the others, by itself.
 // All of them run under node:test through tsx; the CLI and the processes it starts run the
 // build in dist/, which this script makes first.
 //
@@ -13,7 +16,7 @@
 //
 // Each phase prints its time; at the end, the phases and the ten slowest test files.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,11 +35,32 @@ const filesOf = (tier) =>
     .sort()
     .map((f) => path.join('test', tier, f));
 
+/** Whether a test file asks to run by itself (the marker in its first 2 KiB). */
+function runsAlone(file) {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(2048);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return /^\/\/ vecbench-test: alone\b/m.test(head.subarray(0, n).toString('utf8'));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A tier's files, two at a time, then those that run alone, one at a time. */
+function tier(name) {
+  const files = filesOf(name);
+  return [
+    { name, files: files.filter((f) => !runsAlone(f)), concurrency: 2 },
+    { name: `${name}, alone`, files: files.filter(runsAlone), concurrency: 1 },
+  ];
+}
+
 /** A tier is one or more node:test invocations: files, how many run at once, extra env. */
 const TIERS = {
-  unit: () => [{ name: 'unit', files: filesOf('unit'), concurrency: 2 }],
-  engines: () => [{ name: 'engines', files: filesOf('engines'), concurrency: 1 }],
-  e2e: () => [{ name: 'e2e', files: filesOf('e2e'), concurrency: 1 }],
+  unit: () => tier('unit'),
+  engines: () => tier('engines'),
+  e2e: () => tier('e2e'),
   quick: () => [
     ...TIERS.unit(),
     {

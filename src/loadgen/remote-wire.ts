@@ -19,16 +19,30 @@ export function fromB64<T>(s: string, C: { new (b: ArrayBuffer): T; BYTES_PER_EL
   return new C(ab);
 }
 
+/** Caps on what one end accepts from the other (docs/security.md): a longer line, more client
+ * threads, more requests in flight or more connections are refused in one line each. */
+export const LIMITS = {
+  /** Bytes of one message; the init's queries are the largest (10,000 x 1,024 floats fit). */
+  lineBytes: 128 * 2 ** 20,
+  workersPerCore: 4,
+  maxInFlight: 100_000,
+  connections: 8,
+} as const;
+
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+
 export const requestSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('hello'), id: z.number(), version: z.string() }),
+  /** First, and answered only with the secret's proof (remote-auth.ts). */
+  z.object({ type: z.literal('hello'), id: z.number(), version: z.string(), nonce: hex64, proof: hex64 }),
   z.object({ type: z.literal('ping'), id: z.number() }),
   z.object({
     type: z.literal('init'),
     id: z.number(),
-    spec: z.object({ module: z.string(), options: z.unknown() }),
+    /** The load client by name (remote-auth.ts clientModuleFor), never a path or URL. */
+    spec: z.object({ client: z.string().max(200), options: z.unknown() }).strict(),
     /** Client threads; absent: the worker host's default (pool.ts defaultWorkers). */
     workers: z.number().int().positive().optional(),
-    maxInFlight: z.number().int().positive(),
+    maxInFlight: z.number().int().positive().max(LIMITS.maxInFlight),
     d: z.number().int().positive(),
     queries: b64,
   }),
@@ -68,7 +82,9 @@ const partSchema = z.object({
 export type RemotePart = z.infer<typeof partSchema>;
 
 export const replySchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('hello'), id: z.number(), version: z.string(), cores: z.number() }),
+  /** The worker's first line on every connection. */
+  z.object({ type: z.literal('challenge'), id: z.literal(0), nonce: hex64 }),
+  z.object({ type: z.literal('hello'), id: z.number(), version: z.string(), cores: z.number(), proof: hex64 }),
   z.object({ type: z.literal('pong'), id: z.number(), nowMs: z.number() }),
   z.object({ type: z.literal('ready'), id: z.number(), workers: z.number() }),
   z.object({ type: z.literal('ok'), id: z.number() }),
@@ -78,6 +94,39 @@ export const replySchema = z.discriminatedUnion('type', [
 export type RemoteReply = z.infer<typeof replySchema>;
 
 export const send = (s: Socket, m: object) => s.write(`${JSON.stringify(m)}\n`);
+
+/** Calls onLine for each line the socket sends; a line longer than LIMITS.lineBytes calls
+ * onTooLong once instead and nothing more is read (a peer cannot make this end hold it). */
+export function readLines(sock: Socket, onLine: (line: string) => void, onTooLong: () => void): void {
+  let parts: Buffer[] = [];
+  let held = 0;
+  let stopped = false;
+  sock.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    let from = 0;
+    for (let nl = chunk.indexOf(10, from); nl >= 0; nl = chunk.indexOf(10, from)) {
+      if (held + nl - from > LIMITS.lineBytes) break;
+      parts.push(chunk.subarray(from, nl));
+      const line = Buffer.concat(parts).toString('utf8');
+      parts = [];
+      held = 0;
+      from = nl + 1;
+      onLine(line);
+      if (stopped) return;
+    }
+    const rest = chunk.length - from;
+    if (held + rest > LIMITS.lineBytes || chunk.indexOf(10, from) >= 0) {
+      stopped = true;
+      parts = [];
+      onTooLong();
+      return;
+    }
+    if (rest > 0) {
+      parts.push(chunk.subarray(from));
+      held += rest;
+    }
+  });
+}
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** "host:port" -> its parts; the fix is named when it is not one. */

@@ -3,34 +3,57 @@
 // that runs the point parts the coordinator sends and returns them. Apart from the coordinator
 // (remote.ts), which runs on the benchmark's host.
 import { createServer, type Server, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
-import type { FilterExpr, Knobs, LoadClientSpec } from '../contracts.ts';
+import type { FilterExpr, Knobs } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 import { nowMs } from './clock.ts';
 import { CpuMeter, DemandMeter } from './cpu.ts';
 import { defaultWorkers, WorkerPool } from './pool.ts';
-import { PROTOCOL_VERSION, type RemotePart, type RemoteReply, type RemoteRequest, fromB64, requestSchema, send, sleep, toB64 } from './remote-wire.ts';
+import { clientModuleFor, newNonce, proof, proofMatches } from './remote-auth.ts';
+import {
+  LIMITS,
+  PROTOCOL_VERSION,
+  type RemotePart,
+  type RemoteReply,
+  type RemoteRequest,
+  fromB64,
+  readLines,
+  requestSchema,
+  send,
+  sleep,
+  toB64,
+} from './remote-wire.ts';
 
-/** One coordinator's connection: its pool lives as long as the connection. */
-async function serveConnection(sock: Socket, cores: number): Promise<void> {
+/** One coordinator's connection: its pool lives as long as the connection. Nothing but a hello
+ * carrying the secret's proof is answered until one came. */
+function serveConnection(sock: Socket, cores: number, secret: string): void {
   let pool: WorkerPool | null = null;
-  const lines = createInterface({ input: sock });
+  const nonce = newNonce();
+  let authenticated = false;
   sock.on('error', () => {});
+  send(sock, { type: 'challenge', id: 0, nonce });
   // A coordinator that goes away mid-point takes the point with it: stop its clients now.
   sock.on('close', () => {
     void pool?.close();
     pool = null;
   });
   const handle = async (m: RemoteRequest): Promise<RemoteReply> => {
+    if (m.type !== 'hello' && !authenticated) throw new RefusedPeer('hello with the shared secret first');
     switch (m.type) {
       case 'hello':
-        return { type: 'hello', id: m.id, version: PROTOCOL_VERSION, cores };
+        if (!proofMatches(proof(secret, 'coordinator', nonce, m.nonce), m.proof))
+          throw new RefusedPeer("authentication failed: the coordinator's secret is not this load-worker's (VECBENCH_LOAD_SECRET)");
+        authenticated = true;
+        return { type: 'hello', id: m.id, version: PROTOCOL_VERSION, cores, proof: proof(secret, 'worker', nonce, m.nonce) };
       case 'ping':
         return { type: 'pong', id: m.id, nowMs: nowMs() };
       case 'init': {
+        const module = clientModuleFor(m.spec.client);
+        const maxWorkers = LIMITS.workersPerCore * cores;
+        if (m.workers !== undefined && m.workers > maxWorkers)
+          throw new Error(`${m.workers} client threads asked, at most ${maxWorkers} here (${LIMITS.workersPerCore} a core)`);
         await pool?.close();
-        pool = await WorkerPool.start(m.spec as LoadClientSpec, m.workers ?? defaultWorkers(), m.maxInFlight, fromB64(m.queries, Float32Array), m.d);
+        pool = await WorkerPool.start({ module, options: m.spec.options }, m.workers ?? defaultWorkers(), m.maxInFlight, fromB64(m.queries, Float32Array), m.d);
         return { type: 'ready', id: m.id, workers: pool.size };
       }
       case 'knobs':
@@ -67,29 +90,44 @@ async function serveConnection(sock: Socket, cores: number): Promise<void> {
         return { type: 'ok', id: m.id };
     }
   };
-  try {
-    for await (const line of lines) {
-      let id = -1;
-      let reply: RemoteReply;
-      try {
-        const raw = JSON.parse(line) as { id?: unknown };
-        if (typeof raw.id === 'number') id = raw.id;
-        reply = await handle(requestSchema.parse(raw));
-      } catch (e) {
-        reply = { type: 'error', id, message: redact(e instanceof Error ? e.message : String(e)) };
-      }
-      send(sock, reply);
-    }
-  } finally {
-    await (pool as WorkerPool | null)?.close();
-  }
+  // One message at a time, in order, as they came.
+  let chain = Promise.resolve();
+  const refuse = (id: number, message: string) => {
+    send(sock, { type: 'error', id, message });
+    sock.end();
+    sock.destroySoon();
+  };
+  readLines(
+    sock,
+    (line) => {
+      chain = chain.then(async () => {
+        if (sock.destroyed) return;
+        let id = -1;
+        let reply: RemoteReply;
+        try {
+          const raw = JSON.parse(line) as { id?: unknown };
+          if (typeof raw?.id === 'number') id = raw.id;
+          reply = await handle(requestSchema.parse(raw));
+        } catch (e) {
+          if (e instanceof RefusedPeer || !authenticated) return refuse(id, e instanceof RefusedPeer ? e.message : 'hello with the shared secret first');
+          reply = { type: 'error', id, message: redact(e instanceof Error ? e.message : String(e)) };
+        }
+        send(sock, reply);
+      });
+    },
+    () => refuse(-1, `a message longer than ${LIMITS.lineBytes} bytes; this load-worker reads no more of it`),
+  );
 }
 
+/** A peer this worker will not talk to: the connection ends after the one-line reason. */
+class RefusedPeer extends Error {}
+
 /** Listens for coordinators; resolves once listening, with the bound port. */
-export function startLoadWorker(host: string, port: number, cores: number): Promise<{ server: Server; port: number }> {
+export function startLoadWorker(host: string, port: number, cores: number, secret: string): Promise<{ server: Server; port: number }> {
   const server = createServer((sock) => {
-    void serveConnection(sock, cores);
+    serveConnection(sock, cores, secret);
   });
+  server.maxConnections = LIMITS.connections;
   return new Promise((resolve, reject) => {
     server.once('error', (e) =>
       reject(new UserError(`load-worker cannot listen on ${host}:${port} (${(e as Error).message}); pick a free port on an address of this host`)),

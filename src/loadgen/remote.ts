@@ -7,14 +7,26 @@
 // merges the histograms exactly (mergeResults adds the decoded histograms) and sums the counts.
 // This file is the coordinator; the worker end is remote-worker.ts, the messages remote-wire.ts.
 import { createConnection, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
 import type { FilterExpr, Knobs, LoadClientSpec } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { nowMs } from './clock.ts';
 import type { DriveResult } from './driver.ts';
 import { mergeResults } from './pool.ts';
 import type { LoadReply } from './protocol.ts';
-import { PROTOCOL_VERSION, type RemoteReply, type RemoteRequestBody, fromB64, parseHostPort, replySchema, send, sleep, toB64 } from './remote-wire.ts';
+import { clientNameOf, loadSecret, newNonce, proof, proofMatches } from './remote-auth.ts';
+import {
+  LIMITS,
+  PROTOCOL_VERSION,
+  type RemoteReply,
+  type RemoteRequestBody,
+  fromB64,
+  parseHostPort,
+  readLines,
+  replySchema,
+  send,
+  sleep,
+  toB64,
+} from './remote-wire.ts';
 
 class HostLink {
   private nextId = 1;
@@ -24,12 +36,29 @@ class HostLink {
   offsetMs = 0;
   cores = 0;
   workers = 0;
+  /** The worker's challenge (its first line), for the hello's proof. */
+  readonly challenge: Promise<string>;
+  private onChallenge: (nonce: string) => void = () => {};
 
   private constructor(
     readonly name: string,
     private readonly sock: Socket,
   ) {
-    createInterface({ input: sock }).on('line', (line) => {
+    this.challenge = new Promise((resolve) => (this.onChallenge = resolve));
+    readLines(
+      sock,
+      (line) => this.onLine(line),
+      () => {
+        this.fail(`sent a message longer than ${LIMITS.lineBytes} bytes; it is not a vecbench load-worker`);
+        sock.destroy();
+      },
+    );
+    sock.on('close', () => this.fail('closed the connection (the load-worker died or was stopped); restart `vecbench load-worker` there and run again'));
+    sock.on('error', (e) => this.fail(`connection failed (${e.message}); check that \`vecbench load-worker\` still runs there`));
+  }
+
+  private onLine(line: string): void {
+    {
       let m: RemoteReply;
       try {
         m = replySchema.parse(JSON.parse(line));
@@ -37,14 +66,21 @@ class HostLink {
         this.fail(`sent a message this vecbench does not understand (${(e as Error).message.split('\n')[0]}); run the same vecbench version on both hosts`);
         return;
       }
+      if (m.type === 'challenge') {
+        this.onChallenge(m.nonce);
+        return;
+      }
+      // The worker refuses with id -1 when it cannot tell which request was refused.
+      if (m.type === 'error' && m.id === -1) {
+        this.fail(`refused: ${m.message}`);
+        return;
+      }
       const w = this.waiting.get(m.id);
       this.waiting.delete(m.id);
       if (!w) return;
       if (m.type === 'error') w.reject(new UserError(`client host ${this.name}: ${m.message}`));
       else w.resolve(m);
-    });
-    sock.on('close', () => this.fail('closed the connection (the load-worker died or was stopped); restart `vecbench load-worker` there and run again'));
-    sock.on('error', (e) => this.fail(`connection failed (${e.message}); check that \`vecbench load-worker\` still runs there`));
+    }
   }
 
   static connect(name: string, timeoutMs: number): Promise<HostLink> {
@@ -69,6 +105,7 @@ class HostLink {
 
   private fail(why: string): void {
     this.dead ??= `client host ${this.name} ${why}`;
+    this.onChallenge('');
     for (const w of this.waiting.values()) w.reject(new UserError(this.dead));
     this.waiting.clear();
   }
@@ -129,12 +166,20 @@ export class ClientHosts {
 
   /** Connects, checks the version and measures each host's clock offset. */
   static async connect(hosts: string[], timeoutMs = 5000): Promise<ClientHosts> {
+    const secret = loadSecret();
     const links: HostLink[] = [];
     try {
       for (const h of hosts) {
         const l = await HostLink.connect(h, timeoutMs);
         links.push(l);
-        const hello = await l.call<'hello'>({ type: 'hello', version: PROTOCOL_VERSION });
+        const workerNonce = await Promise.race([l.challenge, sleep(timeoutMs).then(() => '')]);
+        if (!/^[0-9a-f]{64}$/.test(workerNonce))
+          throw new UserError(`client host ${h} did not open with a load-worker's challenge; start \`vecbench load-worker\` of this version there`);
+        const nonce = newNonce();
+        const hello = await l.call<'hello'>({ type: 'hello', version: PROTOCOL_VERSION, nonce, proof: proof(secret, 'coordinator', workerNonce, nonce) });
+        // The worker proves the secret too, before it is sent a client's options (passwords).
+        if (!proofMatches(proof(secret, 'worker', workerNonce, nonce), hello.proof))
+          throw new UserError(`client host ${h} does not hold the shared secret (VECBENCH_LOAD_SECRET); it is not your load-worker, or its secret differs`);
         if (hello.version !== PROTOCOL_VERSION)
           throw new UserError(
             `client host ${h} runs ${hello.version}, this coordinator ${PROTOCOL_VERSION}; install the same vecbench there and restart its load-worker`,
@@ -153,9 +198,10 @@ export class ClientHosts {
   async init(spec: LoadClientSpec, workers: number | undefined, maxInFlight: number, queries: Float32Array, d: number): Promise<void> {
     const per = Math.max(1, Math.ceil(maxInFlight / this.links.length));
     const q = toB64(queries);
+    const client = { client: clientNameOf(spec.module), options: spec.options };
     await Promise.all(
       this.links.map(async (l) => {
-        l.workers = (await l.call<'ready'>({ type: 'init', spec, workers, maxInFlight: per, d, queries: q })).workers;
+        l.workers = (await l.call<'ready'>({ type: 'init', spec: client, workers, maxInFlight: per, d, queries: q })).workers;
       }),
     );
   }

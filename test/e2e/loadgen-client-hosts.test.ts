@@ -6,6 +6,7 @@
 // latencies, and one host at the same total in-flight level measures a median latency whose
 // interval overlaps the merged one's; `vecbench run --client-hosts` against a Redis on the
 // same address stores one merged point per level. Needs root (ip netns); without it the test fails.
+// vecbench-test: alone (it compares latencies measured in two setups).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +37,8 @@ const spaces = [
 ];
 const made: { ns: string[]; links: string[] } = { ns: [], links: [] };
 const dir = mkdtempSync(join(tmpdir(), 'vecbench-client-hosts-'));
+// The shared secret of this test's coordinator and load-workers (they inherit the environment).
+process.env.VECBENCH_LOAD_SECRET = randomBytes(24).toString('hex');
 chmodSync(dir, 0o755);
 const procs: ChildProcess[] = [];
 

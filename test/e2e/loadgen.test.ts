@@ -2,6 +2,7 @@
 // schedule (intended send times, so a stall shows in the requests queued behind it: no
 // coordinated omission), the client-limited flag on a deliberately slow client, and a sweep and
 // open loop against real engines through `vecbench run`.
+// vecbench-test: alone (the client-limited flag depends on the client getting its core).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

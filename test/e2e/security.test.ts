@@ -1,12 +1,13 @@
 // What an attacker tried (docs/security.md lists each case): files that are input (a ground-truth
 // plan, a Slurm partition), shared temporary directories another local user prepared first
-// (the server registry, the server data base, the transpiler's cache), replayed against the
-// fixed code. Each test did harm on the code before the fix; each now ends in one line and
+// (the server registry, the server data base, the transpiler's cache), and a load worker's port
+// reached without its secret, replayed against the fixed code. Each test did harm on the code before the fix; each now ends in one line and
 // leaves the victim untouched. The local attacker is the user nobody (65534) where ownership
 // matters; the tests run as root, as CI does, and skip nothing when they do not.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +18,9 @@ import { writeSlurmScripts } from '../../src/groundtruth/schedulers.ts';
 import { reapServerData } from '../../src/runner/server-data.ts';
 import { reapOrphans, spawnServer } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
+import { proof } from '../../src/loadgen/remote-auth.ts';
+import { LIMITS, PROTOCOL_VERSION } from '../../src/loadgen/remote-wire.ts';
+import { startLoadWorker } from '../../src/loadgen/remote-worker.ts';
 
 process.env.VECBENCH_QUIET = '1';
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'vecbench.js');
@@ -182,5 +186,105 @@ describe('shared temporary directories another user prepared', () => {
       readdirSync(tmp).filter((f) => f.startsWith('tsx')),
       [],
     );
+  });
+});
+
+describe('the load worker trusts no coordinator without the secret', () => {
+  const SECRET = 'a-test-secret-of-enough-length';
+  let server: Awaited<ReturnType<typeof startLoadWorker>>['server'];
+  let port = 0;
+  before(async () => {
+    const w = await startLoadWorker('127.0.0.1', 0, 2, SECRET);
+    server = w.server;
+    port = w.port;
+  });
+  after(() => server.close());
+
+  /** Sends raw lines to the worker; resolves with every line it answered until it closed. */
+  function talk(lines: (challenge: string) => string[], raw?: Buffer): Promise<Record<string, any>[]> {
+    return new Promise((resolve, reject) => {
+      const sock = createConnection({ host: '127.0.0.1', port });
+      const got: Record<string, any>[] = [];
+      let buf = '';
+      sock.on('data', (d) => {
+        buf += d.toString('utf8');
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const m = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          got.push(m);
+          if (m.type === 'challenge') {
+            if (raw) sock.write(raw);
+            for (const l of lines(m.nonce)) sock.write(`${l}\n`);
+          }
+        }
+      });
+      sock.on('close', () => resolve(got));
+      sock.on('error', reject);
+      setTimeout(() => sock.end(), 3000);
+    });
+  }
+  const hello = (nonce: string, secret: string) => {
+    const mine = 'ab'.repeat(32);
+    return JSON.stringify({ type: 'hello', id: 1, version: PROTOCOL_VERSION, nonce: mine, proof: proof(secret, 'coordinator', nonce, mine) });
+  };
+  const init = (module: string) =>
+    JSON.stringify({ type: 'init', id: 2, spec: { module, options: {} }, maxInFlight: 1, d: 2, queries: Buffer.alloc(8).toString('base64') });
+
+  test('an init without hello (the remote code execution) is refused and the connection closed; the data: module never runs', async () => {
+    const marker = join(dir, 'rce-marker');
+    const code = `import('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'))`;
+    const got = await talk(() => [init(`data:text/javascript,${encodeURIComponent(code)}`)]);
+    assert.equal(got[0].type, 'challenge');
+    assert.equal(got[1].type, 'error');
+    assert.match(got[1].message, /hello with the shared secret first/);
+    assert.equal(got.length, 2, 'nothing answered after the refusal');
+    assert.equal(existsSync(marker), false);
+  });
+
+  test('a coordinator with another secret is refused in one line', async () => {
+    const got = await talk((nonce) => [hello(nonce, 'not-the-secret-at-all-no')]);
+    assert.equal(got[1].type, 'error');
+    assert.match(got[1].message, /^authentication failed: the coordinator's secret is not this load-worker's/);
+    assert.equal(got.length, 2);
+  });
+
+  test('with the secret, a data: module or a path is still refused: clients are named, and caps hold', async () => {
+    const marker = join(dir, 'rce-marker-2');
+    const code = `import('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'))`;
+    const got = await talk((nonce) => [
+      hello(nonce, SECRET),
+      init(`data:text/javascript,${encodeURIComponent(code)}`),
+      JSON.stringify({ type: 'init', id: 3, spec: { client: '../../../tmp/x', options: {} }, maxInFlight: 1, d: 2, queries: '' }),
+      JSON.stringify({ type: 'init', id: 4, spec: { client: 'builtin/http-json', options: {} }, workers: 800, maxInFlight: 1, d: 2, queries: '' }),
+      JSON.stringify({ type: 'init', id: 5, spec: { client: 'builtin/http-json', options: {} }, maxInFlight: 10_000_000, d: 2, queries: '' }),
+    ]);
+    const byId = (id: number): Record<string, any> => got.find((m) => m.id === id) ?? {};
+    assert.equal(byId(1).type, 'hello');
+    assert.equal(byId(1).proof, proof(SECRET, 'worker', got[0].nonce, 'ab'.repeat(32)), 'the worker proves the secret too');
+    assert.equal(byId(2).type, 'error');
+    assert.match(byId(2).message, /spec/);
+    assert.equal(byId(3).type, 'error');
+    assert.match(byId(3).message, /no load client is named/);
+    assert.match(byId(4).message, /800 client threads asked, at most 8 here/);
+    assert.equal(byId(5).type, 'error');
+    assert.equal(existsSync(marker), false);
+  });
+
+  test('a line past the cap is refused without holding it, and the worker serves the next coordinator', async () => {
+    const huge = Buffer.alloc(LIMITS.lineBytes + 1024, 0x61);
+    const got = await talk(() => [], huge);
+    assert.equal(got.at(-1)?.type, 'error');
+    assert.match(got.at(-1)?.message, /a message longer than \d+ bytes/);
+    const again = await talk((nonce) => [hello(nonce, SECRET)]);
+    assert.equal(again[1].type, 'hello');
+  });
+
+  test('without a secret the load worker does not start (one line)', () => {
+    const env = { ...process.env };
+    delete env.VECBENCH_LOAD_SECRET;
+    delete env.VECBENCH_LOAD_SECRET_FILE;
+    const r = spawnSync(process.execPath, [BIN, 'load-worker', '--listen', '127.0.0.1:0'], { env, encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^vecbench: load workers need a shared secret: set VECBENCH_LOAD_SECRET .*\n$/);
   });
 });

@@ -3,6 +3,7 @@
 // provenance, `report --json` cells with intervals and ties, a resume that refuses to mix
 // vecbench commits or engine versions, and the busy-machine flag under a deliberately loaded
 // core.
+// vecbench-test: alone (it loads a core on purpose and checks the busy flag).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

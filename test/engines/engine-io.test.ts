@@ -1,6 +1,7 @@
 // Bytes read from storage per pass (src/runner/engine-io.ts): a process that reads a file just
 // evicted from the page cache shows the file's bytes in read_bytes; one that reads it again from
 // the cache shows none. The counters are the kernel's, not estimates.
+// vecbench-test: alone (it evicts files from the page cache and counts bytes read).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

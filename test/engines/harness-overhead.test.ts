@@ -2,6 +2,7 @@
 // (same packing and digests), its overhead figure is usable, the 5 % rule flags what it says;
 // and the hnswlib search path (reused query buffer, the binding's own result array) answers
 // exactly as the binding does.
+// vecbench-test: alone (it compares timed passes).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,6 @@
 // The host-speed probe (src/runner/host-speed.ts) against a deliberately loaded machine: a busy
 // loop on every core must make the probe read as slowed past the default limit.
+// vecbench-test: alone (it loads every core and measures the slowdown).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';

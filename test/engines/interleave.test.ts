@@ -2,6 +2,7 @@
 // engines loaded together have their timed passes in shared rounds, so each one's passes span
 // the other's; with interleave off, one participant is timed after the other. Recall is checked
 // against exact ground truth either way.
+// vecbench-test: alone (it times real engines and reads the machine's load between rounds).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

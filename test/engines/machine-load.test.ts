@@ -4,6 +4,7 @@
 // budget, and fail when the meter is wrong (the hog's core would never show up) or when other
 // processes kept the cores busy all along (the hog cannot show then; the message says so).
 // The other checks read several meters over one interval, which background load cannot spoil.
+// vecbench-test: alone (it measures other processes' CPU use and makes its own hogs).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';

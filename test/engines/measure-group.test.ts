@@ -3,6 +3,7 @@
 // before anything else), the same query set for every point and view, calibration reading the
 // table's cells at measured points within ±0.005, intervals on every point, and busy passes
 // retaken then flagged.
+// vecbench-test: alone (busy passes: it reads the machine's load).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

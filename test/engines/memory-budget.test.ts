@@ -2,6 +2,7 @@
 // a process that outgrows its budget is killed by the kernel and counted; one within it runs on
 // and its peak is recorded; a real run records the budget with the result, and a real server
 // engine that does not fit is reported as not fitting while the run goes on.
+// vecbench-test: alone (memory cgroups and the page cache).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

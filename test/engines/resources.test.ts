@@ -1,6 +1,7 @@
 // Resource measurements (src/runner/resources.ts, src/runner/page-cache.ts) on real processes and files, and the runner's
 // resources record and the report's general section on a real run (an in-process engine and a
 // server, under the cold protocol).
+// vecbench-test: alone (it measures CPU, memory and the page cache of real processes).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, fsyncSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
