@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import type { ServerConnection, ServerHandle, ServerStartContext } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { checkPrivateDir, privateDir, readOwnFile, writeNewPrivateFile } from '../util/private-dir.ts';
+import { declaredCredentialEnvVars } from '../util/credential-env.ts';
 import { SECRETS_ENV } from '../util/redact.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
 
@@ -244,6 +245,16 @@ function setprivPath(): string {
   return path;
 }
 
+/** The environment a server starts with: the given one without any secret of vecbench's. */
+function serverEnv(from: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env = { ...from };
+  const declared = new Set(declaredCredentialEnvVars());
+  for (const k of Object.keys(env)) {
+    if (k === SECRETS_ENV || k.startsWith('VECBENCH_CONNECT_') || k.startsWith('VECBENCH_LOAD_SECRET') || declared.has(k)) delete env[k];
+  }
+  return env;
+}
+
 /**
  * Spawns a server in a process group of its own (so it and its children are stopped together,
  * and a terminal's Ctrl-C reaches the runner, which stops it in order), with the kernel's
@@ -253,9 +264,10 @@ export function spawnServer(spec: ServerSpawnSpec): ServerProcess {
   reapOrphans();
   if (!existsSync(spec.command)) throw new UserError(`${spec.name}: ${spec.command} not found`);
   const log = openSync(spec.logFile, 'a');
-  // An engine server has no use for the secrets vecbench masks in its own output.
-  const env = { ...(spec.env ?? process.env) };
-  delete env[SECRETS_ENV];
+  // An engine server has no use for vecbench's secrets, and another local user may be able to
+  // read a server's environment (through the server itself): the masked secrets, the connect
+  // URLs, the load workers' secret and the credential variables participants declare go.
+  const env = serverEnv(spec.env ?? process.env);
   try {
     const child = spawn(setprivPath(), ['--pdeathsig', 'KILL', '--', spec.command, ...spec.args], {
       cwd: spec.cwd,

@@ -166,6 +166,32 @@ describe('shared temporary directories another user prepared', () => {
     }
   });
 
+  test("a server's environment holds no secret of vecbench's (connect URLs, masked secrets, the load secret, declared credentials)", () => {
+    process.env.VECBENCH_SERVER_REGISTRY = join(dir, 'env-registry');
+    const env = {
+      ...process.env,
+      VECBENCH_CONNECT_PGVECTOR: 'postgres://u:Pw-secret-1@h/db',
+      VECBENCH_SECRETS: 'Pw-secret-2',
+      VECBENCH_LOAD_SECRET: 'Pw-secret-3-long-enough',
+      PGPASSWORD: 'Pw-secret-4',
+      REDISCLI_AUTH: 'Pw-secret-5',
+      HARMLESS: 'kept',
+    };
+    const server = spawnServer({ name: 'env-probe', command: '/bin/sleep', args: ['30'], env, dataDir: dir, logFile: join(dir, 'env.log') });
+    try {
+      // setpriv execs the command in place: the pid is the server's.
+      let seen = '';
+      for (let i = 0; i < 100 && !seen.includes('HARMLESS'); i++) {
+        seen = readFileSync(`/proc/${server.pid}/environ`, 'utf8');
+        if (!seen.includes('HARMLESS')) spawnSync('sleep', ['0.05']);
+      }
+      assert.match(seen, /(^|\0)HARMLESS=kept(\0|$)/);
+      assert.doesNotMatch(seen, /Pw-secret/);
+    } finally {
+      server.killNow();
+    }
+  });
+
   test("the server data base: another user's directory is refused before anything in it is removed", () => {
     const base = join(dir, 'their-data');
     mkdirSync(base, { mode: 0o755 });
