@@ -5,13 +5,15 @@
 // JSON (SETATTR) and VSIM's FILTER expression is applied during the graph search.
 // `redis` stores float32 (NOQUANT); `redis-q8` (participants/redis-q8) the same with int8 (Q8).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
 import {
   besideSource,
+  registerSecret,
   ATTRIBUTES,
   serverHandle,
   spawnServer,
@@ -112,7 +114,16 @@ export function redisServerPath(): string {
 }
 
 async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+  // A password of this start's own, so no other local user can use the server: in a config file
+  // only this user can read (Redis reads its first argument as one), never on the command line
+  // (every user sees that in ps). It is masked wherever it could be printed.
+  const password = randomBytes(24).toString('hex');
+  registerSecret(password);
+  const conf = join(ctx.dataDir, 'vecbench-redis.conf');
+  rmSync(conf, { force: true });
+  writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600, flag: 'wx' });
   const args = [
+    conf,
     '--bind',
     '127.0.0.1',
     '--port',
@@ -134,13 +145,13 @@ async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHand
     '',
   ];
   const proc = spawnServer({ name: 'redis', command: redisServerPath(), args, dataDir: ctx.dataDir, logFile: ctx.logFile, stopSignal: 'SIGTERM' });
-  const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: {} };
-  return serverHandle(proc, connection, () => ping('127.0.0.1', ctx.port));
+  const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: { password } };
+  return serverHandle(proc, connection, () => ping('127.0.0.1', ctx.port, password));
 }
 
-/** PING on a fresh connection: PONG only once the server has loaded its data (while loading
- * it answers -LOADING). */
-function ping(host: string, port: number): Promise<boolean> {
+/** AUTH, then PING, on a fresh connection: PONG only once the server has loaded its data (while
+ * loading it answers -LOADING). */
+function ping(host: string, port: number, password: string): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ host, port });
     let buf = '';
@@ -150,10 +161,12 @@ function ping(host: string, port: number): Promise<boolean> {
     };
     sock.setTimeout(2000, () => done(false));
     sock.on('error', () => done(false));
-    sock.on('connect', () => sock.write('PING\r\n'));
+    sock.on('connect', () => sock.write(`AUTH ${password}\r\nPING\r\n`));
     sock.on('data', (d) => {
       buf += d.toString('latin1');
-      if (buf.includes('\r\n')) done(buf.startsWith('+PONG'));
+      const lines = buf.split('\r\n');
+      if (lines.length >= 3) done(lines[0] === '+OK' && lines[1].startsWith('+PONG'));
+      else if (lines.length === 2 && lines[0] !== '+OK') done(false);
     });
   });
 }

@@ -21,6 +21,8 @@ export { checkReachable } from '../runner/server-data.ts';
 // Wire clients of the load generator: JSON ids over HTTP, PostgreSQL's extended protocol.
 export { idsFromJson } from '../loadgen/clients/http-json.ts';
 export { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../loadgen/clients/pg-ids.ts';
+// A secret the adapter makes or learns (a server's password): masked in every output from then on.
+export { registerSecret } from '../util/redact.ts';
 // A file beside the adapter's source (its native addon, its load client), whether the adapter
 // runs from the build (dist/) or from the sources.
 export { besideSource } from '../util/code-paths.ts';

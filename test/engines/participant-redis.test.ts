@@ -2,6 +2,7 @@
 // end on the harness's small synthetic set: recall against a naive exact search, FILTER
 // expressions, a restart on the saved data, writes. Needs participants/redis/provision.sh.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { passes } from '../../src/datasets/groups.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
@@ -51,6 +52,28 @@ for (const [name, minTop] of [
     });
     after(async () => {
       await opened?.cleanup();
+    });
+
+    test('the server asks for the password of this start: a local user without it gets NOAUTH', async () => {
+      const { host, port, params } = opened.handle.connection;
+      assert.match(String(params.password), /^[0-9a-f]{48}$/);
+      const reply = await new Promise<string>((resolve, reject) => {
+        const sock = connect({ host, port });
+        let buf = '';
+        sock.on('error', reject);
+        sock.on('connect', () => sock.write('FLUSHALL\r\n'));
+        sock.on('data', (d) => {
+          buf += d.toString('latin1');
+          if (buf.includes('\r\n')) {
+            sock.destroy();
+            resolve(buf);
+          }
+        });
+      });
+      assert.match(reply, /^-NOAUTH/);
+      // The rows are still there.
+      const pts = await checkLadder(opened, 'none', 10);
+      assert.ok(pts.at(-1)!.recall > 0.5);
     });
 
     test('version and quantization come from the server', async () => {
