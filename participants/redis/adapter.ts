@@ -119,7 +119,8 @@ async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHand
   // (every user sees that in ps). It is masked wherever it could be printed.
   const password = randomBytes(24).toString('hex');
   registerSecret(password);
-  const conf = join(ctx.dataDir, 'vecbench-redis.conf');
+  // Beside the data directory, not in it: the data directory's size is the engine's disk use.
+  const conf = `${ctx.dataDir}.redis.conf`;
   rmSync(conf, { force: true });
   writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600, flag: 'wx' });
   const args = [
