@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
+import { privateDirProblem } from '../util/private-dir.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
 
 /** The system user a server runs as when it is not this process's (ServerLifecycle.runsAs). */
@@ -81,14 +82,12 @@ export function checkReachable(dir: string, user: ServerUser): void {
  * first: it is used only when it is a real directory of this user that nobody else can write. */
 /** The base must be a directory of this user's that only this user can write (not a link). */
 function checkPrivateBase(base: string): Stats {
-  const st = lstatSync(base);
-  const me = process.getuid?.();
-  if (!st.isDirectory() || (me !== undefined && st.uid !== me) || (st.mode & 0o022) !== 0) {
+  if (privateDirProblem(base) !== null) {
     throw new UserError(
       `${base} (where server data goes when --out is closed to the server's user) is not a directory of yours that only you can write; remove it, or set VECBENCH_SERVER_DATA to a directory of your own`,
     );
   }
-  return st;
+  return lstatSync(base);
 }
 
 function ensureBase(user: ServerUser): string {

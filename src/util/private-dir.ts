@@ -28,9 +28,14 @@ export function privateDir(dir: string, fix: string, mode = 0o700): string {
   return dir;
 }
 
+/** Why an existing directory is not this user's own and unshared, or null when it is. */
+export function privateDirProblem(dir: string): string | null {
+  return notPrivate(lstatSync(dir), 0o022);
+}
+
 /** Checks an existing directory as privateDir does (without creating it). */
 export function checkPrivateDir(dir: string, fix: string): void {
-  const why = notPrivate(lstatSync(dir), 0o022);
+  const why = privateDirProblem(dir);
   if (why !== null) throw new UserError(`${dir} ${why}, so vecbench will not use it; remove it, or ${fix}`);
 }
 
