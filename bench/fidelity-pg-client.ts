@@ -13,6 +13,7 @@ export interface FidelityPgOptions {
   port: number;
   user: string;
   database: string;
+  password?: string;
   /** The statement, with $1 = the query id. */
   text: string;
 }

@@ -51,9 +51,9 @@ const say = (s: string) => process.stdout.write(`${s}\n`);
 
 /** Runs a command under sh and returns its output plus the CPU seconds it used (the shell's
  * cutime + cstime after waiting for it: the children's user and system time). */
-function timedCommand(cmd: string[]): { out: string; cpuS: number } {
+function timedCommand(cmd: string[], env?: NodeJS.ProcessEnv): { out: string; cpuS: number } {
   const quoted = cmd.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const r = spawnSync('sh', ['-c', `${quoted} 2>&1; echo; echo "STAT $(cat /proc/$$/stat)"`], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const r = spawnSync('sh', ['-c', `${quoted} 2>&1; echo; echo "STAT $(cat /proc/$$/stat)"`], { encoding: 'utf8', maxBuffer: 1 << 24, env });
   const out = r.stdout ?? '';
   const stat = /STAT (.*)$/m.exec(out)?.[1] ?? '';
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -83,7 +83,7 @@ async function pgFidelity(): Promise<void> {
   const { host, port } = server.connection;
   say(`postgres: private cluster pid ${server.pid} on ${host}:${port} (${dir})`);
   try {
-    const c = new pg.Client({ host, port, user: 'postgres', database: 'postgres' });
+    const c = new pg.Client({ host, port, user: 'postgres', database: 'postgres', password: String(server.connection.params.password) });
     await c.connect();
     await c.query('CREATE EXTENSION IF NOT EXISTS vector');
     await c.query(`CREATE TABLE items (id int4 PRIMARY KEY, embedding vector(${D}) NOT NULL)`);
@@ -112,7 +112,7 @@ async function pgFidelity(): Promise<void> {
     for (let i = 0; i < NQ; i++) ids[i] = i + 1;
     const spec = {
       module: fileURLToPath(new URL('./fidelity-pg-client.ts', import.meta.url)),
-      options: { host, port, user: 'postgres', database: 'postgres', text: STATEMENT },
+      options: { host, port, user: 'postgres', database: 'postgres', password: String(server.connection.params.password), text: STATEMENT },
     };
 
     say(
@@ -143,27 +143,30 @@ async function pgFidelity(): Promise<void> {
 
           const pm = new CpuMeter({ pid: server.pid, tree: true });
           const tp = nowMs();
-          const b = timedCommand([
-            pgbench,
-            '-n',
-            '-M',
-            'prepared',
-            '-f',
-            script,
-            '-c',
-            String(conc),
-            '-j',
-            String(Math.min(WORKERS, conc)),
-            '-T',
-            String(SECONDS),
-            '-h',
-            host,
-            '-p',
-            String(port),
-            '-U',
-            'postgres',
-            'postgres',
-          ]);
+          const b = timedCommand(
+            [
+              pgbench,
+              '-n',
+              '-M',
+              'prepared',
+              '-f',
+              script,
+              '-c',
+              String(conc),
+              '-j',
+              String(Math.min(WORKERS, conc)),
+              '-T',
+              String(SECONDS),
+              '-h',
+              host,
+              '-p',
+              String(port),
+              '-U',
+              'postgres',
+              'postgres',
+            ],
+            { ...process.env, PGPASSWORD: String(server.connection.params.password) },
+          );
           const bwall = (nowMs() - tp) / 1000;
           const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(b.out)?.[1];
           if (!tps) throw new Error(`pgbench gave no tps:\n${b.out}`);

@@ -133,7 +133,14 @@ async function startChroma(ctx: ServerStartContext<Settings>): Promise<ServerHan
     logFile: ctx.logFile,
     // The CLI exits on SIGINT; the rows are in its SQLite log, which a restart replays.
     stopSignal: 'SIGINT',
+    // Chroma's server checks no token (its Rust frontend has no authentication): the port is
+    // closed to every other local user instead, while it runs.
+    closeToOthers: ctx.port,
   });
+  if (proc.portGuard && !proc.portGuard.closed)
+    ctx.log(
+      `chroma has no authentication and its port could not be closed to other local users (${proc.portGuard.why}): any local user can reach 127.0.0.1:${ctx.port} while it runs`,
+    );
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: {} };
   return serverHandle(proc, connection, async () => {
     try {

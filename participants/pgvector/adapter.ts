@@ -6,7 +6,8 @@
 // SQL (filters, operators, statements, binary encodings, plan checks) is shared with the PGlite
 // participant: ../_shared/postgres-sql.ts.
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,7 +17,9 @@ import { z } from 'zod';
 import {
   besideSource,
   ATTRIBUTES,
+  registerSecret,
   serverHandle,
+  serverSideFile,
   spawnServer,
   userIds,
   checkReachable,
@@ -162,17 +165,38 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
   const user = serverUser();
   const dir = ctx.dataDir;
   if (user) checkReachable(dir, user);
+  // The superuser's password, of this cluster's own: with it in no other local user's hands, none
+  // can log in (initdb's trust would let any of them in as superuser, and COPY ... TO PROGRAM runs
+  // commands as postgres). Kept beside the data directory, readable by this user only, so a
+  // restart of the cluster (cold start, reopen, resume) can log in again; masked when printed.
+  const passwordFile = serverSideFile(dir, 'password');
+  let password: string | undefined;
   if (!ctx.existing) {
     mkdirSync(dir, { recursive: true });
     if (user) chownSync(dir, user.uid, user.gid);
-    // trust on 127.0.0.1: a private cluster of the run, reachable only from this machine.
-    const r = spawnSync(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions'], {
-      uid: user?.uid,
-      gid: user?.gid,
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`initdb failed: ${(r.stderr || r.stdout || String(r.error)).trim().split('\n').slice(-3).join(' | ')}`);
+    password = randomBytes(24).toString('hex');
+    rmSync(passwordFile, { force: true });
+    writeFileSync(passwordFile, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    // initdb reads it as the server's user: a copy of its own, removed once initdb is done.
+    const pwfile = serverSideFile(dir, 'initdb-pwfile');
+    rmSync(pwfile, { force: true });
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    if (user) chownSync(pwfile, user.uid, user.gid);
+    try {
+      const r = spawnSync(
+        join(bin, 'initdb'),
+        ['-D', dir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-instructions'],
+        { uid: user?.uid, gid: user?.gid, encoding: 'utf8' },
+      );
+      if (r.status !== 0) throw new Error(`initdb failed: ${(r.stderr || r.stdout || String(r.error)).trim().split('\n').slice(-3).join(' | ')}`);
+    } finally {
+      rmSync(pwfile, { force: true });
+    }
+  } else if (existsSync(passwordFile)) {
+    password = readFileSync(passwordFile, 'utf8').trim();
   }
+  // (An existing cluster without the file was made before clusters had passwords: trust.)
+  if (password !== undefined) registerSecret(password);
   const s = ctx.settings;
   const conf: Record<string, string | number> = {
     listen_addresses: '127.0.0.1',
@@ -203,9 +227,11 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
     // SIGINT is PostgreSQL's fast shutdown: ends sessions, checkpoints, exits (data kept).
     stopSignal: 'SIGINT',
   });
-  const connection = { host: '127.0.0.1', port: ctx.port, dataDir: dir, params: { user: 'postgres', database: 'postgres' } };
+  const params: ServerConnection['params'] = { user: 'postgres', database: 'postgres' };
+  if (password !== undefined) params.password = password;
+  const connection = { host: '127.0.0.1', port: ctx.port, dataDir: dir, params };
   return serverHandle(proc, connection, async () => {
-    const c = new pg.Client(connectionConfig('127.0.0.1', ctx.port));
+    const c = new pg.Client(connectionConfig('127.0.0.1', ctx.port, params));
     try {
       await c.connect();
       await c.query('SELECT 1');

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import {
   besideSource,
   registerSecret,
+  serverSideFile,
   ATTRIBUTES,
   serverHandle,
   spawnServer,
@@ -113,6 +114,9 @@ export function redisServerPath(): string {
   return path;
 }
 
+/** Commands a started server does not have (exported for the test that checks they are gone). */
+export const DISABLED_COMMANDS = ['CONFIG', 'MODULE', 'DEBUG', 'REPLICAOF', 'SLAVEOF', 'MIGRATE', 'FAILOVER', 'SYNC', 'PSYNC'] as const;
+
 async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
   // A password of this start's own, so no other local user can use the server: in a config file
   // only this user can read (Redis reads its first argument as one), never on the command line
@@ -120,9 +124,13 @@ async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHand
   const password = randomBytes(24).toString('hex');
   registerSecret(password);
   // Beside the data directory, not in it: the data directory's size is the engine's disk use.
-  const conf = `${ctx.dataDir}.redis.conf`;
+  const conf = serverSideFile(ctx.dataDir, 'redis.conf');
   rmSync(conf, { force: true });
-  writeFileSync(conf, `requirepass ${password}\n`, { mode: 0o600, flag: 'wx' });
+  // Commands the harness never sends and that would turn the password into more than the data:
+  // writing files anywhere the server may (CONFIG SET dir + SAVE), loading code (MODULE LOAD),
+  // crashing it (DEBUG), or making it a replica of another host. Renamed to "" = gone.
+  const disabled = DISABLED_COMMANDS.map((c) => `rename-command ${c} ""\n`).join('');
+  writeFileSync(conf, `requirepass ${password}\n${disabled}`, { mode: 0o600, flag: 'wx' });
   const args = [
     conf,
     '--bind',

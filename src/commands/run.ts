@@ -40,7 +40,7 @@ export function registerRun(program: Command): void {
     )
     .option(
       '--connect <participant=url>',
-      `use a server you run for a server participant instead of starting one${eg(examples)} (repeatable; VECBENCH_CONNECT_<PARTICIPANT> does the same and keeps the password off the command line); passwords are masked in every output`,
+      `use a server you run for a server participant instead of starting one${eg(examples)} (repeatable); a password written here is visible to every local user in ps while the run lasts: give the URL in VECBENCH_CONNECT_<PARTICIPANT> instead; passwords are masked in every output`,
       (v: string, acc: Record<string, string>) => {
         const m = /^([^=]+)=(.+)$/.exec(v);
         // Masked before anything can print it, even the error below (which shows it all).

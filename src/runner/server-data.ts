@@ -113,6 +113,7 @@ export function makeServerDataDir(workDir: string, user: ServerUser | null, labe
   const inWork = join(workDir, SERVER_DIR);
   removeServerData(workDir);
   rmSync(inWork, { recursive: true, force: true });
+  removeSideFiles(inWork);
   if (!user || closedAncestor(inWork, user) === null) {
     mkdirSync(inWork, { recursive: true });
     return inWork;
@@ -158,6 +159,24 @@ export function existingServerDataDir(workDir: string, user: ServerUser | null, 
   return existsSync(inWork) ? inWork : makeServerDataDir(workDir, user, label);
 }
 
+/** A file a participant keeps beside a server's data directory, not in it (a password, a config
+ * holding one): its size is not the engine's disk use, and it goes when the directory goes. */
+export function serverSideFile(dataDir: string, name: string): string {
+  if (!/^[a-z0-9][a-z0-9.-]*$/.test(name)) throw new Error(`bad server side-file name "${name}"`);
+  return `${dataDir}.side-${name}`;
+}
+
+function removeSideFiles(dataDir: string): void {
+  const prefix = `${basename(dataDir)}.side-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(dataDir));
+  } catch {
+    return;
+  }
+  for (const f of names) if (f.startsWith(prefix)) rmSync(join(dirname(dataDir), f), { force: true });
+}
+
 /** Removes the relocated directory `<work>/server` links to, with its claim and the link.
  * Called wherever a work directory's data is removed. A link outside the base is never
  * followed: only the link goes. */
@@ -167,6 +186,7 @@ export function removeServerData(workDir: string): void {
   if (link.inBase) {
     rmSync(link.target, { recursive: true, force: true });
     rmSync(`${link.target}.json`, { force: true });
+    removeSideFiles(link.target);
   }
   rmSync(join(workDir, SERVER_DIR), { force: true });
 }
@@ -198,6 +218,7 @@ export function reapServerData(): string[] {
     if (linked) continue;
     rmSync(dir, { recursive: true, force: true });
     rmSync(`${dir}.json`, { force: true });
+    removeSideFiles(dir);
     reaped.push(basename(dir));
   }
   return reaped;

@@ -22,6 +22,7 @@ import { checkPrivateDir, privateDir, readOwnFile, writeNewPrivateFile } from '.
 import { declaredCredentialEnvVars } from '../util/credential-env.ts';
 import { SECRETS_ENV } from '../util/redact.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
+import { closePortToOthers, reapPortGuards, type PortGuard } from './port-guard.ts';
 
 /** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests):
  * a directory of this user's own (one per uid), checked each time it is used. */
@@ -107,6 +108,7 @@ export function reapOrphans(): { name: string; pid: number }[] {
     }
     rmSync(path, { force: true });
   }
+  reapPortGuards();
   return reaped;
 }
 
@@ -128,6 +130,9 @@ interface ServerSpawnSpec {
   stopSignal?: NodeJS.Signals;
   /** Seconds a clean shutdown may take (writing its data) before SIGKILL (default 300). */
   stopTimeoutS?: number;
+  /** A server that authenticates no one: this 127.0.0.1 port is closed to other local users
+   * while it runs (port-guard.ts). */
+  closeToOthers?: number;
 }
 
 const live = new Set<ServerProcess>();
@@ -145,6 +150,8 @@ class ServerProcess {
   constructor(
     readonly spec: ServerSpawnSpec,
     readonly child: ChildProcess,
+    /** The firewall rule that closes its port to other users, when it has one. */
+    readonly portGuard: PortGuard | null = null,
   ) {
     if (child.pid === undefined) throw new Error(`${spec.name}: spawn failed`);
     this.pid = child.pid;
@@ -152,6 +159,7 @@ class ServerProcess {
       child.on('exit', (code, signal) => {
         this.exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
         live.delete(this);
+        portGuard?.release();
         rmSync(this.pidFile, { force: true });
         resolve();
       });
@@ -226,6 +234,7 @@ class ServerProcess {
   killNow(): void {
     this.stopping = true;
     if (this.alive) killGroup(this.pid, 'SIGKILL');
+    this.portGuard?.release();
   }
 }
 
@@ -268,6 +277,8 @@ export function spawnServer(spec: ServerSpawnSpec): ServerProcess {
   // read a server's environment (through the server itself): the masked secrets, the connect
   // URLs, the load workers' secret and the credential variables participants declare go.
   const env = serverEnv(spec.env ?? process.env);
+  // Closed before the server listens: no moment in which another user could reach it.
+  const guard = spec.closeToOthers === undefined ? null : closePortToOthers(spec.closeToOthers);
   try {
     const child = spawn(setprivPath(), ['--pdeathsig', 'KILL', '--', spec.command, ...spec.args], {
       cwd: spec.cwd,
@@ -277,7 +288,10 @@ export function spawnServer(spec: ServerSpawnSpec): ServerProcess {
       detached: true,
       stdio: ['ignore', log, log],
     });
-    return new ServerProcess(spec, child);
+    return new ServerProcess(spec, child, guard);
+  } catch (e) {
+    guard?.release();
+    throw e;
   } finally {
     closeSync(log);
   }

@@ -17,7 +17,7 @@ export { filterKey, matchingRows } from '../datasets/groups.ts';
 export { exactTopK, nativeAvailable } from '../groundtruth/exact.ts';
 // Servers: spawning one on 127.0.0.1 and stopping it by PID, the handle, reachability.
 export { serverHandle, spawnServer, userIds } from '../runner/server.ts';
-export { checkReachable } from '../runner/server-data.ts';
+export { checkReachable, serverSideFile } from '../runner/server-data.ts';
 // Wire clients of the load generator: JSON ids over HTTP, PostgreSQL's extended protocol.
 export { idsFromJson } from '../loadgen/clients/http-json.ts';
 export { encodeExecution, encodeSetup, PgIdConnections, type PgExecution, type PgSetup } from '../loadgen/clients/pg-ids.ts';

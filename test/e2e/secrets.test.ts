@@ -149,12 +149,18 @@ describe('a PostgreSQL given by URL with a password (--connect)', () => {
     // then given a login role with a password and password authentication on TCP.
     server = await startParticipantServer('pgvector', { n: 2000, d: 128 });
     port = server.handle.connection.port;
-    const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
+    const admin = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      database: 'postgres',
+      password: String(server.handle.connection.params.password),
+    });
     await admin.connect();
     await admin.query(`CREATE ROLE vb LOGIN PASSWORD '${PASSWORD}'`);
     await admin.query('CREATE DATABASE db OWNER vb');
     await admin.end();
-    const inDb = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'db' });
+    const inDb = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'db', password: String(server.handle.connection.params.password) });
     await inDb.connect();
     await inDb.query('CREATE EXTENSION vector');
     const hba = join(server.serverDir, 'pg_hba.conf');
@@ -285,8 +291,9 @@ describe('a Redis given by URL with a password (AUTH)', () => {
     if (!existsSync(join(data, 'synthetic-2000', 'manifest.json'))) assert.equal(vecbench(['prepare', 'synthetic-2000', '--data', data]).code, 0);
     server = await startParticipantServer('redis', { n: 2000, d: 128 });
     port = server.handle.connection.port;
-    // The server the harness started has a password of its own; this test's replaces it.
-    assert.equal(await redisCommand(port, `CONFIG SET requirepass ${PASSWORD}`, String(server.handle.connection.params.password)), '+OK');
+    // The server the harness started has a password of its own; this test's replaces it (through
+    // ACL: the harness' server has no CONFIG command).
+    assert.equal(await redisCommand(port, `ACL SETUSER default resetpass >${PASSWORD}`, String(server.handle.connection.params.password)), '+OK');
   });
   after(async () => {
     await server?.handle.stop();

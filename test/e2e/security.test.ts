@@ -215,6 +215,51 @@ describe('shared temporary directories another user prepared', () => {
   });
 });
 
+describe('a server that checks no credential is closed to other local users', { skip: process.getuid?.() !== 0 && 'needs root (a firewall rule)' }, () => {
+  /** What a connection from the user nobody to port gets: "answered" or "refused CODE". */
+  const asNobody = (port: number): string => {
+    const code = `const s=require('net').connect(${port},'127.0.0.1');s.on('connect',()=>{console.log('answered');s.destroy()});s.on('error',e=>console.log('refused '+e.code))`;
+    return spawnSync(process.execPath, ['-e', code], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', timeout: 10_000 }).stdout.trim();
+  };
+  const asMe = (port: number) =>
+    new Promise<string>((resolve) => {
+      const s = createConnection({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve('answered');
+      });
+      s.on('error', (e: NodeJS.ErrnoException) => resolve(`refused ${e.code}`));
+    });
+
+  test("while it runs only the run's user connects; once stopped, the rule is gone; a dead runner's rule is reaped", async () => {
+    const { freePort } = await import('../../src/runner/server.ts');
+    const port = await freePort();
+    const log = join(dir, 'guarded.log');
+    const proc = spawnServer({
+      name: 'guarded',
+      command: process.execPath,
+      args: ['-e', `require('net').createServer((s) => s.end()).listen(${port}, '127.0.0.1')`],
+      dataDir: dir,
+      logFile: log,
+      closeToOthers: port,
+    });
+    try {
+      assert.equal(proc.portGuard?.closed, true);
+      for (let i = 0; i < 50 && (await asMe(port)) !== 'answered'; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(await asMe(port), 'answered');
+      assert.match(asNobody(port), /^refused (ECONNREFUSED|ECONNRESET)$/);
+    } finally {
+      await proc.stop();
+    }
+    const tables = spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout;
+    assert.ok(!tables.includes(`vecbench_${process.pid}_${port}`), tables);
+    // A rule left by a runner that was killed (its PID is gone) goes with the next reap.
+    const stale = 'vecbench_999999999_1';
+    assert.equal(spawnSync('nft', ['add', 'table', 'inet', stale]).status, 0);
+    reapOrphans();
+    assert.ok(!spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout.includes(stale));
+  });
+});
+
 describe('the load worker trusts no coordinator without the secret', () => {
   const SECRET = 'a-test-secret-of-enough-length';
   let server: Awaited<ReturnType<typeof startLoadWorker>>['server'];

@@ -823,6 +823,58 @@ describe('wiki-v3-1024 (a local server standing in for the Hugging Face Hub)', (
   });
 });
 
+describe('remote sources are input: https only, listings checked', () => {
+  test('a plain-http mirror that is not this machine is refused in one line naming the variable; loopback and https pass', async () => {
+    const { remoteBase } = await import('../../src/datasets/sources/remote.ts');
+    assert.throws(() => remoteBase('VECBENCH_ANN_BENCHMARKS_URL', 'http://ann-benchmarks.com', 'x'), /VECBENCH_ANN_BENCHMARKS_URL must be an https:\/\/ URL/);
+    assert.throws(() => remoteBase('VECBENCH_HF_ENDPOINT', 'ftp://mirror', 'x'), /VECBENCH_HF_ENDPOINT must be an https/);
+    assert.throws(() => remoteBase('VECBENCH_HF_ENDPOINT', 'not a url', 'x'), /VECBENCH_HF_ENDPOINT is not a URL/);
+    assert.equal(remoteBase('V', undefined, 'https://ann-benchmarks.com/'), 'https://ann-benchmarks.com');
+    assert.equal(remoteBase('V', 'http://127.0.0.1:8080', 'x'), 'http://127.0.0.1:8080');
+    process.env.VECBENCH_ANN_BENCHMARKS_URL = 'http://evil.example';
+    try {
+      await assert.rejects(prepareDataset(freshDir('db-http'), 'dbpedia-openai-1000k-angular'), /must be an https:\/\/ URL/);
+    } finally {
+      delete process.env.VECBENCH_ANN_BENCHMARKS_URL;
+    }
+  });
+
+  test('a listing that names a path outside its directory, or a hash that is not a sha256, writes nothing outside the data directory', async () => {
+    const root = freshDir('hostile');
+    const dataDir = join(root, 'data');
+    mkdirSync(dataDir);
+    let listing: unknown[] = [];
+    const { url, server } = await serve((req, res) => {
+      const u = new URL(req.url!, 'http://x');
+      if (u.pathname.startsWith('/api/datasets/')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(listing));
+        return;
+      }
+      res.writeHead(200);
+      res.end('pwned');
+    });
+    process.env.VECBENCH_HF_ENDPOINT = url;
+    try {
+      for (const [entry, message] of [
+        [{ type: 'file', path: '../../x/pwn.parquet', size: 5 }, /names the file .*, not a plain path under en\//],
+        [{ type: 'file', path: 'en/../../../pwn.parquet', size: 5 }, /not a plain path under en\//],
+        [{ type: 'file', path: '/tmp/pwn.parquet', size: 5 }, /not a plain path/],
+        [{ type: 'file', path: 'en/0000.parquet', size: 5, lfs: { oid: '../../etc', size: 5 } }, /not a sha256/],
+      ] as const) {
+        listing = [entry];
+        await assert.rejects(prepareDataset(dataDir, 'wiki-v3-1024-200'), message);
+      }
+      assert.ok(!existsSync(join(root, 'x')));
+      assert.ok(!existsSync(join(root, 'pwn.parquet')));
+      assert.ok(!existsSync('/tmp/pwn.parquet'));
+    } finally {
+      delete process.env.VECBENCH_HF_ENDPOINT;
+      server.close();
+    }
+  });
+});
+
 describe('dbpedia-openai-1000k-angular (a local server standing in for ann-benchmarks.com)', () => {
   test('downloads the HDF5 file, records its sha256, prepares train/test as cosine', async () => {
     const rng = makeRng(9);
@@ -880,7 +932,7 @@ describe('vecbench datasets', () => {
       ['wiki-v3-1024-1m', '1,000,000 x 1024, 10,000 queries', 'cosine', 'download: https://huggingface.co/datasets/CohereLabs/'],
       ['wiki-v3-1024-10m', '10,000,000 x 1024', 'cosine', 'download:'],
       ['wiki-v3-1024-full', '246,828,423 x 1024', 'cosine', 'download:'],
-      ['dbpedia-openai-1000k-angular', '990,000 x 1536, 10,000 queries', 'cosine', 'download: http://ann-benchmarks.com/dbpedia-openai-1000k-angular.hdf5'],
+      ['dbpedia-openai-1000k-angular', '990,000 x 1536, 10,000 queries', 'cosine', 'download: https://ann-benchmarks.com/dbpedia-openai-1000k-angular.hdf5'],
       ['custom', 'any', 'ip/cosine/l2', 'local files'],
     ]) {
       const line = lines.find((l) => l.startsWith(`${name} `));

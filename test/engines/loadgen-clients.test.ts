@@ -100,8 +100,8 @@ for (const c of cases) {
 describe('the PostgreSQL fast path (src/loadgen/clients/pg-ids.ts) on a real server', () => {
   test('ids of each execution; settings applied ahead where missing and again after a failure; more executions than connections queue', async () => {
     const started = await startParticipantServer('pgvector', { n: 10, d: 4 });
-    const { host, port } = started.handle.connection;
-    const conns = await PgIdConnections.open({ host, port, user: 'postgres', database: 'postgres' }, 2);
+    const { host, port, params } = started.handle.connection;
+    const conns = await PgIdConnections.open({ host, port, user: 'postgres', database: 'postgres', password: String(params.password) }, 2);
     try {
       assert.equal(conns.size, 2);
       const series = (from: number) => encodeExecution('vb_series', 'SELECT g FROM generate_series($1::int, $1::int + 4) AS g', [from]);

@@ -2,6 +2,7 @@
 // recall against a naive exact search along the ef ladder (one collection per ef value), where
 // filters, a restart on the same data, deletes. Needs participants/chroma/provision.sh.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { FilterExpr } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
@@ -81,6 +82,22 @@ test('each ef collection holds the attributes under its own keys, so a filter re
     ids: string[];
   };
   assert.equal(foreign.ids.length, 0);
+});
+
+/** What a connection from another local user (nobody) to port gets: "refused" or "answered". */
+function asNobody(port: number): string {
+  const code = `const s=require('net').connect(${port},'127.0.0.1');s.on('connect',()=>{console.log('answered');s.destroy()});s.on('error',e=>console.log('refused '+e.code))`;
+  const r = spawnSync(process.execPath, ['-e', code], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 10_000 });
+  return r.stdout.trim();
+}
+
+test('Chroma checks no token, so its port is closed to other local users while it runs (as root)', {
+  skip: process.getuid?.() !== 0 && 'needs root (a firewall rule)',
+}, async () => {
+  const { port } = opened.handle.connection;
+  assert.match(asNobody(port), /^refused (ECONNREFUSED|ECONNRESET)$/);
+  // The harness (this user) still reaches it.
+  assert.match(await opened.participant.adapter.engineVersion(), /^Chroma /);
 });
 
 test('the version is read from the server', async () => {

@@ -2,7 +2,7 @@
 // against a naive exact search, filters, the iterative-scan strategies, plans and their checks,
 // a restart on the same data, and writes. Needs participants/pgvector/provision.sh (as root).
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -38,6 +38,25 @@ function rows(ids: number[], idsAs?: number[]): RowBatch {
 
 test('the engine version is read from the server', async () => {
   assert.match(await opened.participant.adapter.engineVersion(), /^PostgreSQL \d+\.\d+, pgvector 0\.[89]\.\d+$/);
+});
+
+test('the cluster asks for its own password: a local user without it cannot log in, even as postgres', async () => {
+  const { host, port, params, dataDir } = opened.handle.connection;
+  assert.match(String(params.password), /^[0-9a-f]{48}$/);
+  // Beside the data directory (not in it), readable by this user only.
+  const side = statSync(`${dataDir}.side-password`);
+  assert.equal(side.mode & 0o077, 0);
+  assert.equal(readFileSync(`${dataDir}.side-password`, 'utf8').trim(), params.password);
+  for (const password of [undefined, 'postgres', '']) {
+    const c = new pg.Client({ host, port, user: 'postgres', database: 'postgres', password, connectionTimeoutMillis: 5000 });
+    c.on('error', () => {});
+    await assert.rejects(c.connect(), /password authentication failed|password must be a string|SASL|client password must be a string/);
+    await c.end().catch(() => {});
+  }
+  const ok = new pg.Client({ host, port, user: 'postgres', database: 'postgres', password: String(params.password) });
+  await ok.connect();
+  assert.equal((await ok.query("SELECT rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid WHERE rolname = 'postgres'")).rows[0].scram, true);
+  await ok.end();
 });
 
 test('unfiltered k=10 reaches recall >= 0.95, the plan scans the HNSW index and passes its check', async () => {
@@ -143,7 +162,13 @@ test('a restart on the same data directory reopens the table without ingest and 
     await s2.setKnobs({ ef_search: 100 });
     assert.deepEqual(Array.from(await s2.search({ vector: queryOf(1), k: 10, filter: null })), before);
     // A plan that falls back to a sequential scan where the settings promise HNSW fails its check.
-    const admin = new pg.Client({ host: again.handle.connection.host, port: again.handle.connection.port, user: 'postgres', database: 'postgres' });
+    const admin = new pg.Client({
+      host: again.handle.connection.host,
+      port: again.handle.connection.port,
+      user: 'postgres',
+      database: 'postgres',
+      password: String(again.handle.connection.params.password),
+    });
     await admin.connect();
     await admin.query('DROP INDEX items_embedding_hnsw');
     await admin.end();
@@ -170,7 +195,13 @@ test('a data directory deeper than a Unix socket path may be (107 bytes) still s
   assert.ok(join(workDir, 'server', '.s.PGSQL.65535').length > 107);
   const started = await startParticipantServer('pgvector', { n: 10, d: 4, workDir });
   try {
-    const c = new pg.Client({ host: started.handle.connection.host, port: started.handle.connection.port, user: 'postgres', database: 'postgres' });
+    const c = new pg.Client({
+      host: started.handle.connection.host,
+      port: started.handle.connection.port,
+      user: 'postgres',
+      database: 'postgres',
+      password: String(started.handle.connection.params.password),
+    });
     await c.connect();
     assert.equal((await c.query('SELECT 1 AS one')).rows[0].one, 1);
     await c.end();

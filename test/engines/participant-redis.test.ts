@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { passes } from '../../src/datasets/groups.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
-import { filterToRedis } from '../../participants/redis/adapter.ts';
+import { DISABLED_COMMANDS, filterToRedis } from '../../participants/redis/adapter.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
 import { openServerOnSynthetic, startParticipantServer } from '../helpers/server-harness.ts';
 
@@ -71,6 +71,24 @@ for (const [name, minTop] of [
         });
       });
       assert.match(reply, /^-NOAUTH/);
+      // With the password, the commands that would reach beyond the data are not there at all.
+      for (const cmd of ['CONFIG GET dir', 'MODULE LIST', 'DEBUG SLEEP 0', 'REPLICAOF 127.0.0.1 1']) {
+        const r = await new Promise<string>((resolve, reject) => {
+          const sock = connect({ host, port });
+          let buf = '';
+          sock.on('error', reject);
+          sock.on('connect', () => sock.write(`AUTH ${String(params.password)}\r\n${cmd}\r\n`));
+          sock.on('data', (d) => {
+            buf += d.toString('latin1');
+            if (buf.split('\r\n').length > 2) {
+              sock.destroy();
+              resolve(buf.split('\r\n')[1]);
+            }
+          });
+        });
+        assert.match(r, /^-ERR unknown command/, `${cmd}: ${r}`);
+      }
+      assert.deepEqual([...DISABLED_COMMANDS].sort(), ['CONFIG', 'DEBUG', 'FAILOVER', 'MIGRATE', 'MODULE', 'PSYNC', 'REPLICAOF', 'SLAVEOF', 'SYNC']);
       // The rows are still there.
       const pts = await checkLadder(opened, 'none', 10);
       assert.ok(pts.at(-1)!.recall > 0.5);

@@ -54,8 +54,28 @@ export const WIKI_LANGUAGES: [string, number][] = [
 export const WIKI_QUERY_LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ar'];
 const WIKI_SEED = 1024;
 
+/**
+ * A download base from the environment: https, or plain http only to this machine (a local
+ * mirror, the tests' stand-ins). Data fetched over plain http from elsewhere could be swapped on
+ * the way, and a file without a published sha256 would be trusted as it came.
+ */
+export function remoteBase(variable: string, value: string | undefined, fallback: string): string {
+  const base = (value ?? fallback).replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new UserError(`${variable} is not a URL (got ${shownName(base)}); give https://HOST[/PATH]`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new UserError(`${variable} must be an https:// URL (plain http only to this machine), got ${shownName(base)}`);
+  return base;
+}
+
 function hfEndpoint(): string {
-  return (process.env.VECBENCH_HF_ENDPOINT ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
+  const variable = process.env.VECBENCH_HF_ENDPOINT !== undefined ? 'VECBENCH_HF_ENDPOINT' : 'HF_ENDPOINT';
+  return remoteBase(variable, process.env.VECBENCH_HF_ENDPOINT ?? process.env.HF_ENDPOINT, 'https://huggingface.co');
 }
 
 interface HfEntry {
@@ -297,8 +317,11 @@ export const wikiSource: DatasetSource = {
 
 const DBPEDIA_NAME = 'dbpedia-openai-1000k-angular';
 
+// ann-benchmarks publishes no sha256 of its files, and this project's machines cannot reach the
+// site to record one: the first download's sha256 is kept (and checked on every later prepare),
+// over https so that nothing between can swap the file.
 function annBenchmarksUrl(): string {
-  return (process.env.VECBENCH_ANN_BENCHMARKS_URL ?? 'http://ann-benchmarks.com').replace(/\/+$/, '');
+  return remoteBase('VECBENCH_ANN_BENCHMARKS_URL', process.env.VECBENCH_ANN_BENCHMARKS_URL, 'https://ann-benchmarks.com');
 }
 
 async function prepareDbpedia(dataDir: string, name: string, quiet?: boolean) {

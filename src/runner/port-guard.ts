@@ -1,0 +1,90 @@
+// A server with no authentication of its own (Chroma's Rust server checks no token) would answer
+// any local user on 127.0.0.1. While it runs, its port is closed to every other user by an
+// nftables rule on loopback: connections from sockets not owned by the run's user are refused
+// by the kernel, so nothing sits between the harness and the engine (no proxy to measure).
+//
+// One nftables table per guarded server, named after the runner's PID and the port, so a table
+// whose runner is gone (killed before it could remove it) is recognised and removed by the next
+// run (reapPortGuards, called with reapOrphans). Only root can add rules; other users get an
+// unguarded server and a reason to say.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { isRunning } from '../util/proc.ts';
+
+const NFT = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
+const TABLE_RE = /^vecbench_(\d+)_(\d+)$/;
+
+export interface PortGuard {
+  /** True when other users' connections to the port are refused. */
+  readonly closed: boolean;
+  /** Why it is not closed (not root, nft missing), for the run's log. */
+  readonly why: string | null;
+  /** Removes the rule (idempotent, synchronous: also called from an exit handler). */
+  release(): void;
+}
+
+function nftPath(): string | null {
+  return NFT.find((p) => existsSync(p)) ?? null;
+}
+
+function nft(path: string, args: string[]): { ok: boolean; text: string } {
+  const r = spawnSync(path, args, { encoding: 'utf8', timeout: 10_000 });
+  return { ok: r.status === 0, text: (r.stderr || r.stdout || String(r.error ?? '')).trim() };
+}
+
+const tableName = (port: number) => `vecbench_${process.pid}_${port}`;
+
+/** Closes 127.0.0.1:port (and ::1) to every user but this process's own. */
+export function closePortToOthers(port: number): PortGuard {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port ${port}`);
+  const uid = process.getuid?.();
+  if (uid !== 0) return unguarded('only root can add the firewall rule that closes it to other local users');
+  const path = nftPath();
+  if (!path) return unguarded('nft is missing (apt-get install nftables; npm run setup installs it)');
+  const table = tableName(port);
+  nft(path, ['delete', 'table', 'inet', table]);
+  const steps = [
+    ['add', 'table', 'inet', table],
+    ['add', 'chain', 'inet', table, 'out', '{ type filter hook output priority 0 ; policy accept ; }'],
+    ['add', 'rule', 'inet', table, 'out', 'oif', 'lo', 'tcp', 'dport', String(port), 'meta', 'skuid', '!=', String(uid), 'reject', 'with', 'tcp', 'reset'],
+  ];
+  for (const step of steps) {
+    const r = nft(path, step);
+    if (!r.ok) {
+      nft(path, ['delete', 'table', 'inet', table]);
+      throw new Error(`could not close port ${port} to other local users (nft ${step.slice(0, 2).join(' ')}: ${r.text.split('\n')[0]})`);
+    }
+  }
+  let released = false;
+  return {
+    closed: true,
+    why: null,
+    release() {
+      if (released) return;
+      released = true;
+      nft(path, ['delete', 'table', 'inet', table]);
+    },
+  };
+}
+
+function unguarded(why: string): PortGuard {
+  return { closed: false, why, release() {} };
+}
+
+/** Removes the guard tables of runners that are gone. Returns the ports it opened again. */
+export function reapPortGuards(): number[] {
+  if (process.getuid?.() !== 0) return [];
+  const path = nftPath();
+  if (!path) return [];
+  const r = nft(path, ['list', 'tables']);
+  if (!r.ok) return [];
+  const ports: number[] = [];
+  for (const line of r.text.split('\n')) {
+    const name = line.trim().replace(/^table inet /, '');
+    const m = TABLE_RE.exec(name);
+    if (!m || isRunning(Number(m[1]))) continue;
+    nft(path, ['delete', 'table', 'inet', name]);
+    ports.push(Number(m[2]));
+  }
+  return ports;
+}
