@@ -1,4 +1,4 @@
-// A server with no authentication of its own (Chroma's Rust server checks no token) would answer
+// A server with no authentication of its own (some engines' servers check no token) would answer
 // any local user on 127.0.0.1. While it runs, its port is closed to every other user by an
 // nftables rule on loopback: connections from sockets not owned by the run's user are refused
 // by the kernel, so nothing sits between the harness and the engine (no proxy to measure).

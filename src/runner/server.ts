@@ -44,18 +44,9 @@ function parsePidFile(text: string | null): PidFile | null {
   }
 }
 
-/** A free TCP port on 127.0.0.1, chosen by the kernel (bind to port 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port assigned'))));
-    });
-  });
-}
+import { freePort } from './free-port.ts';
+
+export { freePort };
 
 // Who a process is (PID plus start time) is read from /proc in one place (util/proc.ts).
 export { processAlive, processStartTicks };

@@ -26,5 +26,7 @@ export { registerSecret } from '../util/redact.ts';
 // A file beside the adapter's source (its native addon, its load client), whether the adapter
 // runs from the build (dist/) or from the sources.
 export { besideSource } from '../util/code-paths.ts';
+// Participants whose engine runs in another language's host process (the participant protocol).
+export { foreignParticipant, pythonSdkDir } from '../adapters/foreign.ts';
 // The harness's version (an engine written in this repository reports it as its own).
 export { VECBENCH_VERSION } from '../version.ts';

@@ -10,6 +10,8 @@ import { listParticipants, loadParticipant, PARTICIPANTS_DIR } from '../../src/r
 import { contractSuite } from '../contract/suite.ts';
 
 const TEMPLATE = join(PARTICIPANTS_DIR, '_template');
+/** The template of a participant whose host is in Python (the participant protocol). */
+const TEMPLATE_PYTHON = join(PARTICIPANTS_DIR, '_template-python');
 
 test('the registry skips directories starting with _ (the template is no participant)', async () => {
   assert.ok(existsSync(join(TEMPLATE, 'adapter.ts')), 'participants/_template/adapter.ts exists');
@@ -29,7 +31,8 @@ test('the registry skips directories starting with _ (the template is no partici
 // Filtered with VECBENCH_CONTRACT=name,name (e.g. to run one participant's checks while
 // writing it); everything by default.
 const only = process.env.VECBENCH_CONTRACT?.split(',').filter((s) => s !== '');
-for (const name of ['_template', ...listParticipants()]) {
+const templates: Record<string, string> = { _template: TEMPLATE, '_template-python': TEMPLATE_PYTHON };
+for (const name of [...Object.keys(templates), ...listParticipants()]) {
   if (only && !only.includes(name)) continue;
-  contractSuite(name, name === '_template' ? TEMPLATE : join(PARTICIPANTS_DIR, name));
+  contractSuite(name, templates[name] ?? join(PARTICIPANTS_DIR, name));
 }

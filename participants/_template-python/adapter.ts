@@ -1,0 +1,41 @@
+// TEMPLATE PARTICIPANT IN PYTHON: copy this directory to participants/<name>/ for an engine that
+// is a Python library. The registry skips directories whose name starts with `_`; the contract
+// suite tests this one by its path, so it always works as shipped.
+//
+// This file declares what the harness must know before the host starts (the settings schema,
+// which filters the engine takes, how it starts); the engine is driven by host.py, in Python,
+// over the participant protocol (docs/contracts.md, "The participant protocol").
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ATTRIBUTES, besideSource, foreignParticipant, pythonSdkDir, SetupNeeded } from '../../src/sdk/index.ts';
+
+// REPLACE: the directory name, also in provision.sh.
+const NAME = '_template-python';
+
+// REPLACE: the engine's index parameters as settings.json's `index` holds them (.strict(): an
+// unknown key is an error naming it).
+const settingsSchema = z
+  .object({
+    /** How many lists (centroids) build makes. */
+    lists: z.number().int().min(1).max(65_536).default(16),
+  })
+  .strict();
+
+/** The interpreter of the participant's own virtual environment (provision.sh makes it). */
+function python(): string {
+  const venv = join(process.env.VECBENCH_CACHE ?? '/var/cache/vecbench', 'venv', NAME);
+  if (!existsSync(join(venv, '.vecbench-requirements')))
+    throw new SetupNeeded(`the Python environment of ${NAME} is not installed (${venv}; participants/${NAME}/provision.sh makes it)`);
+  return join(venv, 'bin', 'python');
+}
+
+export default foreignParticipant({
+  name: NAME,
+  engine: 'template (Python inverted file)', // REPLACE
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'a mask over the rows of the probed lists (exact within them)', // REPLACE
+  reopen: true,
+  host: () => ({ command: python(), args: ['-u', besideSource(import.meta.url, 'host.py')], env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() } }),
+});

@@ -1,0 +1,226 @@
+"""The reference host of vecbench's participant protocol, in Python.
+
+A participant whose engine is a Python library writes one class with the engine's operations and
+calls serve() with it; this module speaks the protocol (docs/contracts.md, "The participant
+protocol") over stdin and stdout. Standard library only; when numpy is importable, vectors and
+id columns arrive as numpy arrays (no copy), otherwise as memoryviews.
+
+    import vecbench_host
+
+    class MyEngine(vecbench_host.Engine):
+        name = "my-engine"
+        def version(self): ...
+        def open(self, dataset, settings, work_dir, max_concurrency, reopen): ...
+        def ingest(self, rows): ...          # rows: Rows (ids, vectors, attrs, text)
+        def build(self): ...
+        def knobs(self, knobs): ...          # refuse unknown names: raise UserError
+        def search(self, vector, k, filter): ...   # -> sequence of int ids, best first
+
+    vecbench_host.serve(MyEngine)
+
+Optional operations are served when the class defines them: explain, disk_bytes, insert,
+upsert, delete, compact. close() is called once before the process exits.
+"""
+
+import os
+import struct
+import sys
+import traceback
+
+try:  # numpy is optional: arrays without copies when present
+    import numpy as _np
+except ImportError:  # pragma: no cover - exercised where numpy is absent
+    _np = None
+
+PROTOCOL_VERSION = 1
+MAX_FRAME = 1 << 30
+ATTRIBUTES = ("cat10", "cat100", "cat1000", "num", "cluster", "lang", "region", "tenant", "label", "measure")
+OPTIONAL_OPS = ("explain", "disk_bytes", "insert", "upsert", "delete", "compact")
+
+
+class UserError(Exception):
+    """An error the user fixes (a bad setting or knob): shown as one line, exit code 2."""
+
+
+class Rows:
+    """A batch of rows: ids (int32), vectors (n x d float32, row-major), attrs (name -> int32
+    column), text (list of str or None)."""
+
+    __slots__ = ("n", "d", "ids", "vectors", "attrs", "text")
+
+    def __init__(self, n, d, ids, vectors, attrs, text):
+        self.n, self.d, self.ids, self.vectors, self.attrs, self.text = n, d, ids, vectors, attrs, text
+
+    def vector(self, i):
+        """Row i's vector (a numpy view, or a list of floats without numpy)."""
+        if _np is not None:
+            return self.vectors[i]
+        return list(self.vectors[i * self.d:(i + 1) * self.d])
+
+
+class Engine:
+    """Subclass it; every method may raise UserError (the user's to fix) or any exception."""
+
+    name = "engine"
+
+    def version(self):
+        raise NotImplementedError
+
+    def open(self, dataset, settings, work_dir, max_concurrency, reopen):
+        raise NotImplementedError
+
+    def ingest(self, rows):
+        raise NotImplementedError
+
+    def build(self):
+        pass
+
+    def knobs(self, knobs):
+        raise NotImplementedError
+
+    def search(self, vector, k, filter):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+def _int32s(buf):
+    if _np is not None:
+        return _np.frombuffer(buf, dtype="<i4")
+    return memoryview(buf).cast("i")
+
+
+def _floats(buf, n, d):
+    if _np is not None:
+        return _np.frombuffer(buf, dtype="<f4").reshape(n, d) if n is not None else _np.frombuffer(buf, dtype="<f4")
+    return memoryview(buf).cast("f")
+
+
+class _Wire:
+    def __init__(self):
+        # The protocol owns the real stdout; anything else printed (by the engine, by a native
+        # library writing to fd 1) goes to stderr, where the harness logs it.
+        out_fd = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        self.out = os.fdopen(out_fd, "wb", buffering=0)
+        self.inp = sys.stdin.buffer
+
+    def read_exact(self, n):
+        chunks, got = [], 0
+        while got < n:
+            chunk = self.inp.read(n - got)
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def read(self):
+        head = self.read_exact(4)
+        if head is None:
+            return None
+        (size,) = struct.unpack("<I", head)
+        if size < 8 or size > MAX_FRAME:
+            raise SystemExit("vecbench host: a frame of %d bytes: not the participant protocol" % size)
+        frame = self.read_exact(size)
+        if frame is None:
+            return None
+        rid, hlen = struct.unpack_from("<II", frame, 0)
+        import json
+
+        header = json.loads(frame[8:8 + hlen].decode("utf-8"))
+        return rid, header, memoryview(frame)[8 + hlen:]
+
+    def write(self, rid, header, payload=b""):
+        import json
+
+        h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+        body = bytes(payload)
+        self.out.write(struct.pack("<III", 8 + len(h) + len(body), rid, len(h)) + h + body)
+
+
+def _rows(header, payload, d):
+    n = int(header["n"])
+    names = header.get("attrs", ATTRIBUTES)
+    need = 4 * n + 4 * n * d + 4 * n * len(names)
+    if len(payload) != need:
+        raise ValueError("a batch of %d rows needs %d bytes, got %d" % (n, need, len(payload)))
+    off = 0
+    ids = _int32s(payload[off:off + 4 * n])
+    off += 4 * n
+    vectors = _floats(payload[off:off + 4 * n * d], n, d)
+    off += 4 * n * d
+    attrs = {}
+    for a in names:
+        attrs[a] = _int32s(payload[off:off + 4 * n])
+        off += 4 * n
+    return Rows(n, d, ids, vectors, attrs, header.get("text"))
+
+
+def _ids_payload(ids):
+    if _np is not None:
+        return _np.asarray(ids, dtype="<i4").tobytes()
+    return struct.pack("<%di" % len(ids), *ids)
+
+
+_WIRE = None  # the protocol's stream, once serve() runs (tests write broken frames through it)
+
+
+def serve(engine_class):
+    """Answers the harness until it closes stdin or sends close. Never returns normally."""
+    global _WIRE
+    wire = _WIRE = _Wire()
+    engine = engine_class()
+    served = [op for op in OPTIONAL_OPS if callable(getattr(engine, op, None))]
+    d = None
+    while True:
+        msg = wire.read()
+        if msg is None:
+            break
+        rid, header, payload = msg
+        op = header.get("op")
+        try:
+            if op == "hello":
+                wire.write(rid, {"protocol": PROTOCOL_VERSION, "engine": engine.name, "version": str(engine.version()), "ops": served})
+            elif op == "open":
+                ds = header["dataset"]
+                d = int(ds["d"])
+                engine.open(ds, header.get("settings"), header["work_dir"], int(header.get("max_concurrency", 1)), bool(header.get("reopen")))
+                wire.write(rid, {})
+            elif op in ("ingest", "insert", "upsert"):
+                getattr(engine, op)(_rows(header, payload, d))
+                wire.write(rid, {})
+            elif op == "build":
+                engine.build()
+                wire.write(rid, {})
+            elif op == "knobs":
+                engine.knobs(header.get("knobs") or {})
+                wire.write(rid, {})
+            elif op == "search":
+                ids = engine.search(_floats(payload, None, d), int(header["k"]), header.get("filter"))
+                wire.write(rid, {}, _ids_payload(ids))
+            elif op == "explain" and "explain" in served:
+                wire.write(rid, {"plan": str(engine.explain(_floats(payload, None, d), int(header["k"]), header.get("filter")))})
+            elif op == "disk_bytes" and "disk_bytes" in served:
+                wire.write(rid, {"bytes": int(engine.disk_bytes())})
+            elif op == "delete" and "delete" in served:
+                engine.delete(_int32s(payload))
+                wire.write(rid, {})
+            elif op == "compact" and "compact" in served:
+                engine.compact()
+                wire.write(rid, {})
+            elif op == "close":
+                engine.close()
+                wire.write(rid, {})
+                break
+            else:
+                wire.write(rid, {"error": "unknown operation %r" % (op,)})
+        except UserError as e:
+            wire.write(rid, {"error": str(e), "user": True})
+        except Exception as e:  # the engine's own failure: one line to the harness, the trace to stderr
+            traceback.print_exc(file=sys.stderr)
+            wire.write(rid, {"error": "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")})
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,0 +1,167 @@
+// The participant protocol (src/adapters/foreign.ts) against hosts in Python that behave and
+// that do not: a host that dies mid-request, sends a broken frame, answers a request nobody
+// asked, speaks another protocol version, returns more than k ids, or prints to stdout. Each
+// ends in one line naming the participant, and nothing hangs. The hosts run on the system's
+// python3 with the SDK's reference host (no numpy: vectors arrive as memoryviews).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { z } from 'zod';
+import type { EngineSession, OpenContext } from '../../src/contracts.ts';
+import { foreignParticipant, pythonSdkDir } from '../../src/adapters/foreign.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'vecbench-protocol-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const D = 4;
+
+/** A host whose engine is `body` (Python, the methods of an Engine subclass). */
+function hostWith(name: string, body: string, prelude = ''): string {
+  const path = join(dir, `${name}.py`);
+  writeFileSync(
+    path,
+    `import os, sys, time
+sys.path.insert(0, os.environ["VECBENCH_PYTHON_SDK"])
+import vecbench_host
+from vecbench_host import UserError
+${prelude}
+class E(vecbench_host.Engine):
+    name = "test engine"
+    def version(self): return "1.2.3"
+    def open(self, dataset, settings, work_dir, max_concurrency, reopen): self.rows = []
+    def ingest(self, rows): self.rows.extend(int(i) for i in rows.ids)
+    def build(self): pass
+    def knobs(self, knobs):
+        for k in knobs:
+            if k != "ef": raise UserError('unknown knob "%s"' % k)
+    def search(self, vector, k, filter): return self.rows[:k]
+${body}
+vecbench_host.serve(E)
+`,
+  );
+  return path;
+}
+
+function participant(script: string) {
+  return foreignParticipant({
+    name: 'proto-test',
+    engine: 'test engine',
+    settingsSchema: z.object({}).strict(),
+    filters: null,
+    filterStrategy: 'none',
+    reopen: false,
+    host: () => ({ command: 'python3', args: ['-u', script], env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() } }),
+  });
+}
+
+const logs: string[] = [];
+function ctx(): OpenContext<Record<string, never>> {
+  return {
+    dataset: { name: 'tiny', n: 8, d: D, metric: 'ip', hasText: false },
+    settings: {},
+    workDir: dir,
+    maxConcurrency: 4,
+    log: (m) => logs.push(m),
+  };
+}
+
+async function openWith(script: string): Promise<EngineSession> {
+  const s = await participant(script).open(ctx());
+  const ids = Int32Array.from({ length: 8 }, (_, i) => 100 + i);
+  const attrs = Object.fromEntries(
+    ['cat10', 'cat100', 'cat1000', 'num', 'cluster', 'lang', 'region', 'tenant', 'label', 'measure'].map((a) => [a, new Int32Array(8)]),
+  );
+  await s.ingest({ ids, vectors: new Float32Array(8 * D), attrs: attrs as never });
+  await s.buildIndex();
+  return s;
+}
+
+const query = (k = 3) => ({ vector: new Float32Array(D), k, filter: null });
+
+test('a host that behaves: version at hello, rows in, many searches in flight answered to their own requests, close ends it', async () => {
+  const p = participant(hostWith('good', ''));
+  assert.equal(await p.engineVersion(), '1.2.3');
+  const s = await openWith(hostWith('good', ''));
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => s.search(query(1 + (i % 8)))));
+  answers.forEach((ids, i) =>
+    assert.deepEqual(
+      Array.from(ids),
+      Array.from({ length: 1 + (i % 8) }, (_, j) => 100 + j),
+    ),
+  );
+  await s.close();
+});
+
+test("the engine's refusal of a knob is a UserError of one line naming the participant", async () => {
+  const s = await openWith(hostWith('good2', ''));
+  const e = await s.setKnobs({ efx: 3 }).catch((x: unknown) => x);
+  assert.ok(e instanceof UserError, String(e));
+  assert.equal((e as Error).message, 'proto-test: unknown knob "efx"');
+  await s.setKnobs({ ef: 3 });
+  await s.close();
+});
+
+test("an engine's own exception is one line (the trace goes to the log), and the host goes on", async () => {
+  const s = await openWith(hostWith('raises', '    def explain(self, vector, k, filter): raise RuntimeError("boom\\nsecond line")\n'));
+  await assert.rejects(s.explain!(query()), (e: Error) => e.message === 'proto-test: RuntimeError: boom' && !(e instanceof UserError));
+  assert.ok(logs.some((l) => l.includes('Traceback')));
+  assert.equal((await s.search(query())).length, 3);
+  await s.close();
+});
+
+test('a host that dies mid-request: every request in flight fails in one line naming it, with its last words', async () => {
+  const s = await openWith(
+    hostWith('dies', '    def search(self, vector, k, filter):\n        sys.stderr.write("about to die\\n"); sys.stderr.flush(); os._exit(3)\n'),
+  );
+  const results = await Promise.allSettled([s.search(query()), s.search(query())]);
+  for (const r of results) {
+    assert.equal(r.status, 'rejected');
+    assert.match((r as PromiseRejectedResult).reason.message, /^proto-test: its host exited with code 3; its last words: about to die$/);
+  }
+  await assert.rejects(s.search(query()), /its host exited with code 3/);
+});
+
+test('a host that lies: more ids than k, a broken frame, an answer nobody asked for, another protocol version', async () => {
+  const tooMany = await openWith(hostWith('toomany', '    def search(self, vector, k, filter): return list(range(k + 5))\n'));
+  await assert.rejects(tooMany.search(query(2)), /^Error: proto-test: its host returned 7 ids for k = 2$/);
+  await tooMany.close();
+
+  // Writes 4 bytes saying "a frame of 3 bytes" on the protocol's stdout.
+  const broken = await openWith(
+    hostWith(
+      'broken',
+      '    def search(self, vector, k, filter):\n        import struct; self_out = vecbench_host._WIRE.out; self_out.write(struct.pack("<I", 3)); time.sleep(5)\n',
+      '',
+    ),
+  );
+  await assert.rejects(broken.search(query()), /proto-test: its host sent a frame of 3 bytes: not the participant protocol/);
+
+  const stray = await openWith(hostWith('stray', '    def search(self, vector, k, filter):\n        w = vecbench_host._WIRE; w.write(999, {}); return [1]\n'));
+  await assert.rejects(stray.search(query()), /proto-test: its host answered request 999, which is not in flight/);
+
+  const oldHost = hostWith('old', '', 'vecbench_host.PROTOCOL_VERSION = 0');
+  await assert.rejects(participant(oldHost).open(ctx()), /proto-test: its host speaks participant protocol 0, this vecbench 1; update one of them/);
+});
+
+test("a print to stdout in the engine's code goes to the log, not into the protocol", async () => {
+  const s = await openWith(hostWith('prints', '    def search(self, vector, k, filter):\n        print("hello from the engine"); return [7]\n'));
+  assert.deepEqual(Array.from(await s.search(query())), [7]);
+  assert.ok(logs.includes('hello from the engine'));
+  await s.close();
+});
+
+test('a host that cannot start is one line naming the command', async () => {
+  const p = foreignParticipant({
+    name: 'proto-test',
+    engine: 'x',
+    settingsSchema: z.object({}).strict(),
+    filters: null,
+    filterStrategy: 'none',
+    reopen: false,
+    host: () => ({ command: join(dir, 'no-such-interpreter'), args: [] }),
+  });
+  await assert.rejects(p.open(ctx()), /^UserError: proto-test: cannot start its host .*no-such-interpreter: spawn .* ENOENT$/);
+});
