@@ -196,6 +196,11 @@ export interface EngineSession {
   strategy?(request: SearchRequest, plan: string | null): Strategy;
   /** Bytes the engine's data occupies on disk (or in memory for in-memory engines). */
   diskBytes?(): Promise<number>;
+  /** The path to the engine without the engine: searches that cross what lies between the
+   * participant host and the engine (a host process in another language, its protocol) and are
+   * answered at once. The harness-overhead null pass runs through it, so that crossing counts as
+   * the harness's cost. Absent: the null engine answers inside the participant host. */
+  nullPath?(): Pick<EngineSession, 'setKnobs' | 'search'>;
 
   // Writes, for live churn (docs/method.md §7).
   insert?(batch: RowBatch): Promise<void>;

@@ -288,6 +288,11 @@ function hostSession(host: ForeignHost, d: number, ops: Set<string>): EngineSess
     async close() {
       await host.close();
     },
+    // The same frames and the same host process, answered without the engine (null_search).
+    nullPath: () => ({
+      setKnobs: async () => {},
+      search: async (request) => int32s(await host.call('null_search', requestFields(request), [request.vector]), 'a null search', name),
+    }),
   };
   if (has('explain'))
     session.explain = async (request) => {

@@ -202,7 +202,7 @@ async function handle(req: HostRequest): Promise<HostReply> {
         type: 'null-pass',
         reply: await runPoint(
           { type: 'point', knobs: {}, k: req.k, queries: req.queries, filters: req.queries.map(() => null), clients: req.clients },
-          nullSession(req.k),
+          session?.nullPath?.() ?? nullSession(req.k),
           true,
         ),
       };

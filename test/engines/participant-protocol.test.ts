@@ -165,3 +165,12 @@ test('a host that cannot start is one line naming the command', async () => {
   });
   await assert.rejects(p.open(ctx()), /^UserError: proto-test: cannot start its host .*no-such-interpreter: spawn .* ENOENT$/);
 });
+
+test('the null path crosses the same host and frames but never asks the engine (the harness-overhead pass)', async () => {
+  const s = await openWith(hostWith('nullpath', '    def search(self, vector, k, filter): raise RuntimeError("the engine was asked")\n'));
+  const path = s.nullPath!();
+  await path.setKnobs({ anything: 1 });
+  assert.deepEqual(Array.from(await path.search(query(4))), [0, 1, 2, 3]);
+  await assert.rejects(s.search(query()), /the engine was asked/);
+  await s.close();
+});

@@ -201,6 +201,9 @@ def serve(engine_class):
             elif op == "search":
                 ids = engine.search(_floats(payload, None, d), int(header["k"]), header.get("filter"))
                 wire.write(rid, {}, _ids_payload(ids))
+            elif op == "null_search":
+                # The protocol's own cost: the same frames, no engine (the harness-overhead pass).
+                wire.write(rid, {}, _ids_payload(range(int(header["k"]))))
             elif op == "explain" and "explain" in served:
                 wire.write(rid, {"plan": str(engine.explain(_floats(payload, None, d), int(header["k"]), header.get("filter")))})
             elif op == "disk_bytes" and "disk_bytes" in served:
