@@ -200,7 +200,13 @@ export interface EngineSession {
    * participant host and the engine (a host process in another language, its protocol) and are
    * answered at once. The harness-overhead null pass runs through it, so that crossing counts as
    * the harness's cost. Absent: the null engine answers inside the participant host. */
-  nullPath?(): Pick<EngineSession, 'setKnobs' | 'search'>;
+  nullPath?(): Pick<EngineSession, 'setKnobs' | 'search' | 'timedPass'>;
+  /** The timed loop run next to the engine, in its own process (a host in another language):
+   * the requests with `clients` in flight, each search timed there, so the crossing between the
+   * participant host and that process is paid once per pass, not per query. The participant
+   * host uses it in place of its own loop when present (docs/contracts.md, "The participant
+   * protocol"). */
+  timedPass?(requests: SearchRequest[], clients: number): Promise<TimedPass>;
 
   // Writes, for live churn (docs/method.md §7).
   insert?(batch: RowBatch): Promise<void>;
@@ -220,6 +226,15 @@ export interface EngineSession {
   hybridSearch?(request: SearchRequest, text: string): Promise<ArrayLike<number>>;
 
   close(): Promise<void>;
+}
+
+/** What a timed loop gives back: each request's ids (empty on error), its latency, its error,
+ * and the loop's wall time. */
+export interface TimedPass {
+  results: ArrayLike<number>[];
+  latenciesMs: Float64Array;
+  errors: (string | null)[];
+  wallS: number;
 }
 
 /** The default export of participants/<name>/adapter.ts. */

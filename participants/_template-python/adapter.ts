@@ -37,5 +37,8 @@ export default foreignParticipant({
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'a mask over the rows of the probed lists (exact within them)', // REPLACE
   reopen: true,
+  // One query at a time per host (Python's GIL); the harness's search threads each run a host
+  // of their own on a copy of the shard, so the engine gets a thread per core.
+  concurrency: 'processes',
   host: () => ({ command: python(), args: ['-u', besideSource(import.meta.url, 'host.py')], env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() } }),
 });

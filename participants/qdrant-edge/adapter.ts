@@ -53,6 +53,9 @@ export default foreignParticipant({
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "Qdrant's planner per segment: payload index + exact scan below full_scan_threshold, else graph walk with the filter (payload-aware links)",
   reopen: true,
+  // One query at a time per host (Python's GIL); the harness's search threads each run a host
+  // of their own on a copy of the shard, so the engine gets a thread per core.
+  concurrency: 'processes',
   host: () => ({
     command: python(),
     // -u: unbuffered stderr lines; -I would drop PYTHONPATH, which the SDK path replaces.

@@ -2,18 +2,14 @@
 // a short TypeScript file (settings schema, what the engine can filter, how to start its host)
 // and the engine is driven by a host process in the engine's own language that speaks the
 // participant protocol over its stdin and stdout. docs/contracts.md, "The participant
-// protocol", is the specification; sdk/python/vecbench_host.py and sdk/java/VecbenchHost.java
+// protocol", is the specification; src/sdk/python/vecbench_host.py and src/sdk/java/VecbenchHost.java
 // are the reference hosts.
 //
 // To the runner such a participant is like any other: the protocol carries the same operations
 // as EngineSession, so the contract suite, ladders, calibration, churn, resources (the host
 // process is a child of the participant host, inside its measured process tree) and cold start
-// need nothing of their own. Searches overlap: requests carry ids and the foreign host answers
-// them in any order from its own threads.
-//
-// Frames, both ways, little-endian:
-//   u32 size of the rest | u32 request id | u32 header bytes H | H bytes JSON | payload bytes
-import { type ChildProcess, spawn } from 'node:child_process';
+// need nothing of their own. Requests carry ids, so searches may overlap; a measured pass is
+// timed in the host, next to the engine (timedPass). The frames are foreign-host.ts.
 import type { ZodType } from 'zod';
 import {
   ATTRIBUTES,
@@ -27,9 +23,10 @@ import {
   type RowBatch,
   type SearchRequest,
   type Strategy,
+  type TimedPass,
 } from '../contracts.ts';
 import { besideSource } from '../util/code-paths.ts';
-import { UserError } from '../util/errors.ts';
+import { ForeignHost, type HostCommand, type Reply } from './foreign-host.ts';
 
 /** The directory of the Python reference host (vecbench_host.py): a Python host puts it on its
  * path (the adapter passes it as VECBENCH_PYTHON_SDK). */
@@ -39,22 +36,11 @@ export function pythonSdkDir(): string {
 
 /** The protocol's version: a host answering another one is refused at hello. */
 const PROTOCOL_VERSION = 1;
-/** A frame larger than this is a broken or hostile peer, never a real reply. */
-const MAX_FRAME = 1 << 30;
 
 /** Operations a host may serve beyond the required ones (hello, open, ingest, build, knobs,
  * search, close): each maps onto an optional EngineSession member. */
-const OPTIONAL_OPS = ['explain', 'disk_bytes', 'insert', 'upsert', 'delete', 'compact', 'search_many'] as const;
+const OPTIONAL_OPS = ['explain', 'disk_bytes', 'insert', 'upsert', 'delete', 'compact'] as const;
 type OptionalOp = (typeof OPTIONAL_OPS)[number];
-
-/** How to start the host: the program and its arguments, resolved when first needed (a missing
- * virtual environment or jar is a SetupNeeded naming the provisioner). */
-interface HostCommand {
-  command: string;
-  args: string[];
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
-}
 
 export interface ForeignParticipantSpec<S> {
   /** The participant's name, for messages. */
@@ -66,174 +52,16 @@ export interface ForeignParticipantSpec<S> {
   filterStrategy: string;
   /** True when the host's engine can reopen its files without ingest (cold start, threads). */
   reopen: boolean;
+  /** How searches overlap. 'requests': the host answers overlapping requests from threads of its
+   * own (its engine searches in parallel within one process). 'processes': the host answers one
+   * at a time (e.g. a Python engine that holds the GIL through a query), and the harness's
+   * search threads each start a host of their own on a copy of the work directory (needs
+   * reopen; Participant.reopenInThreads 'copy'), so the engine still gets a thread per core.
+   * Default 'requests'. */
+  concurrency?: 'requests' | 'processes';
   host(): HostCommand;
   /** Optional: why these settings cannot run on this dataset (Participant.checkDataset). */
   checkDataset?(settings: S, dataset: DatasetInfo): string | null;
-}
-
-interface Reply {
-  header: Record<string, unknown>;
-  payload: Buffer;
-}
-
-interface Pending {
-  op: string;
-  resolve(r: Reply): void;
-  reject(e: Error): void;
-}
-
-/** One host process and the frames in flight to it. */
-class ForeignHost {
-  private readonly child: ChildProcess;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  private buffered: Buffer[] = [];
-  private bufferedBytes = 0;
-  private failure: Error | null = null;
-  private readonly stderrTail: string[] = [];
-  private readonly exited: Promise<void>;
-  private closing = false;
-
-  constructor(
-    readonly name: string,
-    cmd: HostCommand,
-    private readonly log: (m: string) => void,
-  ) {
-    this.child = spawn(cmd.command, cmd.args, { cwd: cmd.cwd, env: cmd.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.exited = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        if (!this.closing || this.pending.size > 0) this.fail(new Error(`${this.name}: its host ${why}${this.tail()}`));
-        resolve();
-      });
-    });
-    this.child.on('error', (e) => this.fail(new UserError(`${this.name}: cannot start its host ${cmd.command}: ${e.message}`)));
-    this.child.stdin!.on('error', () => {
-      /* the exit handler says why */
-    });
-    this.child.stdout!.on('data', (chunk: Buffer) => this.onData(chunk));
-    let partial = '';
-    this.child.stderr!.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line.trim() === '') continue;
-        this.stderrTail.push(line);
-        if (this.stderrTail.length > 5) this.stderrTail.shift();
-        this.log(line);
-      }
-    });
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  private tail(): string {
-    const last = this.stderrTail.at(-1);
-    return last ? `; its last words: ${last.slice(0, 300)}` : '';
-  }
-
-  private fail(e: Error): void {
-    if (this.failure) return;
-    this.failure = e;
-    for (const p of this.pending.values()) p.reject(e);
-    this.pending.clear();
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-  }
-
-  private onData(chunk: Buffer): void {
-    this.buffered.push(chunk);
-    this.bufferedBytes += chunk.length;
-    for (;;) {
-      if (this.bufferedBytes < 4) return;
-      const head = this.buffered.length === 1 ? this.buffered[0] : Buffer.concat(this.buffered);
-      this.buffered = [head];
-      const size = head.readUInt32LE(0);
-      if (size < 8 || size > MAX_FRAME) {
-        this.fail(new Error(`${this.name}: its host sent a frame of ${size} bytes: not the participant protocol`));
-        return;
-      }
-      if (head.length < 4 + size) return;
-      const frame = head.subarray(4, 4 + size);
-      const rest = head.subarray(4 + size);
-      this.buffered = rest.length > 0 ? [rest] : [];
-      this.bufferedBytes = rest.length;
-      this.onFrame(frame);
-      if (this.failure) return;
-    }
-  }
-
-  private onFrame(frame: Buffer): void {
-    const id = frame.readUInt32LE(0);
-    const hlen = frame.readUInt32LE(4);
-    if (8 + hlen > frame.length) {
-      this.fail(new Error(`${this.name}: its host sent a header longer than its frame`));
-      return;
-    }
-    let header: Record<string, unknown>;
-    try {
-      header = JSON.parse(frame.toString('utf8', 8, 8 + hlen)) as Record<string, unknown>;
-      if (header === null || typeof header !== 'object' || Array.isArray(header)) throw new Error('not an object');
-    } catch (e) {
-      this.fail(new Error(`${this.name}: its host sent a header that is not a JSON object (${(e as Error).message})`));
-      return;
-    }
-    const p = this.pending.get(id);
-    if (!p) {
-      this.fail(new Error(`${this.name}: its host answered request ${id}, which is not in flight`));
-      return;
-    }
-    this.pending.delete(id);
-    if (typeof header.error === 'string') {
-      // The engine's own words, one line, marked as its: a bad knob is the user's to fix.
-      const message = `${this.name}: ${header.error.replace(/\s*\n\s*/g, ' | ').slice(0, 1000)}`;
-      p.reject(header.user === true ? new UserError(message) : new Error(message));
-      return;
-    }
-    p.resolve({ header, payload: frame.subarray(8 + hlen) });
-  }
-
-  /** Sends one request; resolves with the reply, rejects with the host's error in one line. */
-  call(op: string, fields: Record<string, unknown> = {}, payload: ArrayBufferView[] = []): Promise<Reply> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    if (this.nextId > 0xffffffff) this.nextId = 1;
-    const header = Buffer.from(JSON.stringify({ op, ...fields }), 'utf8');
-    const bodyBytes = payload.reduce((s, v) => s + v.byteLength, 0);
-    const prefix = Buffer.allocUnsafe(12);
-    prefix.writeUInt32LE(8 + header.length + bodyBytes, 0);
-    prefix.writeUInt32LE(id, 4);
-    prefix.writeUInt32LE(header.length, 8);
-    return new Promise<Reply>((resolve, reject) => {
-      this.pending.set(id, { op, resolve, reject });
-      const stdin = this.child.stdin!;
-      stdin.write(prefix);
-      stdin.write(header);
-      for (const v of payload) stdin.write(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
-    });
-  }
-
-  /** Asks the host to close its engine and exit; kills it when it does not within timeoutS. */
-  async close(timeoutS = 600): Promise<void> {
-    if (this.failure === null) {
-      try {
-        await this.call('close');
-      } finally {
-        this.closing = true;
-        this.child.stdin!.end();
-      }
-    }
-    this.closing = true;
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutS * 1000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-
-  kill(): void {
-    this.closing = true;
-    this.child.kill('SIGKILL');
-  }
 }
 
 // ---- payloads ----
@@ -288,10 +116,13 @@ function hostSession(host: ForeignHost, d: number, ops: Set<string>): EngineSess
     async close() {
       await host.close();
     },
-    // The same frames and the same host process, answered without the engine (null_search).
+    timedPass: (requests, clients) => timedPass(host, 'pass', requests, clients, d),
+    // The same frames and the same host process, answered without the engine (null_search,
+    // null_pass: the host's own loop around an engine that answers at once).
     nullPath: () => ({
       setKnobs: async () => {},
       search: async (request) => int32s(await host.call('null_search', requestFields(request), [request.vector]), 'a null search', name),
+      timedPass: (requests, clients) => timedPass(host, 'null_pass', requests, clients, d),
     }),
   };
   if (has('explain'))
@@ -327,6 +158,45 @@ function hostSession(host: ForeignHost, d: number, ops: Set<string>): EngineSess
       await host.call('compact');
     };
   return session;
+}
+
+/** One timed pass in the host: the vectors go in one frame, the host times each search next to
+ * the engine and answers latencies (float64 ms), counts and ids in one frame. */
+async function timedPass(host: ForeignHost, op: 'pass' | 'null_pass', requests: SearchRequest[], clients: number, d: number): Promise<TimedPass> {
+  const n = requests.length;
+  const vectors = new Float32Array(n * d);
+  requests.forEach((r, i) => {
+    if (r.vector.length !== d) throw new Error(`query vector has ${r.vector.length} dimensions, the index ${d}`);
+    vectors.set(r.vector, i * d);
+  });
+  const k = requests[0]?.k ?? 0;
+  if (requests.some((r) => r.k !== k)) throw new Error('a timed pass asks one k');
+  const reply = await host.call(op, { n, k, clients, filters: requests.map((r) => r.filter) }, [vectors]);
+  const p = reply.payload;
+  const name = host.name;
+  const wallS = reply.header.wall_s;
+  if (typeof wallS !== 'number' || !(wallS >= 0) || p.length < n * 12)
+    throw new Error(`${name}: its host answered a pass of ${n} queries with ${p.length} bytes and wall_s ${String(wallS)}`);
+  const latenciesMs = new Float64Array(n);
+  Buffer.from(latenciesMs.buffer).set(p.subarray(0, n * 8));
+  const counts = new Int32Array(n);
+  Buffer.from(counts.buffer).set(p.subarray(n * 8, n * 12));
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (p.length !== n * 12 + total * 4) throw new Error(`${name}: its host's pass payload is ${p.length} bytes, not ${n * 12 + total * 4}`);
+  const ids = new Int32Array(total);
+  Buffer.from(ids.buffer).set(p.subarray(n * 12));
+  const results: Int32Array[] = [];
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    if (counts[i] < 0 || counts[i] > k) throw new Error(`${name}: its host returned ${counts[i]} ids for k = ${k}`);
+    results.push(ids.subarray(at, at + counts[i]));
+    at += counts[i];
+  }
+  const errors: (string | null)[] = new Array(n).fill(null);
+  for (const e of (reply.header.errors as [number, string][] | undefined) ?? []) {
+    if (Number.isInteger(e?.[0]) && e[0] >= 0 && e[0] < n) errors[e[0]] = `${name}: ${String(e[1]).split('\n')[0]}`;
+  }
+  return { results, latenciesMs, errors, wallS };
 }
 
 /** hello: the protocol version, the engine's name and version, and the optional ops served. */
@@ -379,10 +249,14 @@ export function foreignParticipant<S>(spec: ForeignParticipantSpec<S>): Particip
     settingsSchema: spec.settingsSchema,
     filters: spec.filters,
     filterStrategy: spec.filterStrategy,
-    concurrentSearch: true,
+    concurrentSearch: spec.concurrency !== 'processes',
     open: (ctx) => start(ctx, false),
   };
   if (spec.reopen) participant.reopen = (ctx) => start(ctx, true);
+  if (spec.concurrency === 'processes') {
+    if (!spec.reopen) throw new Error(`${spec.name}: concurrency 'processes' needs reopen (each search thread reopens a copy)`);
+    participant.reopenInThreads = 'copy';
+  }
   if (spec.checkDataset) participant.checkDataset = spec.checkDataset;
   return participant;
 }

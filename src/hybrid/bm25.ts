@@ -1,6 +1,6 @@
 // The client-side keyword arm for engines without full-text search: BM25 from
-// wink-bm25-text-search (k1 = 1.2, b = 0.75, Lucene's idf ln(1 + (N - n + 0.5) / (n + 0.5))),
-// over wink-nlp tokens (words and numbers, stop words out, Porter2 stems). It runs in the
+// wink-bm25-text-search (k1 = 1.2, b = 0.75, idf ln(1 + (N - n + 0.5) / (n + 0.5)), as the
+// common full-text engines compute it), over wink-nlp tokens (words and numbers, stop words out, Porter2 stems). It runs in the
 // participant's host process beside the engine, so its time is measured the same way.
 import { createRequire } from 'node:module';
 import { indexTerms, winkVersion } from '../embed/wink.ts';
@@ -18,7 +18,7 @@ interface WinkBm25 {
 const BM25_PARAMS = { k1: 1.2, b: 0.75 };
 
 export function bm25Description(): string {
-  return `BM25 (k1 ${BM25_PARAMS.k1}, b ${BM25_PARAMS.b}, Lucene idf) by wink-bm25-text-search ${winkVersion('wink-bm25-text-search')} over wink-nlp ${winkVersion('wink-nlp')} stems, stop words out`;
+  return `BM25 (k1 ${BM25_PARAMS.k1}, b ${BM25_PARAMS.b}, idf ln(1 + (N - n + 0.5) / (n + 0.5))) by wink-bm25-text-search ${winkVersion('wink-bm25-text-search')} over wink-nlp ${winkVersion('wink-nlp')} stems, stop words out`;
 }
 
 export class Bm25Index {

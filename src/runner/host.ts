@@ -84,7 +84,7 @@ async function threadedPass(req: Extract<HostRequest, { type: 'point' }>, thread
 /** engine / overlap: the session and whether its searches overlap (the null pass's own). */
 async function runPoint(
   req: Extract<HostRequest, { type: 'point' }>,
-  engine?: Pick<EngineSession, 'setKnobs' | 'search'>,
+  engine?: Pick<EngineSession, 'setKnobs' | 'search' | 'timedPass'>,
   overlap = concurrent,
 ): Promise<PointReply> {
   const s = engine ?? session!;
@@ -101,7 +101,14 @@ async function runPoint(
     await s.setKnobs(req.knobs);
     const vectors = queryVectors(ds, req.queries);
     const clients = overlap ? Math.max(1, Math.min(req.clients, n)) : 1;
-    pass = await timedLoop((i) => s.search({ vector: vectors[i], k: req.k, filter: req.filters[i] }), n, clients);
+    const request = (i: number) => ({ vector: vectors[i], k: req.k, filter: req.filters[i] });
+    // A session whose engine runs in another process times its searches there (timedPass).
+    pass = s.timedPass
+      ? await s.timedPass(
+          Array.from({ length: n }, (_, i) => request(i)),
+          clients,
+        )
+      : await timedLoop((i) => s.search(request(i)), n, clients);
   }
   const { results, latenciesMs, errors, wallS } = pass;
   const digests = new Uint32Array(n);

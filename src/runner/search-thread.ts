@@ -9,6 +9,8 @@ import { packIds } from './timed-loop.ts';
 import { CONTROL, GO_ABORT, GO_RUN, GO_WAIT, type PassResult, type ThreadReply, type ThreadRequest } from './search-threads.ts';
 
 const port = parentPort!;
+/** Queries a thread takes at once from a session with timedPass. */
+const TIMED_CHUNK = 32;
 let session: EngineSession | null = null;
 /** The host's query vectors (nq x d), shared with it and the other threads. */
 let queries: Float32Array | null = null;
@@ -46,7 +48,25 @@ async function pass(m: Extract<ThreadRequest, { type: 'pass' }>): Promise<PassRe
   const mine: number[] = [];
   const results: ArrayLike<number>[] = [];
   const errors: [number, string][] = [];
-  for (;;) {
+  // A session that times its searches in its own process takes the queries in small chunks from
+  // the shared counter (so the threads still share the work), each chunk one timed pass there.
+  for (const timed = s.timedPass; timed; ) {
+    const from = Atomics.add(ctl, CONTROL.next, TIMED_CHUNK);
+    if (from >= n) break;
+    const chunk = Array.from({ length: Math.min(TIMED_CHUNK, n - from) }, (_, j) => from + j);
+    const pass = await timed.call(
+      s,
+      chunk.map((i) => requests[i]),
+      1,
+    );
+    chunk.forEach((i, j) => {
+      latencies[i] = pass.latenciesMs[j];
+      mine.push(i);
+      results.push(pass.results[j]);
+      if (pass.errors[j] !== null) errors.push([i, pass.errors[j]!]);
+    });
+  }
+  for (; !s.timedPass; ) {
     const i = Atomics.add(ctl, CONTROL.next, 1);
     if (i >= n) break;
     const t0 = performance.now();

@@ -53,6 +53,7 @@ function participant(script: string) {
     filters: null,
     filterStrategy: 'none',
     reopen: false,
+    concurrency: 'requests',
     host: () => ({ command: 'python3', args: ['-u', script], env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() } }),
   });
 }
@@ -77,6 +78,13 @@ async function openWith(script: string): Promise<EngineSession> {
   await s.ingest({ ids, vectors: new Float32Array(8 * D), attrs: attrs as never });
   await s.buildIndex();
   return s;
+}
+
+/** Whether a log line matching `match` arrives within 5 s: stderr is a pipe of its own, so a
+ * line written before a reply may arrive after it. */
+async function logged(match: (line: string) => boolean): Promise<boolean> {
+  for (let i = 0; i < 100 && !logs.some(match); i++) await new Promise((r) => setTimeout(r, 50));
+  return logs.some(match);
 }
 
 const query = (k = 3) => ({ vector: new Float32Array(D), k, filter: null });
@@ -107,7 +115,7 @@ test("the engine's refusal of a knob is a UserError of one line naming the parti
 test("an engine's own exception is one line (the trace goes to the log), and the host goes on", async () => {
   const s = await openWith(hostWith('raises', '    def explain(self, vector, k, filter): raise RuntimeError("boom\\nsecond line")\n'));
   await assert.rejects(s.explain!(query()), (e: Error) => e.message === 'proto-test: RuntimeError: boom' && !(e instanceof UserError));
-  assert.ok(logs.some((l) => l.includes('Traceback')));
+  assert.ok(await logged((l) => l.includes('Traceback')));
   assert.equal((await s.search(query())).length, 3);
   await s.close();
 });
@@ -149,7 +157,7 @@ test('a host that lies: more ids than k, a broken frame, an answer nobody asked 
 test("a print to stdout in the engine's code goes to the log, not into the protocol", async () => {
   const s = await openWith(hostWith('prints', '    def search(self, vector, k, filter):\n        print("hello from the engine"); return [7]\n'));
   assert.deepEqual(Array.from(await s.search(query())), [7]);
-  assert.ok(logs.includes('hello from the engine'));
+  assert.ok(await logged((l) => l === 'hello from the engine'));
   await s.close();
 });
 
@@ -161,6 +169,7 @@ test('a host that cannot start is one line naming the command', async () => {
     filters: null,
     filterStrategy: 'none',
     reopen: false,
+    concurrency: 'requests',
     host: () => ({ command: join(dir, 'no-such-interpreter'), args: [] }),
   });
   await assert.rejects(p.open(ctx()), /^UserError: proto-test: cannot start its host .*no-such-interpreter: spawn .* ENOENT$/);
@@ -172,5 +181,33 @@ test('the null path crosses the same host and frames but never asks the engine (
   await path.setKnobs({ anything: 1 });
   assert.deepEqual(Array.from(await path.search(query(4))), [0, 1, 2, 3]);
   await assert.rejects(s.search(query()), /the engine was asked/);
+  await s.close();
+});
+
+test('a timed pass runs next to the engine: ids, latencies and errors per query, one frame each way; the null pass too', async () => {
+  const s = await openWith(
+    hostWith(
+      'timed',
+      '    def search(self, vector, k, filter):\n        if filter is not None: raise RuntimeError("no filters here")\n        time.sleep(0.002); return self.rows[:k]\n',
+    ),
+  );
+  const requests = Array.from({ length: 5 }, (_, i) => ({
+    vector: new Float32Array(D),
+    k: 3,
+    filter: i === 2 ? ({ op: 'eq', field: 'cat10', value: 1 } as const) : null,
+  }));
+  const pass = await s.timedPass!(requests, 1);
+  assert.equal(pass.results.length, 5);
+  assert.deepEqual(Array.from(pass.results[0]), [100, 101, 102]);
+  assert.deepEqual(Array.from(pass.results[2]), []);
+  assert.equal(pass.errors[2], 'proto-test: RuntimeError: no filters here');
+  assert.deepEqual([pass.errors[0], pass.errors[4]], [null, null]);
+  // Each search sleeps 2 ms in the engine: its latency holds it, and the wall time all of them.
+  for (const i of [0, 1, 3, 4]) assert.ok(pass.latenciesMs[i] >= 2, `latency ${pass.latenciesMs[i]}`);
+  assert.ok(pass.wallS >= 0.008);
+  const nothing = await s.nullPath!().timedPass!(requests, 1);
+  assert.deepEqual(Array.from(nothing.results[2]), [0, 1, 2]);
+  assert.ok(nothing.errors.every((e) => e === null));
+  assert.ok(nothing.wallS < pass.wallS);
   await s.close();
 });

@@ -165,6 +165,39 @@ def _ids_payload(ids):
     return struct.pack("<%di" % len(ids), *ids)
 
 
+def _timed_pass(search, header, payload, d):
+    """Runs the pass's searches one after another, each timed around the engine's call alone."""
+    import array
+    import time
+
+    n, k = int(header["n"]), int(header["k"])
+    filters = header.get("filters") or [None] * n
+    if len(payload) != 4 * n * d or len(filters) != n:
+        raise ValueError("a pass of %d queries needs %d bytes of vectors and %d filters" % (n, 4 * n * d, n))
+    vectors = _floats(payload, n, d) if _np is not None else memoryview(payload).cast("f")
+    latencies = array.array("d", bytes(8 * n))
+    counts = array.array("i", bytes(4 * n))
+    ids = array.array("i")
+    errors = []
+    clock = time.perf_counter_ns
+    start = clock()
+    for i in range(n):
+        v = vectors[i] if _np is not None else vectors[i * d:(i + 1) * d]
+        t0 = clock()
+        try:
+            got = search(v, k, filters[i])
+            latencies[i] = (clock() - t0) / 1e6
+        except Exception as e:  # one query's failure is that query's error, as in the harness's own loop
+            latencies[i] = (clock() - t0) / 1e6
+            errors.append([i, "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")])
+            got = ()
+        got = [int(x) for x in got]
+        counts[i] = len(got)
+        ids.extend(got)
+    wall = (clock() - start) / 1e9
+    return {"wall_s": wall, "errors": errors}, latencies.tobytes() + counts.tobytes() + ids.tobytes()
+
+
 _WIRE = None  # the protocol's stream, once serve() runs (tests write broken frames through it)
 
 
@@ -201,6 +234,19 @@ def serve(engine_class):
             elif op == "search":
                 ids = engine.search(_floats(payload, None, d), int(header["k"]), header.get("filter"))
                 wire.write(rid, {}, _ids_payload(ids))
+            elif op in ("pass", "null_pass"):
+                # The timed loop next to the engine: the crossing is paid once per pass.
+                k = int(header["k"])
+                if op == "pass":
+                    search = engine.search
+                else:
+                    nothing = list(range(k))
+
+                    def search(vector, k, filter, _ids=nothing):
+                        return _ids
+
+                header_out, body = _timed_pass(search, header, payload, d)
+                wire.write(rid, header_out, body)
             elif op == "null_search":
                 # The protocol's own cost: the same frames, no engine (the harness-overhead pass).
                 wire.write(rid, {}, _ids_payload(range(int(header["k"]))))
