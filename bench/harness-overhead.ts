@@ -16,7 +16,7 @@
 // whole request, read from /proc/<pid>/schedstat; Python's thread_time around its loop) holds
 // when other processes take the cores: waiting for a core costs no CPU time.
 // VECBENCH_PYTHON picks the interpreter (default: Debian's /usr/bin/python3).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -204,6 +204,14 @@ try {
   const here = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native');
   sides.push(await loopSide('node-loop', process.execPath, ['--import', import.meta.resolve('tsx'), path.join(here, 'hnswlib_node_loop.ts')]));
   const python = process.env.VECBENCH_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+  // The plain Python loop needs Debian's hnswlib binding: one line, not a traceback, without it.
+  const probe = spawnSync(python, ['-c', 'import hnswlib'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    console.error(
+      `bench:overhead: ${python} cannot import hnswlib (Debian's python3-hnswlib); run \`sudo npm run setup\` (it installs it) or set VECBENCH_PYTHON to an interpreter that has it`,
+    );
+    process.exit(2);
+  }
   sides.push(await loopSide('native', python, [path.join(here, 'hnswlib_loop.py')]));
   const hosts = sides.filter((s) => s.overhead);
 

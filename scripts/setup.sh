@@ -34,10 +34,11 @@ fi
 #                      sharded ground truth as an array job (docs/cluster.md).
 #   iproute2           ip netns: test/e2e/loadgen-client-hosts.test.ts puts its client hosts in
 #                      network namespaces of its own.
+#   python3-hnswlib    npm run bench:overhead's plain Python loop over the same HNSW library.
 #   nftables           nft: a server that checks no credential (Chroma) has its 127.0.0.1 port
 #                      closed to other local users while it runs (src/runner/port-guard.ts).
 packages=(build-essential python3 libopenblas-dev libfaiss-dev python3-numpy chromium fonts-dejavu-core
-  dataset-fashion-mnist vmtouch wrk util-linux slurmctld slurmd slurm-client munge iproute2 nftables)
+  dataset-fashion-mnist vmtouch wrk util-linux slurmctld slurmd slurm-client munge iproute2 nftables python3-hnswlib)
 
 missing=()
 for p in "${packages[@]}"; do
