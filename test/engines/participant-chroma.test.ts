@@ -1,26 +1,33 @@
 // Chroma on a real local server (`chroma run`), end to end on the harness's small synthetic set:
 // recall against a naive exact search along the ef ladder (one collection per ef value), where
 // filters, a restart on the same data, deletes. Needs participants/chroma/provision.sh.
+// The contract suite runs on the same load: its reads first, the tests here, then its writes and
+// reopen, then the restart test here (on the data the suite's reopen left).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FilterExpr } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
+import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
 import { request } from 'undici';
 import { collectionName, filterToWhere, metadataKey } from '../../participants/chroma/adapter.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
 import { openServerOnSynthetic } from '../helpers/server-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
 
 before(async () => {
-  opened = await openServerOnSynthetic('chroma', { n: 2000, nq: 40 });
+  opened = await openServerOnSynthetic('chroma', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
 });
 after(async () => {
   await opened?.cleanup();
   reapOrphans();
 });
+
+contractSuite('chroma', join(PARTICIPANTS_DIR, 'chroma'), { shared: () => opened, part: 'reads' });
 
 test('FilterExpr becomes a Chroma where document', () => {
   assert.deepEqual(filterToWhere({ op: 'eq', field: 'cat10', value: 3 }), { cat10: { $eq: 3 } });
@@ -136,24 +143,39 @@ test('deleted ids never come back', async () => {
   for (const id of got) assert.ok(passes(f, data.attrs, id));
 });
 
+// The suite's write checks and its reopen, which stops the server. The deletes above leave base
+// rows only.
+contractSuite('chroma', join(PARTICIPANTS_DIR, 'chroma'), { shared: () => opened, part: 'writes' });
+
+// After the suite's reopen check, which stopped the loaded server and its restart: the session
+// restarted here is one on the server started again, without ingest, on the data that check left.
 test('a restart on the same directory reopens the collections and answers the same', async () => {
-  const { participant, session, handle, ctx, data } = opened;
-  await session.setKnobs({ ef: 100 });
+  const { participant, handle, ctx, data } = opened;
+  const startOnData = (log: string) =>
+    startServer(
+      participant.adapter.server!.start,
+      {
+        dataset: ctx.dataset,
+        settings: participant.index,
+        dataDir: handle.connection.dataDir,
+        existing: true,
+        logFile: `${opened.workDir}/${log}`,
+        log: () => {},
+      },
+      120,
+    );
   const q = data.queries.slice(0, data.d);
-  const want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
-  await opened.stopKeepingData();
-  const again = await startServer(
-    participant.adapter.server!.start,
-    {
-      dataset: ctx.dataset,
-      settings: participant.index,
-      dataDir: handle.connection.dataDir,
-      existing: true,
-      logFile: `${opened.workDir}/server2.log`,
-      log: () => {},
-    },
-    120,
-  );
+  const live = await startOnData('server-live.log');
+  let want: number[];
+  try {
+    const session = await participant.adapter.reopen!({ ...ctx, server: live.handle.connection });
+    await session.setKnobs({ ef: 100 });
+    want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
+    await session.close();
+  } finally {
+    await live.handle.stop();
+  }
+  const again = await startOnData('server2.log');
   try {
     const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
     await s2.setKnobs({ ef: 100 });

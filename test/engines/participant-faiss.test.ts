@@ -1,6 +1,8 @@
 // faiss participant, end to end on the harness's small synthetic set (the real libfaiss through
 // participants/faiss/native), for each index type its settings files name: HNSW (settings.json),
-// IVFFlat and IVFPQ with refine (ivfflat / ivfpq.settings.json).
+// IVFFlat and IVFPQ with refine (ivfflat / ivfpq.settings.json). The contract suite runs on the
+// HNSW load (settings.json, what it checks): its reads first, the tests here, then its writes
+// and reopen, then the writes test here (on the index the suite's reopen left).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import type { EngineSession, FilterExpr, RowAttributes, RowBatch } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { filterKind, passes } from '../../src/datasets/groups.ts';
-import { ladderFor, loadParticipant } from '../../src/runner/participants.ts';
+import { ladderFor, loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { prepareDataset } from '../../src/datasets/registry.ts';
 import { HostClient } from '../../src/runner/client.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
 import { autoNlist, autoPqM, filterClauses, loadAddon } from '../../participants/faiss/adapter.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractInserts, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
 
 type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
@@ -50,17 +53,32 @@ async function answers(opened: Opened, filter: string): Promise<number[][]> {
 }
 
 for (const v of VARIANTS) {
+  /** The variant of settings.json: the engine the contract suite checks, on this load. */
+  const shared = v.settingsPath === undefined;
   describe(`faiss ${v.type}`, () => {
     let opened: Opened;
     let reopened: EngineSession | undefined;
     before(async () => {
-      opened = await openOnSynthetic(await loadParticipant('faiss', v.settingsPath));
+      opened = await openOnSynthetic(await loadParticipant('faiss', v.settingsPath), { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
       assert.equal((opened.participant.index as { type: string }).type, v.type);
     });
     after(async () => {
       await reopened?.close();
       await opened?.cleanup();
     });
+    /** A session on the index a closed session left in workDir, without ingest. */
+    const reopenIndex = () => {
+      const { data, participant, workDir } = opened;
+      return participant.adapter.reopen!({
+        dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+        settings: participant.index,
+        workDir,
+        maxConcurrency: 1,
+        log: () => {},
+      });
+    };
+
+    if (shared) contractSuite('faiss', join(PARTICIPANTS_DIR, 'faiss'), { shared: () => opened, part: 'reads' });
 
     test(`unfiltered k=10 reaches recall >= ${v.topRecall} at the top and rises along the ladder`, async () => {
       const pts = await checkLadder(opened, 'none', 10);
@@ -116,14 +134,22 @@ for (const v of VARIANTS) {
       for (const id of few) assert.ok(passes(f, data.attrs, id));
     });
 
+    // The suite's write checks and its reopen, which closes the session: before the writes test
+    // here, which closes it too.
+    if (shared) contractSuite('faiss', join(PARTICIPANTS_DIR, 'faiss'), { shared: () => opened, part: 'writes' });
+
     test('writes: deleted ids never come back; reinserted, replaced and new ids are found; reopen keeps it all without ingest', async () => {
+      // After the suite's reopen check closed the loaded session, these writes go to a session
+      // reopened, without ingest, on the index that check left.
+      if (shared) opened.session = reopened = await reopenIndex();
       const { session, data, participant } = opened;
       assert.ok(session.delete && session.insert && session.upsert);
       const ladder = ladderFor(participant.settings, 'none', 10);
       await session.setKnobs(ladder[ladder.length - 1]);
       const victims = [3, 17, 256, 1024, 2047, 2999];
-      // The base row whose vector and attributes an id holds (new ids copy base rows).
-      const source = new Map<number, number>();
+      // The base row whose vector and attributes an id holds (new ids copy base rows; the rows
+      // the suite inserted hold the attributes of base rows).
+      const source = new Map<number, number>(shared ? contractInserts(true).map((r) => [r.id, r.attrsOf]) : []);
       const sourceOf = (id: number) => source.get(id) ?? id;
       await session.delete(Int32Array.from(victims));
       const checkGone = async (s: typeof session) => {
@@ -159,14 +185,9 @@ for (const v of VARIANTS) {
       assert.ok((await session.diskBytes!()) > data.n * data.d * 4, 'the saved index holds the float vectors');
       // Reopen: what the closed session held, read from workDir, no ingest.
       const before = { none: await answers(opened, 'none'), cat10: await answers(opened, 'cat10') };
-      await opened.stopKeepingData();
-      const again = await participant.adapter.reopen!({
-        dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
-        settings: participant.index,
-        workDir: opened.workDir,
-        maxConcurrency: 1,
-        log: () => {},
-      });
+      if (shared) await session.close();
+      else await opened.stopKeepingData();
+      const again = await reopenIndex();
       opened.session = again;
       reopened = again;
       assert.deepEqual(await answers(opened, 'none'), before.none, 'unfiltered answers after reopen');

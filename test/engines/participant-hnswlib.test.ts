@@ -1,20 +1,25 @@
-// hnswlib-node participant, end to end on the harness's small synthetic set (real engine).
+// hnswlib-node participant, end to end on the harness's small synthetic set (real engine), with
+// the contract suite on the same load: its reads first, these tests, then its writes and reopen.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { RowAttributes, RowBatch } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { loadParticipant } from '../../src/runner/participants.ts';
+import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openOnSynthetic>>;
 
 before(async () => {
-  opened = await openOnSynthetic('hnswlib');
+  opened = await openOnSynthetic('hnswlib', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
 });
 after(async () => {
   await opened?.cleanup();
 });
+
+contractSuite('hnswlib', join(PARTICIPANTS_DIR, 'hnswlib'), { shared: () => opened, part: 'reads' });
 
 function rows(ids: number[], idsAs?: number[]): RowBatch {
   const { data } = opened;
@@ -110,6 +115,10 @@ test('writes: deleted ids never come back; reinserted and new ids are found', as
     [5, 9],
   );
   assert.ok((await session.diskBytes!()) > data.n * data.d * 4);
+  // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+  // ids a filter returns by the base rows' attributes.
+  await session.delete(Int32Array.from(fresh));
+  await session.upsert(rows([5]));
 });
 
 test('a bad index setting is rejected with a path naming the field', async () => {
@@ -122,3 +131,6 @@ test('a bad index setting is rejected with a path naming the field', async () =>
   assert.deepEqual(r2.error!.issues[0].path, ['efConstruction']);
   assert.match(await p.adapter.engineVersion(), /^\d+\.\d+\.\d+/);
 });
+
+// Last: the suite's write checks and its reopen, which closes the session.
+contractSuite('hnswlib', join(PARTICIPANTS_DIR, 'hnswlib'), { shared: () => opened, part: 'writes' });

@@ -1,10 +1,13 @@
 // The LanceDB participant end to end on the harness's small synthetic set: the real embedded
-// engine, its ladders, filters, writes and settings validation.
+// engine, its ladders, filters, writes and settings validation, with the contract suite on the
+// same load: its reads first, these tests, then its writes and reopen.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FilterExpr } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { ladderFor } from '../../src/runner/participants.ts';
+import { ladderFor, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic, type PointCheck, assertClean, top, rowsOf, rowVector } from '../helpers/participant-harness.ts';
 
 type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
@@ -22,11 +25,13 @@ function assertRising(points: PointCheck[]): void {
 describe('participant lancedb', () => {
   let o: Opened;
   before(async () => {
-    o = await openOnSynthetic('lancedb');
+    o = await openOnSynthetic('lancedb', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
   });
   after(async () => {
     await o?.cleanup();
   });
+
+  contractSuite('lancedb', join(PARTICIPANTS_DIR, 'lancedb'), { shared: () => o, part: 'reads' });
 
   test('reports the installed engine version', async () => {
     assert.match(await o.participant.adapter.engineVersion(), /^\d+\.\d+\.\d+/);
@@ -154,4 +159,8 @@ describe('participant lancedb', () => {
     const good = o.participant.adapter.settingsSchema.safeParse({});
     assert.equal(good.success, true);
   });
+
+  // Last: the suite's write checks and its reopen, which closes the session. The writes above
+  // leave the base rows in place (reinserted and upserted as they were).
+  contractSuite('lancedb', join(PARTICIPANTS_DIR, 'lancedb'), { shared: () => o, part: 'writes' });
 });

@@ -1,6 +1,8 @@
 // The Orama participant end to end on the harness's small synthetic set: the real engine, its
 // one-point ladder (exact search), filters, writes, its native keyword and hybrid arms on a
-// small text corpus, reopen without ingest, and settings validation.
+// small text corpus, reopen without ingest, and settings validation. The contract suite runs on
+// the same load: its reads first, the tests here, then its writes and reopen, then the reopen
+// test here (on the database the suite's reopen left).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FilterExpr, RowAttributes } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { ladderFor, loadParticipant } from '../../src/runner/participants.ts';
+import { ladderFor, loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { SHORT_RUNBOOK, checkShortRun } from '../helpers/churn-short.ts';
 import { checkLadder, openOnSynthetic, assertClean, rowsOf, rowVector } from '../helpers/participant-harness.ts';
 
@@ -20,11 +23,13 @@ type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
 describe('participant orama', () => {
   let o: Opened;
   before(async () => {
-    o = await openOnSynthetic('orama');
+    o = await openOnSynthetic('orama', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
   });
   after(async () => {
     await o?.cleanup();
   });
+
+  contractSuite('orama', join(PARTICIPANTS_DIR, 'orama'), { shared: () => o, part: 'reads' });
 
   test('reports the installed engine version and one ladder point without knobs', async () => {
     assert.match(await o.participant.adapter.engineVersion(), /^3\.\d+\.\d+$/);
@@ -89,38 +94,10 @@ describe('participant orama', () => {
     );
     assert.equal(nine.filter((x) => x === 5).length, 1);
     assert.ok((await s.diskBytes!()) > o.data.n * o.data.d * 4, 'the saved database holds at least the raw vectors');
-  });
-
-  test('reopen: the saved database answers the same without ingest', async () => {
-    const { data, participant } = o;
-    const requests = [null, { op: 'range', field: 'num', gte: 0, lt: 300_000 } as const, { op: 'eq', field: 'cat10', value: 4 } as const].map((filter, q) => ({
-      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
-      k: 10,
-      filter,
-    }));
-    const before = [];
-    for (const r of requests) before.push(Array.from(await o.session.search(r)));
-    const bytes = await o.session.diskBytes!();
-    await o.session.close();
-    const ctx = {
-      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
-      settings: participant.index,
-      workDir: o.workDir,
-      maxConcurrency: 1,
-      log: () => {},
-    };
-    const again = await participant.adapter.reopen!(ctx as never);
-    try {
-      for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await again.search(requests[i])), before[i]);
-      assert.equal(await again.diskBytes!(), bytes);
-      // The writes before the close are in the saved copy: row 5 holds row 9's vector.
-      assert.deepEqual(
-        Array.from(await again.search({ vector: rowVector(o, 9), k: 2, filter: null })).sort((a, b) => a - b),
-        [5, 9],
-      );
-    } finally {
-      await again.close();
-    }
+    // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+    // ids a filter returns by the base rows' attributes.
+    await s.delete!(Int32Array.from(fresh));
+    await s.upsert!(rowsOf(o, [5]));
   });
 
   test('l2 datasets are refused before any work, and bad settings name the field', () => {
@@ -136,6 +113,47 @@ describe('participant orama', () => {
     const typo = p.settingsSchema.safeParse({ similarty: 0 });
     assert.equal(typo.success, false);
     assert.equal(p.settingsSchema.safeParse({}).success, true);
+  });
+
+  // The suite's write checks and its reopen, which closes the session: last on this engine (the
+  // tests after this describe open engines of their own).
+  contractSuite('orama', join(PARTICIPANTS_DIR, 'orama'), { shared: () => o, part: 'writes' });
+
+  // After the suite's reopen check, which closed the loaded session: the session closed here is
+  // one reopened, without ingest, on the database that check left, written to before the close.
+  test('reopen: the saved database answers the same without ingest', async () => {
+    const { data, participant } = o;
+    const ctx = {
+      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+      settings: participant.index,
+      workDir: o.workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    };
+    const live = await participant.adapter.reopen!(ctx as never);
+    // Row 5 takes row 9's vector (the writes test moved it back to the base row).
+    await live.upsert!(rowsOf(o, [9], [5]));
+    const requests = [null, { op: 'range', field: 'num', gte: 0, lt: 300_000 } as const, { op: 'eq', field: 'cat10', value: 4 } as const].map((filter, q) => ({
+      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
+      k: 10,
+      filter,
+    }));
+    const before = [];
+    for (const r of requests) before.push(Array.from(await live.search(r)));
+    const bytes = await live.diskBytes!();
+    await live.close();
+    const again = await participant.adapter.reopen!(ctx as never);
+    try {
+      for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await again.search(requests[i])), before[i]);
+      assert.equal(await again.diskBytes!(), bytes);
+      // The writes before the close are in the saved copy: row 5 holds row 9's vector.
+      assert.deepEqual(
+        Array.from(await again.search({ vector: rowVector(o, 9), k: 2, filter: null })).sort((a, b) => a - b),
+        [5, 9],
+      );
+    } finally {
+      await again.close();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 // pgvector in PGlite, end to end on the harness's small synthetic set (real engine, no mocks),
-// plus the shared SQL module (participants/_shared/postgres-sql.ts) on literal inputs.
+// with the contract suite on the same load (its reads first, the tests here, then its writes and
+// reopen), plus the shared SQL module (participants/_shared/postgres-sql.ts) on literal inputs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +9,8 @@ import { join } from 'node:path';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
 import { generateSynthetic } from '../../src/datasets/synthetic.ts';
 import { filterKind } from '../../src/datasets/groups.ts';
-import { loadParticipant } from '../../src/runner/participants.ts';
+import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic, type PointCheck } from '../helpers/participant-harness.ts';
 import {
   checkPlanText,
@@ -160,11 +162,13 @@ function assertClean(points: PointCheck[]): void {
 describe('pgvector-pglite on the small synthetic set', () => {
   let opened: Awaited<ReturnType<typeof openOnSynthetic>>;
   before(async () => {
-    opened = await openOnSynthetic(NAME);
+    opened = await openOnSynthetic(NAME, { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
   });
   after(async () => {
     await opened?.cleanup();
   });
+
+  contractSuite(NAME, join(PARTICIPANTS_DIR, NAME), { shared: () => opened, part: 'reads' });
 
   test('engine version is read from the engine', async () => {
     const v = await opened.participant.adapter.engineVersion();
@@ -299,7 +303,13 @@ describe('pgvector-pglite on the small synthetic set', () => {
       await session.search({ vector: q(20), k: 10, filter: { op: 'eq', field: 'cat10', value: data.attrs.cat10[7] === 9 ? 0 : data.attrs.cat10[7] } }),
     );
     assert.ok(!notNine.includes(7), 'the upserted row still matches its old category');
+    // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+    // ids a filter returns by the base rows' attributes.
+    await session.upsert!(rowsOf(data, Int32Array.from([7])));
   });
+
+  // Last: the suite's write checks and its reopen, which closes the session.
+  contractSuite(NAME, join(PARTICIPANTS_DIR, NAME), { shared: () => opened, part: 'writes' });
 });
 
 function rowsOf(data: ReturnType<typeof generateSynthetic>, ids: Int32Array): RowBatch {

@@ -1,6 +1,8 @@
 // pgvector on a real PostgreSQL server, end to end on the harness's small synthetic set: recall
 // against a naive exact search, filters, the iterative-scan strategies, plans and their checks,
 // a restart on the same data, and writes. Needs participants/pgvector/provision.sh (as root).
+// The contract suite runs on the same load: its reads first, the tests here, then its writes and
+// reopen, then the restart test here (on the data the suite's reopen left).
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,20 +12,23 @@ import pg from 'pg';
 import type { RowAttributes, RowBatch } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { loadParticipant } from '../../src/runner/participants.ts';
+import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
 import { openServerOnSynthetic, startParticipantServer } from '../helpers/server-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
 
 before(async () => {
-  opened = await openServerOnSynthetic('pgvector');
+  opened = await openServerOnSynthetic('pgvector', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
 });
 after(async () => {
   await opened?.cleanup();
   reapOrphans();
 });
+
+contractSuite('pgvector', join(PARTICIPANTS_DIR, 'pgvector'), { shared: () => opened, part: 'reads' });
 
 const vectorOf = (id: number) => opened.data.base.slice(id * opened.data.d, (id + 1) * opened.data.d);
 const queryOf = (q: number) => opened.data.queries.slice(q * opened.data.d, (q + 1) * opened.data.d);
@@ -137,50 +142,10 @@ test('writes: deleted ids never come back, new ids are found, upsert moves a row
   );
   await session.insert!(rows(victims));
   assert.ok((await session.diskBytes!()) > data.n * data.d * 4);
-});
-
-test('a restart on the same data directory reopens the table without ingest and answers the same', async () => {
-  const { data, participant, session, handle, ctx } = opened;
-  await session.setKnobs({ ef_search: 100 });
-  const before = Array.from(await session.search({ vector: queryOf(1), k: 10, filter: null }));
-  await opened.stopKeepingData();
-  assert.equal(handle.alive, false);
-  const again = await startServer(
-    participant.adapter.server!.start,
-    {
-      dataset: ctx.dataset,
-      settings: participant.index,
-      dataDir: handle.connection.dataDir,
-      existing: true,
-      logFile: `${opened.workDir}/server2.log`,
-      log: () => {},
-    },
-    120,
-  );
-  try {
-    const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
-    await s2.setKnobs({ ef_search: 100 });
-    assert.deepEqual(Array.from(await s2.search({ vector: queryOf(1), k: 10, filter: null })), before);
-    // A plan that falls back to a sequential scan where the settings promise HNSW fails its check.
-    const admin = new pg.Client({
-      host: again.handle.connection.host,
-      port: again.handle.connection.port,
-      user: 'postgres',
-      database: 'postgres',
-      password: String(again.handle.connection.params.password),
-    });
-    await admin.connect();
-    await admin.query('DROP INDEX items_embedding_hnsw');
-    await admin.end();
-    const req = { vector: queryOf(1), k: 10, filter: null };
-    const plan = await s2.explain!(req);
-    assert.match(plan, /^path: seq-scan/);
-    assert.throws(() => s2.checkPlan!(plan, req), /does not scan the HNSW index/);
-    await s2.close();
-    assert.equal(data.n > 0, true);
-  } finally {
-    await again.handle.stop();
-  }
+  // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+  // ids a filter returns by the base rows' attributes.
+  await session.delete!(Int32Array.from(fresh));
+  await session.upsert!(rows([5]));
 });
 
 test('a data directory deeper than a Unix socket path may be (107 bytes) still starts: the server listens on TCP only', async () => {
@@ -219,4 +184,64 @@ test('bad settings are rejected with a path naming the field', async () => {
   const r2 = p.adapter.settingsSchema.safeParse({ shared_buffers_mb: 'lots' });
   assert.deepEqual(r2.error!.issues[0].path, ['shared_buffers_mb']);
   assert.equal(p.adapter.server?.provision, 'provision.sh');
+});
+
+// The suite's write checks and its reopen, which stops the server.
+contractSuite('pgvector', join(PARTICIPANTS_DIR, 'pgvector'), { shared: () => opened, part: 'writes' });
+
+// After the suite's reopen check, which stopped the loaded server (opened.stopKeepingData) and
+// its restart: the session restarted here is one on the server started again, without ingest,
+// on the data that check left.
+test('a restart on the same data directory reopens the table without ingest and answers the same', async () => {
+  const { data, participant, handle, ctx } = opened;
+  const startOnData = (log: string) =>
+    startServer(
+      participant.adapter.server!.start,
+      {
+        dataset: ctx.dataset,
+        settings: participant.index,
+        dataDir: handle.connection.dataDir,
+        existing: true,
+        logFile: `${opened.workDir}/${log}`,
+        log: () => {},
+      },
+      120,
+    );
+  assert.equal(handle.alive, false);
+  const live = await startOnData('server-live.log');
+  let before: number[];
+  try {
+    const session = await participant.adapter.reopen!({ ...ctx, server: live.handle.connection });
+    await session.setKnobs({ ef_search: 100 });
+    before = Array.from(await session.search({ vector: queryOf(1), k: 10, filter: null }));
+    await session.close();
+  } finally {
+    await live.handle.stop();
+  }
+  assert.equal(live.handle.alive, false);
+  const again = await startOnData('server2.log');
+  try {
+    const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
+    await s2.setKnobs({ ef_search: 100 });
+    assert.deepEqual(Array.from(await s2.search({ vector: queryOf(1), k: 10, filter: null })), before);
+    // A plan that falls back to a sequential scan where the settings promise HNSW fails its check.
+    const admin = new pg.Client({
+      host: again.handle.connection.host,
+      port: again.handle.connection.port,
+      user: 'postgres',
+      database: 'postgres',
+      password: String(again.handle.connection.params.password),
+    });
+    await admin.connect();
+    await admin.query('DROP INDEX items_embedding_hnsw');
+    await admin.end();
+    const req = { vector: queryOf(1), k: 10, filter: null };
+    const plan = await s2.explain!(req);
+    assert.match(plan, /^path: seq-scan/);
+    assert.throws(() => s2.checkPlan!(plan, req), /does not scan the HNSW index/);
+    await s2.close();
+    assert.equal(data.n > 0, true);
+  } finally {
+    await again.handle.stop();
+  }
 });

@@ -1,12 +1,17 @@
 // Redis 8 vector sets on a real redis-server, float32 (`redis`) and int8 (`redis-q8`), end to
 // end on the harness's small synthetic set: recall against a naive exact search, FILTER
 // expressions, a restart on the saved data, writes. Needs participants/redis/provision.sh.
+// The contract suite runs on each one's load: its reads first, the tests here, then its writes
+// and reopen, then the restart test here (on the data the suite's reopen left).
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { passes } from '../../src/datasets/groups.ts';
+import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
 import { DISABLED_COMMANDS, filterToRedis } from '../../participants/redis/adapter.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
 import { openServerOnSynthetic, startParticipantServer } from '../helpers/server-harness.ts';
 
@@ -48,11 +53,13 @@ for (const [name, minTop] of [
   describe(name, () => {
     let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
     before(async () => {
-      opened = await openServerOnSynthetic(name);
+      opened = await openServerOnSynthetic(name, { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
     });
     after(async () => {
       await opened?.cleanup();
     });
+
+    contractSuite(name, join(PARTICIPANTS_DIR, name), { shared: () => opened, part: 'reads' });
 
     test('the server asks for the password of this start: a local user without it gets NOAUTH', async () => {
       const { host, port, params } = opened.handle.connection;
@@ -131,24 +138,40 @@ for (const [name, minTop] of [
       assert.ok((await session.diskBytes!()) > data.n * data.d);
     });
 
+    // The suite's write checks and its reopen, which stops the server. The deletes above leave
+    // base rows only.
+    contractSuite(name, join(PARTICIPANTS_DIR, name), { shared: () => opened, part: 'writes' });
+
+    // After the suite's reopen check, which stopped the loaded server and its restart: the
+    // session restarted here is one on the server started again, without ingest, on the data
+    // that check left.
     test('a restart loads the saved set without ingest and answers the same', async () => {
-      const { participant, session, handle, ctx, data } = opened;
-      await session.setKnobs({ ef: 200 });
+      const { participant, handle, ctx, data } = opened;
+      const startOnData = (log: string) =>
+        startServer(
+          participant.adapter.server!.start,
+          {
+            dataset: ctx.dataset,
+            settings: participant.index,
+            dataDir: handle.connection.dataDir,
+            existing: true,
+            logFile: `${opened.workDir}/${log}`,
+            log: () => {},
+          },
+          120,
+        );
       const q = data.queries.slice(0, data.d);
-      const want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
-      await opened.stopKeepingData();
-      const again = await startServer(
-        participant.adapter.server!.start,
-        {
-          dataset: ctx.dataset,
-          settings: participant.index,
-          dataDir: handle.connection.dataDir,
-          existing: true,
-          logFile: `${opened.workDir}/server2.log`,
-          log: () => {},
-        },
-        120,
-      );
+      const live = await startOnData('server-live.log');
+      let want: number[];
+      try {
+        const session = await participant.adapter.reopen!({ ...ctx, server: live.handle.connection });
+        await session.setKnobs({ ef: 200 });
+        want = Array.from(await session.search({ vector: q, k: 10, filter: null }));
+        await session.close();
+      } finally {
+        await live.handle.stop();
+      }
+      const again = await startOnData('server2.log');
       try {
         const s2 = await participant.adapter.reopen!({ ...ctx, server: again.handle.connection });
         await s2.setKnobs({ ef: 200 });

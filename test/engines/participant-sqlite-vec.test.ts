@@ -1,7 +1,9 @@
 // The sqlite-vec participant end to end on the harness's small synthetic set: the real SQLite
 // with the vec0 extension, its one-point ladder (an exact scan), filters and their plan,
 // writes, FTS5 keyword and SQL-fused hybrid arms on a small text corpus, reopen without
-// ingest, and settings validation.
+// ingest, and settings validation. The contract suite runs on the same load: its reads first, the
+// tests here, then its writes and reopen, then the reopen test here (on the file the suite's
+// reopen left).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -12,7 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import type { EngineSession, FilterExpr, RowAttributes } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { ladderFor, loadParticipant } from '../../src/runner/participants.ts';
+import { ladderFor, loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { SHORT_RUNBOOK, checkShortRun } from '../helpers/churn-short.ts';
 import { checkLadder, openOnSynthetic, type PointCheck, rowsOf, rowVector } from '../helpers/participant-harness.ts';
 
@@ -28,11 +31,13 @@ function assertClean(points: PointCheck[]): void {
 describe('participant sqlite-vec', () => {
   let o: Opened;
   before(async () => {
-    o = await openOnSynthetic('sqlite-vec');
+    o = await openOnSynthetic('sqlite-vec', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
   });
   after(async () => {
     await o?.cleanup();
   });
+
+  contractSuite('sqlite-vec', join(PARTICIPANTS_DIR, 'sqlite-vec'), { shared: () => o, part: 'reads' });
 
   test('reports the loaded versions and one ladder point without knobs', async () => {
     assert.match(await o.participant.adapter.engineVersion(), /^0\.1\.\d+ \(vec_version v0\.1\.\d+, SQLite 3\.\d+\.\d+, better-sqlite3 12\.\d+\.\d+\)$/);
@@ -114,17 +119,32 @@ describe('participant sqlite-vec', () => {
     const bytes = await s.diskBytes!();
     assert.ok(bytes > o.data.n * o.data.d * 4, 'the database file holds at least the raw vectors');
     assert.equal(bytes, statSync(join(o.workDir, 'sqlite-vec.db')).size, 'diskBytes is the database file');
+    // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+    // ids a filter returns by the base rows' attributes.
+    await s.delete!(Int32Array.from(fresh));
+    await s.upsert!(rowsOf(o, [5]));
   });
 
+  test('bad settings name the field', () => {
+    const p = o.participant.adapter;
+    const bad = p.settingsSchema.safeParse({ chunk_size: 100 });
+    assert.equal(bad.success, false);
+    assert.deepEqual(bad.error!.issues[0].path, ['chunk_size']);
+    const dist = p.settingsSchema.safeParse({ ip_distance: 'dot' });
+    assert.equal(dist.success, false);
+    assert.deepEqual(dist.error!.issues[0].path, ['ip_distance']);
+    assert.equal(p.settingsSchema.safeParse({ chunck_size: 8 }).success, false);
+    assert.equal(p.settingsSchema.safeParse({}).success, true);
+  });
+
+  // The suite's write checks and its reopen, which closes the session: last on this engine (the
+  // tests after this describe open engines of their own).
+  contractSuite('sqlite-vec', join(PARTICIPANTS_DIR, 'sqlite-vec'), { shared: () => o, part: 'writes' });
+
+  // After the suite's reopen check, which closed the loaded session: the first connection here
+  // is one reopened, without ingest, on the file that check left, written to before it closes.
   test('reopen: the database file answers the same without ingest', async () => {
     const { data, participant } = o;
-    const requests = [null, { op: 'range', field: 'num', gte: 0, lt: 300_000 } as const, { op: 'eq', field: 'cat10', value: 4 } as const].map((filter, q) => ({
-      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
-      k: 10,
-      filter,
-    }));
-    const before = [];
-    for (const r of requests) before.push(Array.from(await o.session.search(r)));
     const ctx = {
       dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
       settings: participant.index,
@@ -132,12 +152,22 @@ describe('participant sqlite-vec', () => {
       maxConcurrency: 1,
       log: () => {},
     };
+    const live = await participant.adapter.reopen!(ctx as never);
+    // Row 5 takes row 9's vector (the writes test moved it back to the base row).
+    await live.upsert!(rowsOf(o, [9], [5]));
+    const requests = [null, { op: 'range', field: 'num', gte: 0, lt: 300_000 } as const, { op: 'eq', field: 'cat10', value: 4 } as const].map((filter, q) => ({
+      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
+      k: 10,
+      filter,
+    }));
+    const before = [];
+    for (const r of requests) before.push(Array.from(await live.search(r)));
     // A second connection while the first is open (the throughput view's threads), then after it closed.
     const side = await participant.adapter.reopen!(ctx as never);
     for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await side.search(requests[i])), before[i]);
     await side.close();
-    const bytes = await o.session.diskBytes!();
-    await o.session.close();
+    const bytes = await live.diskBytes!();
+    await live.close();
     const again = await participant.adapter.reopen!(ctx as never);
     try {
       for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await again.search(requests[i])), before[i]);
@@ -155,18 +185,6 @@ describe('participant sqlite-vec', () => {
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }
-  });
-
-  test('bad settings name the field', () => {
-    const p = o.participant.adapter;
-    const bad = p.settingsSchema.safeParse({ chunk_size: 100 });
-    assert.equal(bad.success, false);
-    assert.deepEqual(bad.error!.issues[0].path, ['chunk_size']);
-    const dist = p.settingsSchema.safeParse({ ip_distance: 'dot' });
-    assert.equal(dist.success, false);
-    assert.deepEqual(dist.error!.issues[0].path, ['ip_distance']);
-    assert.equal(p.settingsSchema.safeParse({ chunck_size: 8 }).success, false);
-    assert.equal(p.settingsSchema.safeParse({}).success, true);
   });
 });
 

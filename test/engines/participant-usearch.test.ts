@@ -1,4 +1,5 @@
-// usearch participant, end to end on the harness's small synthetic set (real engine).
+// usearch participant, end to end on the harness's small synthetic set (real engine), with the
+// contract suite on the same load: its reads first, these tests, then its writes and reopen.
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,17 +7,20 @@ import { after, before, test } from 'node:test';
 import type { FilterExpr, RowAttributes, RowBatch } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { loadParticipant } from '../../src/runner/participants.ts';
+import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openOnSynthetic>>;
 
 before(async () => {
-  opened = await openOnSynthetic('usearch');
+  opened = await openOnSynthetic('usearch', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
 });
 after(async () => {
   await opened?.cleanup();
 });
+
+contractSuite('usearch', join(PARTICIPANTS_DIR, 'usearch'), { shared: () => opened, part: 'reads' });
 
 function rows(ids: number[], idsAs?: number[]): RowBatch {
   const { data } = opened;
@@ -152,6 +156,10 @@ test('writes: deleted ids never come back (also after a knob reload); reinserted
   const gone = Array.from(await session.search({ vector: vectorOf(5), k: 10, filter: null }));
   assert.ok(gone[0] !== 5, 'the old vector of id 5 is gone');
   assert.ok((await session.diskBytes!()) > data.n * data.d * 4);
+  // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+  // ids a filter returns by the base rows' attributes.
+  await session.delete(Int32Array.from(fresh));
+  await session.upsert(rows([5]));
 });
 
 test('a bad index setting is rejected with a path naming the field', async () => {
@@ -185,3 +193,6 @@ test('a knob change frees the replaced index: resident memory does not grow by a
     await big.cleanup();
   }
 });
+
+// Last: the suite's write checks and its reopen, which closes the session.
+contractSuite('usearch', join(PARTICIPANTS_DIR, 'usearch'), { shared: () => opened, part: 'writes' });

@@ -1,10 +1,14 @@
 // The zvec participant end to end on the harness's small synthetic set: the real embedded
-// engine, its ladders, its prefilter, writes, reopen and settings validation.
+// engine, its ladders, its prefilter, writes, reopen and settings validation, with the contract
+// suite on the same load: its reads first, these tests, then its writes and reopen, then the
+// reopen test here (on the collection the suite's reopen left).
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FilterExpr } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
-import { loadParticipant } from '../../src/runner/participants.ts';
+import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
+import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic, assertClean, assertRising, top, rowsOf, rowVector } from '../helpers/participant-harness.ts';
 
 type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
@@ -12,11 +16,13 @@ type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
 describe('participant zvec', () => {
   let o: Opened;
   before(async () => {
-    o = await openOnSynthetic('zvec');
+    o = await openOnSynthetic('zvec', { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
   });
   after(async () => {
     await o?.cleanup();
   });
+
+  contractSuite('zvec', join(PARTICIPANTS_DIR, 'zvec'), { shared: () => o, part: 'reads' });
 
   test('reports the installed engine version', async () => {
     assert.match(await o.participant.adapter.engineVersion(), /^\d+\.\d+\.\d+/);
@@ -112,32 +118,10 @@ describe('participant zvec', () => {
     );
     assert.notEqual((await s.search({ vector: rowVector(o, 5), k: 1, filter: null }))[0], 5, 'the old vector of id 5 is gone');
     assert.ok((await s.diskBytes!()) > data.n * data.d * 4, 'disk bytes cover at least the raw vectors');
-  });
-
-  test('reopen: the collection a closed session left answers again without ingest', async () => {
-    const { data, participant, workDir } = o;
-    await o.session.setKnobs({ ef: 32 });
-    const requests = Array.from({ length: 10 }, (_, q) => ({
-      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
-      k: 10,
-      filter: q % 2 ? ({ op: 'eq', field: 'cat10', value: q } as const) : null,
-    }));
-    const before: number[][] = [];
-    for (const r of requests) before.push(Array.from(await o.session.search(r)));
-    await o.session.close();
-    const session = await participant.adapter.reopen!({
-      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
-      settings: participant.index,
-      workDir,
-      maxConcurrency: 1,
-      log: () => {},
-    });
-    try {
-      await session.setKnobs({ ef: 32 });
-      for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await session.search(requests[i])), before[i], `query ${i} after reopen`);
-    } finally {
-      await session.close();
-    }
+    // Back to the base rows: the contract suite's write checks, later on this engine, judge the
+    // ids a filter returns by the base rows' attributes.
+    await s.delete(Int32Array.from(fresh));
+    await s.upsert(rowsOf(o, [5]));
   });
 
   test('a bad index setting is rejected with a path naming the field', async () => {
@@ -150,5 +134,38 @@ describe('participant zvec', () => {
     assert.deepEqual(r2.error!.issues[0].path, ['quantize']);
     const r3 = p.adapter.settingsSchema.safeParse({ ef: 10 });
     assert.equal(r3.success, false, 'unknown settings are refused');
+  });
+
+  // The suite's write checks and its reopen, which closes the session.
+  contractSuite('zvec', join(PARTICIPANTS_DIR, 'zvec'), { shared: () => o, part: 'writes' });
+
+  // After the suite's reopen check, which closed the loaded session: the session closed here is
+  // one reopened, without ingest, on the collection that check left.
+  test('reopen: the collection a closed session left answers again without ingest', async () => {
+    const { data, participant, workDir } = o;
+    const ctx = {
+      dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
+      settings: participant.index,
+      workDir,
+      maxConcurrency: 1,
+      log: () => {},
+    };
+    const live = await participant.adapter.reopen!(ctx);
+    await live.setKnobs({ ef: 32 });
+    const requests = Array.from({ length: 10 }, (_, q) => ({
+      vector: data.queries.slice(q * data.d, (q + 1) * data.d),
+      k: 10,
+      filter: q % 2 ? ({ op: 'eq', field: 'cat10', value: q } as const) : null,
+    }));
+    const before: number[][] = [];
+    for (const r of requests) before.push(Array.from(await live.search(r)));
+    await live.close();
+    const session = await participant.adapter.reopen!(ctx);
+    try {
+      await session.setKnobs({ ef: 32 });
+      for (let i = 0; i < requests.length; i++) assert.deepEqual(Array.from(await session.search(requests[i])), before[i], `query ${i} after reopen`);
+    } finally {
+      await session.close();
+    }
   });
 });
