@@ -216,11 +216,14 @@ describe('shared temporary directories another user prepared', () => {
 });
 
 describe('--connect', () => {
-  test("its help says a password on the command line is visible in ps, and names the variable that keeps it off", () => {
+  test('its help says a password on the command line is visible in ps, and names the variable that keeps it off', () => {
     const r = spawnSync(process.execPath, [BIN, 'run', '--help'], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     const help = r.stdout.replace(/\s+/g, ' ');
-    assert.match(help, /a password written here is visible to every local user in ps while the run lasts: give the URL in VECBENCH_CONNECT_<PARTICIPANT> instead/);
+    assert.match(
+      help,
+      /a password written here is visible to every local user in ps while the run lasts: give the URL in VECBENCH_CONNECT_<PARTICIPANT> instead/,
+    );
   });
 });
 
