@@ -19,7 +19,7 @@ import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenC
 import { passes, STANDARD_KINDS } from '../../src/datasets/groups.ts';
 import { ladderFor, loadParticipantFrom, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { supportReason, type AskedGroup } from '../../src/runner/points.ts';
-import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { reapOrphans } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { checkPoint, openOnSynthetic } from '../helpers/participant-harness.ts';
 import { openServerOnSynthetic } from '../helpers/server-harness.ts';
@@ -335,18 +335,7 @@ export function contractSuite(name: string, dir: string, opts: ContractOptions =
         await opened.stopKeepingData();
         let openCtx: OpenContext<unknown> = ctx;
         if (p.adapter.server && 'handle' in opened) {
-          const again = await startServer(
-            p.adapter.server.start,
-            {
-              dataset: ctx.dataset,
-              settings: p.index,
-              dataDir: opened.handle.connection.dataDir,
-              existing: true,
-              logFile: join(opened.workDir, 'server-reopened.log'),
-              log: () => {},
-            },
-            120,
-          );
+          const again = await opened.restartOnData('server-reopened.log');
           restarted = again.handle;
           openCtx = { ...ctx, server: again.handle.connection };
         }

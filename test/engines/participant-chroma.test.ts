@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import type { FilterExpr } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
 import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
-import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { reapOrphans } from '../../src/runner/server.ts';
 import { request } from 'undici';
 import { collectionName, filterToWhere, metadataKey } from '../../participants/chroma/adapter.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
@@ -150,20 +150,8 @@ contractSuite('chroma', join(PARTICIPANTS_DIR, 'chroma'), { shared: () => opened
 // After the suite's reopen check, which stopped the loaded server and its restart: the session
 // restarted here is one on the server started again, without ingest, on the data that check left.
 test('a restart on the same directory reopens the collections and answers the same', async () => {
-  const { participant, handle, ctx, data } = opened;
-  const startOnData = (log: string) =>
-    startServer(
-      participant.adapter.server!.start,
-      {
-        dataset: ctx.dataset,
-        settings: participant.index,
-        dataDir: handle.connection.dataDir,
-        existing: true,
-        logFile: `${opened.workDir}/${log}`,
-        log: () => {},
-      },
-      120,
-    );
+  const { participant, ctx, data } = opened;
+  const startOnData = opened.restartOnData;
   const q = data.queries.slice(0, data.d);
   const live = await startOnData('server-live.log');
   let want: number[];

@@ -13,7 +13,7 @@ import type { RowAttributes, RowBatch } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
 import { passes } from '../../src/datasets/groups.ts';
 import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
-import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { reapOrphans } from '../../src/runner/server.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
 import { openServerOnSynthetic, startParticipantServer } from '../helpers/server-harness.ts';
@@ -194,19 +194,7 @@ contractSuite('pgvector', join(PARTICIPANTS_DIR, 'pgvector'), { shared: () => op
 // on the data that check left.
 test('a restart on the same data directory reopens the table without ingest and answers the same', async () => {
   const { data, participant, handle, ctx } = opened;
-  const startOnData = (log: string) =>
-    startServer(
-      participant.adapter.server!.start,
-      {
-        dataset: ctx.dataset,
-        settings: participant.index,
-        dataDir: handle.connection.dataDir,
-        existing: true,
-        logFile: `${opened.workDir}/${log}`,
-        log: () => {},
-      },
-      120,
-    );
+  const startOnData = opened.restartOnData;
   assert.equal(handle.alive, false);
   const live = await startOnData('server-live.log');
   let before: number[];

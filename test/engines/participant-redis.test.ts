@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { passes } from '../../src/datasets/groups.ts';
 import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
-import { reapOrphans, startServer } from '../../src/runner/server.ts';
+import { reapOrphans } from '../../src/runner/server.ts';
 import { DISABLED_COMMANDS, filterToRedis } from '../../participants/redis/adapter.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
@@ -146,20 +146,8 @@ for (const [name, minTop] of [
     // session restarted here is one on the server started again, without ingest, on the data
     // that check left.
     test('a restart loads the saved set without ingest and answers the same', async () => {
-      const { participant, handle, ctx, data } = opened;
-      const startOnData = (log: string) =>
-        startServer(
-          participant.adapter.server!.start,
-          {
-            dataset: ctx.dataset,
-            settings: participant.index,
-            dataDir: handle.connection.dataDir,
-            existing: true,
-            logFile: `${opened.workDir}/${log}`,
-            log: () => {},
-          },
-          120,
-        );
+      const { participant, ctx, data } = opened;
+      const startOnData = opened.restartOnData;
       const q = data.queries.slice(0, data.d);
       const live = await startOnData('server-live.log');
       let want: number[];

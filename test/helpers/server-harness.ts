@@ -96,5 +96,13 @@ export async function openServerOnSynthetic(
     closed = true;
     await handle.stop();
   };
-  return { data, participant, session, workDir, handle, ctx, started, cleanup, stopKeepingData };
+  /** Starts the server again, without ingest, on the data directory the loaded one left (after
+   * stopKeepingData), logging to workDir/<log>; the caller stops it. */
+  const restartOnData = (log: string) =>
+    startServer(
+      participant.adapter.server!.start,
+      { dataset: ctx.dataset, settings: participant.index, dataDir: handle.connection.dataDir, existing: true, logFile: join(workDir, log), log: () => {} },
+      120,
+    );
+  return { data, participant, session, workDir, handle, ctx, started, cleanup, stopKeepingData, restartOnData };
 }
