@@ -2,6 +2,7 @@
 // its value with interval, and the shares; and the leads and ties of a row.
 import { intervalsOverlap } from '../metrics/stats.ts';
 import { leads } from '../metrics/frontier.ts';
+import { pairedLead, type Series } from '../metrics/paired.ts';
 import type { DerivedCell } from './cell-types.ts';
 import { EXACT } from './exact-search.ts';
 
@@ -14,8 +15,13 @@ export function columnName(c: Pick<DerivedCell, 'participant' | 'search'>): stri
 
 const intervalOf = (c: DerivedCell) => ({ low: c.ci_low ?? c.value!, high: c.ci_high ?? c.value! });
 
-/** Sets lead, lead_ci and tie on the cells of one row. */
-export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'higher'): void {
+/**
+ * Sets lead, lead_ci, lead_method and tie on the cells of one row. Where both a cell and the
+ * row's best have passes laid out in time (`seriesOf`) that pair up, the lead and its interval
+ * come from the paired passes (src/metrics/paired.ts): the drift both shared cancels. Otherwise
+ * the lead is value / best value and its interval the bound of the two cells' own intervals.
+ */
+export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'higher', seriesOf: (c: DerivedCell) => Series | null = () => null): void {
   const l = leads(
     row.map((c) => c.value),
     better,
@@ -25,12 +31,26 @@ export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'high
   const best = valued.find((c) => c.lead === 1);
   if (!best) return;
   const bi = intervalOf(best);
+  const bestSeries = seriesOf(best);
   for (const c of valued) {
+    if (c === best) continue;
+    const series = seriesOf(c);
+    const paired = series && bestSeries ? pairedLead(series, bestSeries) : { reason: 'no passes laid out in time' };
+    if ('lead' in paired) {
+      c.lead = paired.lead;
+      c.lead_ci = paired.ci;
+      c.lead_method = 'paired';
+      c.tie = paired.ci[0] <= 1 && 1 <= paired.ci[1];
+      continue;
+    }
     const ci = intervalOf(c);
     // The ratio's bounds: the most and the least it can be given both intervals.
     c.lead_ci = [ci.low / bi.high, ci.high / bi.low];
-    c.tie = c === best ? valued.some((o) => o !== best && intervalsOverlap(intervalOf(o), bi)) : intervalsOverlap(ci, bi);
+    c.lead_method = 'unpaired';
+    c.lead_note = paired.reason;
+    c.tie = intervalsOverlap(ci, bi);
   }
+  best.tie = valued.some((o) => o !== best && o.tie);
 }
 
 /** The lead as tables print it: `x0.52`, or `≈x1.00` for a tie (no lead counts). */

@@ -35,9 +35,17 @@ export interface DerivedCell {
   /** value / best value in the row (dataset, group, target, view); null without a value. For
    * latency the best is the lowest, so leads are 1 or more. */
   lead: number | null;
-  /** Interval of the lead: [ci_low / best's ci_high, ci_high / best's ci_low]. */
+  /** 95 % interval of the lead (null for the row's best, the reference). Paired: bootstrapped
+   * over pairs of passes taken close in time (src/metrics/paired.ts). Unpaired: the bound
+   * [ci_low / best's ci_high, ci_high / best's ci_low]. */
   lead_ci: [number, number] | null;
-  /** The interval overlaps the row's best (for the best: another cell's): no lead counts. */
+  /** How lead and lead_ci were read: from paired passes, or from the two cells' own intervals
+   * (cells measured apart, rounds that do not line up, no passes); null for the best. */
+  lead_method: 'paired' | 'unpaired' | null;
+  /** Why an unpaired lead could not be paired. */
+  lead_note?: string;
+  /** No lead counts (for the best: some other cell ties it). Paired: the lead's interval holds 1;
+   * unpaired: the two cells' intervals overlap. */
   tie: boolean;
   /** Best recall reached in the group, or null. */
   max_recall: number | null;

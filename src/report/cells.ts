@@ -2,6 +2,7 @@ import { readCell, type Cell, type CurvePoint } from '../metrics/frontier.ts';
 import { leakText } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
 import type { BuildReading, DerivedCell, View } from './cell-types.ts';
+import { buildSamples, rememberPoint, rememberSeries, seriesOf } from './cell-series.ts';
 import { ALL_FLAGGED, markLeads } from './cell-text.ts';
 // The cells' types and text live beside this file; their users take them from here.
 export type { DerivedCell, View } from './cell-types.ts';
@@ -42,7 +43,7 @@ function viewPoints(g: ResultGroup, view: View, build?: number): ResultPoint[] {
 /** The throughput curve of a group: the points measured in the throughput view that no flag
  * excludes (build: only that build's points). */
 export function throughputCurve(g: ResultGroup, build?: number): CurvePoint[] {
-  return viewPoints(g, 'throughput', build).map((p) => curvePoint(p, 'throughput'));
+  return viewPoints(g, 'throughput', build).map((p) => rememberPoint(curvePoint(p, 'throughput'), p));
 }
 
 export function groupOrder(key: string): [number, number] {
@@ -129,6 +130,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       search,
       lead: null,
       lead_ci: null,
+      lead_method: null,
       tie: false,
       driven,
       excluded,
@@ -163,11 +165,15 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       why: search === 'ann' ? whyOf(g, target, cell) : undefined,
       strategy: strategyOf(g, view, cell.from ?? []),
     };
+    if (builds.length <= 1 && cell.value !== null) rememberSeries(cellOut, [buildSamples(cell.from, target, view)]);
     if (builds.length > 1) {
-      const per: BuildReading[] = builds.map((b) => {
-        const c = readCell(curveOf(view, search, b), target, better);
-        return { build: b, status: c.status, value: c.value, ci_low: c.low, ci_high: c.high };
-      });
+      const perCell = builds.map((b) => readCell(curveOf(view, search, b), target, better));
+      const per: BuildReading[] = perCell.map((c, i) => ({ build: builds[i], status: c.status, value: c.value, ci_low: c.low, ci_high: c.high }));
+      if (perCell.every((c) => c.value !== null))
+        rememberSeries(
+          cellOut,
+          perCell.map((c) => buildSamples(c.from, target, view)),
+        );
       cellOut.builds = per;
       const values = per.filter((b) => b.value !== null);
       if (cellOut.value !== null && values.length > 0) {
@@ -217,7 +223,7 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
       const curveOf: CurveOf = (view, search, build) =>
         viewPoints(g, view, build)
           .filter((p) => isExact(p) === (search === EXACT))
-          .map((p) => curvePoint(p, view));
+          .map((p) => rememberPoint(curvePoint(p, view), p));
       for (const view of measuredViews) {
         const inView = g.points.filter((p) => p.view === view);
         cells.push(...readGroup(r, g, view, 'ann', curveOf));
@@ -234,7 +240,7 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
     if (row) row.push(c);
     else rows.set(key, [c]);
   }
-  for (const row of rows.values()) markLeads(row, BETTER[row[0].view]);
+  for (const row of rows.values()) markLeads(row, BETTER[row[0].view], seriesOf);
   return cells.sort(
     (a, b) =>
       a.dataset.localeCompare(b.dataset) ||

@@ -39,7 +39,7 @@ export function renderTable(allCells: DerivedCell[]): string {
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
     out.push(
-      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: the interval overlaps the best's (a tie, no lead counts); ^ = read above the target; short / low: shares of queries with a short answer / recall below 0.5 where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob`,
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low: shares of queries with a short answer / recall below 0.5 where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob`,
     );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));

@@ -34,6 +34,10 @@ const passFiguresSchema = z.object({
   /** Per pass: when it started (Unix seconds), so a point's passes can be laid out in time beside
    * the run's other points (docs/contracts.md, "Interleaved timing"). */
   at_unix_s: z.array(z.number()).optional(),
+  /** Per pass taken: whether its round was busy. qps, wall_s and latency_ms hold the quiet passes
+   * only (all of them when too few were quiet), the other per-pass arrays every pass taken; this
+   * lines them up (docs/contracts.md, "Paired leads"). */
+  busy: z.array(z.boolean()).optional(),
   /** Per pass: bytes the engine's processes read from storage (/proc/PID/io read_bytes) and their
    * major page faults, summed over the engine's process tree; null: unreadable. */
   read_bytes: z.array(z.number().nullable()).optional(),

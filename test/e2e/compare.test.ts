@@ -32,6 +32,7 @@ function cell(over: Partial<DerivedCell> = {}): DerivedCell {
     low_recall_share: 0,
     lead: 1,
     lead_ci: null,
+    lead_method: null,
     tie: false,
     max_recall: 0.99,
     read_recall: [0.9],

@@ -119,6 +119,7 @@ function cell(participant: string, value: number | null, low: number | null, hig
     low_recall_share: null,
     lead: null,
     lead_ci: null,
+    lead_method: null,
     tie: false,
     max_recall: 0.99,
     read_recall: [],

@@ -246,7 +246,10 @@ describe('stable points on the page: intervals, ties, calibration, flags, builds
     assert.ok(tied.derived.tie && tied.derived.lead! < 0.99, 'the fixture ties below the best value');
     assert.ok(tied.shown.text.includes('≈'), tied.shown.text);
     assert.ok(!tied.shown.text.includes(`×${tied.derived.lead!.toFixed(2)}`), tied.shown.text);
-    assert.ok(tied.shown.title.includes('intervals overlap the best: no lead counts'), tied.shown.title);
+    assert.ok(tied.shown.title.includes(`no lead counts: the lead's interval holds ×1`), tied.shown.title);
+    // The fixture's passes carry no times: the lead is the two intervals' bound, and says so.
+    assert.equal(tied.derived.lead_method, 'unpaired');
+    assert.ok(tied.shown.title.includes('unpaired: no passes laid out in time'), tied.shown.title);
     const tiedBest = find('gamma', 'none/10', 0.95);
     assert.equal(tiedBest.derived.lead, 1);
     assert.match(tiedBest.shown.cls, /\btie\b/);
@@ -256,6 +259,7 @@ describe('stable points on the page: intervals, ties, calibration, flags, builds
     assert.equal(led.derived.tie, false);
     assert.ok(led.shown.text.includes(`×${led.derived.lead!.toFixed(2)}`) && !led.shown.text.includes('≈'), led.shown.text);
     assert.ok(!led.shown.title.includes('no lead counts'));
+    assert.ok(find('gamma', 'none/10', 0.9).shown.title.includes('the best in its row'));
     assert.match(find('gamma', 'none/10', 0.9).shown.cls, /\bbest\b/);
   });
 

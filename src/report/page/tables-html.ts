@@ -34,8 +34,10 @@ function valueTitle(c: DerivedCell): string[] {
   const lines: string[] = [];
   if (c.ci_low !== null && c.ci_high !== null) lines.push(`95 % interval: ${fmtNum(c.ci_low)} – ${fmtNum(c.ci_high)} QPS (±${fmtPct(halfWidth(c))})`);
   else lines.push('no interval recorded');
-  const leadCi = c.lead_ci ? ` (interval ×${c.lead_ci[0].toFixed(2)} – ×${c.lead_ci[1].toFixed(2)})` : '';
-  if (c.tie) lines.push(`intervals overlap the best: no lead counts (×${c.lead!.toFixed(2)}${leadCi})`);
+  const how = c.lead_method === 'paired' ? 'paired' : `unpaired${c.lead_note ? `: ${c.lead_note}` : ''}`;
+  const leadCi = c.lead_ci ? ` (interval ×${c.lead_ci[0].toFixed(2)} – ×${c.lead_ci[1].toFixed(2)}, ${how})` : '';
+  if (c.lead === 1 && c.lead_method === null) lines.push(c.tie ? `the best in its row, tied: another cell's lead interval holds ×1` : 'the best in its row');
+  else if (c.tie) lines.push(`no lead counts: the lead's interval holds ×1 (×${c.lead!.toFixed(2)}${leadCi})`);
   else lines.push(`lead ×${c.lead!.toFixed(2)}${leadCi}`);
   return lines;
 }
@@ -152,10 +154,10 @@ export function tablesSection(results: ResultFile[], cells: DerivedCell[], datas
   const out: string[] = [];
   out.push(`<section class="part" id="tables"><h2>Throughput at target recall</h2>`);
   out.push(
-    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (see docs/method.md §4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: the cell's interval overlaps the best's, so no lead counts. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Exact-search points (a participant's exact scan, or an imported harness's exact run) are read on their own, in a column marked exact beside the participant's: the index's column never borrows their recall. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
+    `<p class="note">Each cell is read on the participant's Pareto frontier of throughput-view points (see docs/method.md §4): a point calibrated for the target where there is one, else the QPS where the frontier crosses the target recall, interpolated in log QPS between the two frontier points around it; ×lead = value / the best value in the row. ±: half the 95 % interval of the value, relative to it (bootstrap over the passes; with several index builds the interval spans the builds'); hover a cell for the bounds. ≈: no lead counts. A lead is read from pairs of passes taken within seconds of each other in the run's shared rounds where the two cells have them (paired: the drift of a shared machine cancels in each pair's ratio), else from the two cells' own intervals (unpaired: cells measured apart); hover a cell for which. Flagged points (a busy machine, a client at its limit, invalid results, harness overhead) are left off the frontier. Exact-search points (a participant's exact scan, or an imported harness's exact run) are read on their own, in a column marked exact beside the participant's: the index's column never borrows their recall. Cells are derived from the stored points only; the curves above are drawn from the same points.</p>`,
   );
   out.push(
-    `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span class="tie-key">≈ intervals overlap the best: no lead counts</span><span>±3.1%: 95 % interval</span><span>⚑2: points left off the frontier</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points / all flagged</span></div>`,
+    `<div class="status-key"><span class="best-key" style="background:var(--best)">best in row ×1.00</span><span class="tie-key">≈ the lead's interval holds ×1: no lead counts</span><span>±3.1%: 95 % interval</span><span>⚑2: points left off the frontier</span><span style="background:var(--warnbg);color:var(--warn)">max 0.93: target never reached</span><span style="background:var(--wide)">bracket too wide</span><span class="nm">not asked</span><span style="color:#6b4e8a;font-style:italic">unsupported</span><span>↑ read above the target</span><span style="color:var(--bad)">failed / no points / all flagged</span></div>`,
   );
   for (const ds of datasets) {
     const parts = participantOrder(results, ds);
