@@ -2,8 +2,9 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { seriesOf } from '../report/cell-series.ts';
 import { deriveCells } from '../report/cells.ts';
-import { compareCells, DEFAULT_WORST, hostSpeedNote, renderCompare } from '../report/compare.ts';
+import { compareCells, DEFAULT_WORST, type HostSpeed, hostSpeedNote, hostSpeedRatio, renderCompare } from '../report/compare.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readAllResults } from '../results/store.ts';
 import { UserError } from '../util/errors.ts';
@@ -60,7 +61,9 @@ function nonNegativeInt(v: string): number {
 export function registerCompare(program: Command): void {
   program
     .command('compare')
-    .description('compare two results directories cell by cell: B / A with its 95 % interval; a change counts only when the intervals do not overlap')
+    .description(
+      "compare two results directories cell by cell (B / A with its 95 % interval, judged against the hosts' measured speed where both runs probed it) and each row's leads; a change counts only when the interval excludes 1",
+    )
     .argument('<a>', 'the first results directory (the baseline)')
     .argument('<b>', 'the second results directory')
     .option('--json', 'print the comparison (pairs and summary) as JSON')
@@ -71,7 +74,13 @@ export function registerCompare(program: Command): void {
       const dirB = resolve(b);
       const resultsA = readDir(dirA, 'A');
       const resultsB = readDir(dirB, 'B');
-      const cmp = compareCells(deriveCells(resultsA), deriveCells(resultsB), { worst: o.worst });
+      const hostSpeed = new Map<string, HostSpeed>();
+      for (const ds of new Set(resultsA.map((r) => r.dataset.name))) {
+        const h = hostSpeedRatio(hostProbes(resultsA, ds), hostProbes(resultsB, ds));
+        if (h) hostSpeed.set(ds, h);
+      }
+      const views = ['throughput', 'latency'] as const;
+      const cmp = compareCells(deriveCells(resultsA, views), deriveCells(resultsB, views), { worst: o.worst, hostSpeed, seriesOf });
       const notes = notesOf(resultsA, resultsB);
       if (o.json) process.stdout.write(`${JSON.stringify({ a: dirA, b: dirB, notes: Object.fromEntries(notes), ...cmp }, null, 1)}\n`);
       else process.stdout.write(renderCompare(cmp, { a: dirA, b: dirB, notes }));

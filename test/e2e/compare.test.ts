@@ -9,7 +9,8 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import type { DerivedCell } from '../../src/report/cells.ts';
-import { compareCells, hostSpeedNote, isShown, renderCompare, type CellPair } from '../../src/report/compare.ts';
+import type { Series } from '../../src/metrics/paired.ts';
+import { compareCells, hostSpeedNote, hostSpeedRatio, isShown, renderCompare, type CellPair } from '../../src/report/compare.ts';
 import { resultSchema, type ResultPoint } from '../../src/results/schema.ts';
 import { writeResult } from '../../src/results/store.ts';
 
@@ -400,8 +401,116 @@ describe('hostSpeedNote', () => {
     const a = Array.from({ length: 40 }, (_, i) => 20 + (i % 5) * 0.1);
     const slower = a.map((x) => x * 1.3);
     const note = hostSpeedNote(a, slower)!;
-    assert.match(note, /B's host ran x0\.77 \[0\.7\d, 0\.7\d\] of A's speed; every cell ratio includes this/);
+    assert.match(note, /B's host ran x0\.77 \[0\.7\d, 0\.7\d\] of A's speed; the verdicts judge each cell against it/);
     assert.match(hostSpeedNote(a, [...a].reverse())!, /x1\.00 .*\(no difference\)/);
     assert.equal(hostSpeedNote([], a), null);
+  });
+});
+
+describe("judged against the hosts' speed, and leads", () => {
+  // Run B's host ran x0.86 as fast (its probes say so): every cell of the same code reads x0.86.
+  const slowerHost = { ratio: 0.86, low: 0.82, high: 0.9 };
+  const names = ['alpha', 'beta', 'gamma', 'delta'];
+  const row = (scale: (name: string) => number, view: DerivedCell['view'] = 'throughput') =>
+    names.map((participant, i) => {
+      const v = (1000 + 300 * i) * scale(participant);
+      return cell({ participant, view, value: v, ci_low: v * 0.97, ci_high: v * 1.03, lead: null });
+    });
+
+  test('a slower host does not turn the same code into regressions; a participant that slowed itself is still caught', () => {
+    const a = row(() => 1);
+    const b = row((n) => 0.86 * (n === 'gamma' ? 0.6 : 1));
+    const raw = compareCells(a, b);
+    assert.equal(raw.summary.counts.worse, 4, 'as measured, every cell reads worse');
+    assert.ok(raw.pairs.every((p) => p.judged === 'raw'));
+    const judged = compareCells(a, b, { hostSpeed: new Map([['ds', slowerHost]]) });
+    assert.deepEqual(
+      judged.pairs.map((p) => [p.participant, p.change]),
+      [
+        ['alpha', 'same'],
+        ['beta', 'same'],
+        ['delta', 'same'],
+        ['gamma', 'worse'],
+      ],
+    );
+    const alpha = judged.pairs.find((p) => p.participant === 'alpha')!;
+    assert.equal(alpha.judged, 'host-speed');
+    close(alpha.judged_ci![0], alpha.ratio_ci![0] / slowerHost.high);
+    close(alpha.judged_ci![1], alpha.ratio_ci![1] / slowerHost.low);
+    assert.equal(judged.summary.judged_host_speed, 4);
+    assert.match(renderCompare(judged, { a: 'A', b: 'B' }), /4 of them judged against the hosts' measured speed/);
+  });
+
+  test('latency cells: lower is better, and a slower host raises them', () => {
+    const a = row(() => 1, 'latency');
+    const b = row((n) => (1 / 0.86) * (n === 'beta' ? 2 : n === 'delta' ? 0.5 : 1), 'latency');
+    const judged = compareCells(a, b, { hostSpeed: new Map([['ds', slowerHost]]) });
+    assert.deepEqual(
+      judged.pairs.map((p) => [p.participant, p.change]),
+      [
+        ['alpha', 'same'],
+        ['beta', 'worse'],
+        ['delta', 'better'],
+        ['gamma', 'same'],
+      ],
+    );
+    assert.match(renderCompare(judged, { a: 'A', b: 'B' }), /latency \(p50 ms, one request at a time\)/);
+  });
+
+  test('leads across runs: read over one reference within each run (paired where passes allow), held unless B/A of the leads excludes 1', () => {
+    // Passes in shared rounds: each participant's speed x the run's drift x small noise.
+    const series = new Map<DerivedCell, Series>();
+    const withPasses = (cells: DerivedCell[], drift: number, start: number) => {
+      for (const c of cells) {
+        const samples = Array.from({ length: 20 }, (_, r) => ({
+          t: start + r * 2 + names.indexOf(c.participant) * 0.2,
+          v: c.value! * (1 + drift * Math.sin(r)) * (1 + 0.01 * Math.cos(7 * r + c.value!)),
+        }));
+        series.set(c, [samples]);
+        c.ci_low = c.value! * 0.75;
+        c.ci_high = c.value! * 1.25;
+      }
+      return cells;
+    };
+    const a = withPasses(
+      row(() => 1),
+      0.15,
+      1e6,
+    );
+    const b = withPasses(
+      row((n) => 0.86 * (n === 'gamma' ? 0.8 : 1)),
+      0.15,
+      2e6,
+    );
+    // Best of each row: delta, the fastest.
+    for (const cells of [a, b]) cells.forEach((c) => (c.lead = c.participant === 'delta' ? 1 : 0.5));
+    const cmp = compareCells(a, b, { seriesOf: (c) => series.get(c) ?? null });
+    assert.equal(cmp.leads.length, 3);
+    assert.ok(cmp.leads.every((l) => l.reference === 'delta' && l.a.method === 'paired' && l.b.method === 'paired' && !l.best_changed));
+    const by = Object.fromEntries(cmp.leads.map((l) => [l.participant, l]));
+    assert.equal(by.alpha.change, 'held');
+    assert.equal(by.beta.change, 'held');
+    assert.equal(by.gamma.change, 'shrank');
+    assert.ok(Math.abs(by.gamma.ratio - 0.8) < 0.02, `gamma's lead moved x${by.gamma.ratio}`);
+    // The cells' own intervals (+-25 %, the drift) could not tell gamma's 20 % apart.
+    assert.equal(compareCells(a, b).pairs.find((p) => p.participant === 'gamma')!.change, 'same');
+    assert.deepEqual(cmp.summary.leads, { compared: 3, paired_both: 3, held: 2, grew: 0, shrank: 1, reference_changed: 0 });
+    const text = renderCompare(cmp, { a: 'A', b: 'B' });
+    assert.match(text, /gamma \/ delta .* shrank/);
+    assert.match(text, /2 of 3 leads held/);
+    // Without passes the leads are the cells' bound, marked u.
+    const unpaired = compareCells(a, b);
+    assert.ok(unpaired.leads.every((l) => l.a.method === 'unpaired'));
+    assert.match(renderCompare(unpaired, { a: 'A', b: 'B' }), /leads: 3 compared \(0 paired in both runs\)/);
+  });
+
+  test("hostSpeedRatio: B's speed relative to A's from the probes' medians", () => {
+    const a = Array.from({ length: 40 }, (_, i) => 20 + (i % 5) * 0.1);
+    const h = hostSpeedRatio(
+      a,
+      a.map((x) => x / 0.86),
+    )!;
+    assert.ok(Math.abs(h.ratio - 0.86) < 1e-9 && h.low <= 0.86 && 0.86 <= h.high, JSON.stringify(h));
+    assert.equal(hostSpeedRatio(a, []), null);
   });
 });
