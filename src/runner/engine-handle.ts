@@ -45,6 +45,8 @@ export class EngineHandle {
   /** Set by a resumed run: the next start first tries to reopen the index a previous run
    * built (src/runner/engine-home.ts) instead of loading it again. */
   reuseOnStart = false;
+  /** The build time of the index being measured (its reuse marker), null when it has none. */
+  indexBuilt: string | null = null;
   /** The engine's memory budget (--memory-limit). */
   private readonly budget: EngineBudget;
   constructor(
@@ -91,9 +93,7 @@ export class EngineHandle {
   }
 
   /** What the budget recorded, for the result (null without --memory-limit). */
-  budgetReading(): ReturnType<EngineBudget['reading']> {
-    return this.budget.reading();
-  }
+  budgetReading = (): ReturnType<EngineBudget['reading']> => this.budget.reading();
 
   /** Removes the budget's cgroup (after the engine stopped for good). */
   disposeBudget(): void {
@@ -108,6 +108,7 @@ export class EngineHandle {
   /** After a finished load: asks the check queries and writes the marker that lets a resumed
    * run reopen this build. An engine that cannot answer them gets no marker (no reuse). */
   private async markBuilt(host: HostClient, rows: number): Promise<void> {
+    this.indexBuilt = null;
     if (this.remote) return;
     const check = await askCheck(host, this.p, this.ds, this.opts.pointTimeoutS);
     if (typeof check === 'string') {
@@ -127,6 +128,7 @@ export class EngineHandle {
       check,
     };
     writeMarker(this.home, marker);
+    this.indexBuilt = marker.built;
   }
 
   /**
@@ -158,6 +160,7 @@ export class EngineHandle {
       if (differs) throw new ReuseRefused(differs);
       result.engine_version = opened.engineVersion;
       this.recorder.startServing();
+      this.indexBuilt = marker.built;
       result.load!.reused.push({ reason, built: marker.built, open_s: opened.openS ?? null, check_queries: marker.check.queries.length });
       log(`${p.name}: reopened the index built ${marker.built} (${marker.rows} rows) in ${fmtSeconds(opened.openS ?? 0)}: no reload`);
       this.save();

@@ -4,6 +4,7 @@
 import type { Dataset } from '../datasets/layout.ts';
 import type { ResultGroup } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
+import type { KeptProgress } from './kept-passes.ts';
 import type { HostError } from './client.ts';
 import type { HostSpeedMeter } from './host-speed.ts';
 import type { LoadedParticipant } from './participants.ts';
@@ -45,4 +46,6 @@ export interface GroupRun {
   /** One point (or skipped point) of a group already saved, appended to the result's journal
    * (src/results/journal.ts); without it, the whole result is saved. */
   append?: (entry: JournalEntry) => void;
+  /** Where probes and passes are kept as they complete, for a resumed run (warm groups). */
+  kept?: KeptProgress;
 }

@@ -32,6 +32,7 @@ import { SLICE_CAP } from './query-order.ts';
 import { latencySummary } from '../metrics/latency.ts';
 import type { PointReply } from './point-reply.ts';
 import type { GroupRun } from './group-run.ts';
+import { keyOf } from './kept-passes.ts';
 import { pointOf } from './stored-point.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
 
@@ -87,14 +88,22 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     const key = JSON.stringify(knobs);
     const have = recalls.get(key);
     if (have) return have;
+    // A resumed run's probe of this very measurement (same index, queries, knobs).
+    const kept = run.kept?.journal.probe(keyOf(run.kept, knobs));
+    if (kept) {
+      const got = { digests: kept.digests ? Uint32Array.from(kept.digests) : undefined, summary: kept.summary, perQuery: kept.perQuery };
+      recalls.set(key, got);
+      return got;
+    }
     const reply = (
       await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)
     ).reply;
     const failed = reply.errors.filter((x) => x !== null);
     if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
     const scores = scorePoint(ds, g, queries, reply);
-    const got = { reply, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware) };
+    const got = { digests: reply.digests, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware) };
     recalls.set(key, got);
+    run.kept?.journal.keepProbe(keyOf(run.kept, knobs), { ...got, digests: got.digests ? Array.from(got.digests) : null });
     return got;
   };
 
@@ -181,6 +190,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
       hostSpeed: run.hostSpeed,
       loadMeter: run.loadMeter,
       onProgress: run.onProgress,
+      kept: run.kept,
     },
     items,
     run.build === 0 ? VIEWS : ['throughput'],

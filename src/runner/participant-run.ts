@@ -10,6 +10,7 @@ import type { Dataset } from '../datasets/layout.ts';
 import { RESULT_FORMAT, type ResultFile, type ResultGroup } from '../results/schema.ts';
 import { readResult, resultPath } from '../results/store.ts';
 import { ResultWriter, foldJournal, journalPath } from '../results/journal.ts';
+import { ProgressJournal, progressPath } from '../results/progress-journal.ts';
 import { provenance, provenanceMismatch } from '../results/provenance.ts';
 import { hardware } from '../results/hardware.ts';
 import { UserError } from '../util/errors.ts';
@@ -23,6 +24,7 @@ import { EngineHandle } from './engine-handle.ts';
 import { discardHome, readMarker } from './engine-home.ts';
 import { BUSY_OTHER_CORES } from './machine-load.ts';
 import type { GroupRun } from './group-run.ts';
+import { resumeProgress } from './kept-passes.ts';
 import { finishWarmGroup, measureColdGroup, prepareWarmGroup, type PreparedGroup } from './measure-group.ts';
 import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from './timing-defaults.ts';
 import { sharedHostSpeed } from './host-speed.ts';
@@ -125,6 +127,8 @@ export class ParticipantRun {
   /** True when a stored complete result was found: nothing is measured. */
   readonly already: boolean;
   private readonly writer: ResultWriter;
+  /** Probes and passes of unfinished groups, for a resume (src/results/progress-journal.ts). */
+  private readonly kept: ProgressJournal;
   private readonly engine: EngineHandle;
   private readonly order: Int32Array;
   private readonly warmSet: number[];
@@ -177,6 +181,7 @@ export class ParticipantRun {
     this.result = result;
     this.already = already;
     this.writer = new ResultWriter(opts.outDir, () => this.result);
+    this.kept = new ProgressJournal(progressPath(opts.outDir, ds.name, p.name));
     this.engine = new EngineHandle(p, ds, opts, result, () => this.save());
     this.order = queryOrder(ds.nq);
     this.warmSet = Array.from(this.order.subarray(0, result.run.query_set!.size));
@@ -194,6 +199,7 @@ export class ParticipantRun {
     const { p, opts, result } = this;
     // A result measured afresh starts with no journal; a resumed one has folded its journal.
     if (result.run.resumed === 0) this.writer.discardJournal();
+    resumeProgress(this.kept, p.name, result.run.resumed > 0);
     // Work directories of the layout before engine homes (<out>/.work) are of no use.
     const workRoot = join(opts.outDir, '.work');
     if (existsSync(workRoot))
@@ -225,6 +231,8 @@ export class ParticipantRun {
       onProgress: (what) => (this.onTiming ? this.onTiming(what) : this.progress.update(this.done, what)),
       save: () => this.save(),
       append: (entry) => this.writer.append(entry),
+      kept:
+        this.engine.indexBuilt && !opts.cold ? { journal: this.kept, group: g.key, build, queries: this.warmSet, index: this.engine.indexBuilt } : undefined,
     };
   }
 
@@ -371,6 +379,7 @@ export class ParticipantRun {
   async complete(): Promise<void> {
     await this.engine.finish();
     this.result.run.complete = true;
+    this.kept.discard();
     this.save();
   }
 

@@ -1,12 +1,11 @@
 // Timed passes in rounds (docs/contracts.md, "Stable points", "Interleaved timing").
 //
-// A group's (point, view) entries are timed in rounds. Each entry's passes are spread evenly over
-// all the rounds the timing takes, not packed into the first few: an entry that needs 3 passes
-// while another needs 60 takes its passes near rounds 0, 20 and 40. Several groups, and the groups
-// of several participants (the run's interleaved timing), take their rounds in turn. A slow drift
-// of the machine's speed (on a shared host it moves by tens of percent over a minute) then falls
-// on every point of the run alike, and shows in each point's interval, instead of landing on
-// whichever participant happened to be measured in the slow minute.
+// A group's (point, view) entries are timed in rounds, each entry's passes spread evenly over all
+// the rounds (3 passes among 60 fall near rounds 0, 20 and 40). Several groups, and several
+// participants' groups (interleaved timing), take their rounds in turn, so a slow drift of the
+// machine's speed (tens of percent over a minute on a shared host) falls on every point alike
+// instead of on whichever participant was measured in the slow minute. Each pass is kept as it
+// completes (src/runner/kept-passes.ts) for a resumed run.
 import type { Knobs } from '../contracts.ts';
 import { DemandMeter } from '../loadgen/cpu.ts';
 import { passLatency, qpsHalfWidth, type PassFigures } from '../metrics/intervals.ts';
@@ -14,6 +13,7 @@ import type { summarize } from '../metrics/recall.ts';
 import { HostError } from './client.ts';
 import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
 import { RECORD_EVERY_S, type HostSpeedMeter } from './host-speed.ts';
+import { keyOf, passRecord, replayPasses, type KeptProgress } from './kept-passes.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
 import type { LoadedParticipant } from './participants.ts';
 import type { PointReply } from './point-reply.ts';
@@ -77,7 +77,7 @@ export interface Item {
   /** A table cell is expected to read this point (from the recalls, before timing): its
    * throughput view is timed to the cells' precision. */
   readsCell?: boolean;
-  recall?: { reply: PointReply; summary: ReturnType<typeof summarize>; perQuery: number[] };
+  recall?: { digests: PointReply['digests']; summary: ReturnType<typeof summarize>; perQuery: number[] };
 }
 
 /** One (item, view) being timed: its passes so far. */
@@ -122,6 +122,8 @@ export interface GroupTimingSpec {
   hostSpeed?: HostSpeedMeter;
   loadMeter?: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
   onProgress: (what: string) => void;
+  /** Where passes are kept as they complete, and found again by a resumed run. */
+  kept?: KeptProgress;
 }
 
 const quietPasses = (e: Entry) => e.busy.filter((b) => !b).length;
@@ -178,6 +180,9 @@ export class GroupTiming {
         done: false,
       })),
     );
+    const kept = spec.kept;
+    if (kept) for (const e of this.entries) replayPasses(e, kept.journal.passesOf(keyOf(kept, e.item.knobs), e.view));
+    for (const e of this.entries) e.done = e.busy.length > 0 && this.finished(e);
     const pids = spec.engine.loadPids();
     this.meter = spec.loadMeter ?? new MachineLoadMeter(() => [process.pid, ...(pids.engine !== undefined ? [pids.engine] : [])]);
   }
@@ -208,8 +213,7 @@ export class GroupTiming {
   private finished(e: Entry): boolean {
     const t = this.spec.timing;
     const quiet = quietPasses(e);
-    // A busy machine is given a few retakes, not max_passes of them: a slow point's retakes
-    // would otherwise hold the run for minutes.
+    // A busy machine gets a few retakes, not max_passes: a slow point's would hold the run.
     const busyPasses = e.busy.length - quiet;
     if (busyPasses >= BUSY_RETAKES * t.minPasses) return true;
     const cell = forCell(e, t);
@@ -249,9 +253,9 @@ export class GroupTiming {
     const order = (round % 2 === 0 ? this.entries : [...this.entries].reverse()).filter((e) => this.due(e, r, rounds));
     if (order.length === 0) return false;
     if (warmUp) await this.warmUp(order[0]);
-    // The machine's load is judged over the whole round, not per pass: /proc's counters move in
-    // 10 ms ticks, too coarse for one pass of a few tens of ms.
+    // Load is judged per round: /proc's 10 ms ticks are too coarse for one pass of a few ms.
     const inRound: Entry[] = [];
+    const found = new Map<Entry, { maxLatencyMs: number; varied: number[]; demand: number | null }>();
     // The engine's processes, found once a round (a server's tree walks all of /proc).
     const processes = engineProcesses(engine.loadPids());
     this.meter.start();
@@ -294,8 +298,11 @@ export class GroupTiming {
         e.demand.weighted += d * reply.wallS;
         e.demand.wall += reply.wallS;
       }
-      const first = e.item.recall!.reply.digests;
-      if (first && reply.digests) for (let i = 0; i < first.length; i++) if (first[i] !== reply.digests[i]) e.varied.add(i);
+      const first = e.item.recall!.digests;
+      const varied: number[] = [];
+      if (first && reply.digests) for (let i = 0; i < first.length; i++) if (first[i] !== reply.digests[i]) varied.push(i);
+      for (const i of varied) e.varied.add(i);
+      found.set(e, { maxLatencyMs: lat.max, varied, demand: d });
       inRound.push(e);
     }
     const load = this.meter.stop();
@@ -310,6 +317,7 @@ export class GroupTiming {
       e.pass.host_ms.push(host?.ms ?? null);
       e.busy.push(busy);
       if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
+      if (this.spec.kept) this.spec.kept.journal.keepPass(keyOf(this.spec.kept, e.item.knobs), passRecord(e, found.get(e)!));
       e.done = this.finished(e);
     }
     this.spec.onProgress(

@@ -29,8 +29,14 @@ const SETTINGS_A = settingsFile('a.json', 100);
 const SETTINGS_B = settingsFile('b.json', 60);
 
 /** One CLI run; `killAtWrite`: the runner SIGKILLs itself during its Nth atomic write. */
-function vecbench(out: string, settings: string, opts: { killAtWrite?: number; extra?: string[] } = {}) {
-  const env = { ...process.env, VECBENCH_QUIET: '1', VECBENCH_DATA: data, ...(opts.killAtWrite ? { VECBENCH_FAULT_WRITE: String(opts.killAtWrite) } : {}) };
+function vecbench(out: string, settings: string, opts: { killAtWrite?: number; killAtRequest?: string; extra?: string[] } = {}) {
+  const env = {
+    ...process.env,
+    VECBENCH_QUIET: '1',
+    VECBENCH_DATA: data,
+    ...(opts.killAtWrite ? { VECBENCH_FAULT_WRITE: String(opts.killAtWrite) } : {}),
+    ...(opts.killAtRequest ? { VECBENCH_FAULT_REQUEST: opts.killAtRequest } : {}),
+  };
   const args = [
     'run',
     '--dataset',
@@ -114,6 +120,40 @@ test('a killed run resumes on the index it built: reuse recorded, no reload, the
   // The reopened engine also served the cold start at the end.
   assert.ok(resumed.resources!.cold_first_query_s! > 0);
   assert.ok(!existsSync(home(out)), 'the engine data is removed once the result is complete');
+});
+
+test('a run stopped during timing resumes with the recall probes and timed passes it had: the same points, passes from before the stop', {
+  timeout: 600_000,
+}, () => {
+  const out = join(dir, 'timing');
+  // Two groups of 4 ladder points: 8 recall probes, then timed passes; killed at the 20th point
+  // request, inside the timing.
+  const killed = vecbench(out, SETTINGS_A, { killAtRequest: 'point:20' });
+  assert.equal(killed.signal, 'SIGKILL', `killed by the fault hook (exit ${killed.status}): ${killed.stderr}`);
+  const progress = join(out, DATASET, '.hnswlib.progress');
+  const kept = readFileSync(progress, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { kind: string; at_unix_s?: number });
+  const probes = kept.filter((x) => x.kind === 'probe').length;
+  const passes = kept.filter((x) => x.kind === 'pass');
+  assert.ok(probes >= 8 && passes.length >= 1, `kept ${probes} probes and ${passes.length} passes`);
+  assert.equal(
+    resultOf(out).groups.reduce((a, g) => a + g.points.length, 0),
+    0,
+    'no group finished its timing before the stop',
+  );
+
+  const resumedAt = Date.now() / 1000;
+  const r = vecbench(out, SETTINGS_A);
+  assert.equal(r.status, 0, r.stderr);
+  const resumed = resultOf(out);
+  assert.equal(resumed.load!.reused.length, 1, 'the index was reopened, so its measurements could be kept');
+  // Recall comes from the kept probes, so the points are exactly the uninterrupted run's.
+  assert.deepEqual(identity(resumed), expected);
+  const before = resumed.groups.flatMap((g) => g.points.flatMap((p) => p.pass?.at_unix_s ?? [])).filter((t) => t < resumedAt);
+  assert.equal(before.length, passes.length, 'every kept pass is in the result, at its own time');
+  assert.ok(!existsSync(progress), 'a complete result leaves no progress file');
 });
 
 test('changed settings: the result is measured afresh and the old index is not reused', { timeout: 600_000 }, () => {

@@ -278,7 +278,7 @@ test('the points cells will read are marked before timing: calibrated points, th
     li,
     knobs: { ef: li },
     ...(calibratedFor !== undefined ? { calibratedFor } : {}),
-    recall: { reply: {} as never, summary: { recall } as never, perQuery: [] },
+    recall: { digests: undefined, summary: { recall } as never, perQuery: [] },
   });
   const marked = (items: ReturnType<typeof item>[], build = 0) => {
     markCellPoints(items, build);

@@ -1,7 +1,8 @@
-// The contract suite (test/contract/suite.ts) over participants/_template and
-// participants/_template-python by their path, and over every participant the registry lists
-// that does not run it in its own file: a participant written from the template passes the same
-// checks as the others. Adding a participant adds its checks here with no edit.
+// The contract suite (test/contract/suite.ts) over participants/_template,
+// participants/_template-python and participants/_template-java by their path, and over every
+// participant the registry lists that does not run it in its own file: a participant written
+// from the template passes the same checks as the others. Adding a participant adds its checks
+// here with no edit.
 //
 // One load per engine: the participants named in SHARED_IN_OWN_FILE (test/contract/suite.ts) run
 // the suite in their own file (test/engines/participant-<name>.test.ts) on the engine that file
@@ -22,6 +23,8 @@ import { contractSuite, SHARED_IN_OWN_FILE } from '../contract/suite.ts';
 const TEMPLATE = join(PARTICIPANTS_DIR, '_template');
 /** The template of a participant whose host is in Python (the participant protocol). */
 const TEMPLATE_PYTHON = join(PARTICIPANTS_DIR, '_template-python');
+/** The template of a participant whose host is in Java (the participant protocol). */
+const TEMPLATE_JAVA = join(PARTICIPANTS_DIR, '_template-java');
 const ENGINE_TESTS = dirname(fileURLToPath(import.meta.url));
 
 test('the registry skips directories starting with _ (the template is no participant)', async () => {
@@ -39,7 +42,7 @@ test('the registry skips directories starting with _ (the template is no partici
   }
 });
 
-const templates: Record<string, string> = { _template: TEMPLATE, '_template-python': TEMPLATE_PYTHON };
+const templates: Record<string, string> = { _template: TEMPLATE, '_template-python': TEMPLATE_PYTHON, '_template-java': TEMPLATE_JAVA };
 /** The participants this file runs the suite over: the templates and every listed participant
  * whose own file does not. */
 const here = [...Object.keys(templates), ...listParticipants().filter((n) => !Object.hasOwn(SHARED_IN_OWN_FILE, n))];

@@ -48,7 +48,7 @@ const item = (ef: number): Item => ({
   li: ef,
   knobs: { ef },
   recall: {
-    reply: { ids: new Int32Array(0), offsets: new Int32Array(1), latenciesMs: new Float64Array(0), wallS: 0, errors: [] },
+    digests: undefined,
     summary: {} as never,
     perQuery: [],
   },
