@@ -37,6 +37,8 @@ const probeSchema = z.object({
   }),
   perQuery: z.array(z.number()),
   digests: z.array(z.number()).nullable(),
+  /** The probe's wall time, s: the timing plan's estimate of a pass. */
+  wallS: z.number().optional(),
 });
 const passSchema = z.object({
   kind: z.literal('pass'),

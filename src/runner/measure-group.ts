@@ -91,7 +91,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     // A resumed run's probe of this very measurement (same index, queries, knobs).
     const kept = run.kept?.journal.probe(keyOf(run.kept, knobs));
     if (kept) {
-      const got = { digests: kept.digests ? Uint32Array.from(kept.digests) : undefined, summary: kept.summary, perQuery: kept.perQuery };
+      const got = { digests: kept.digests ? Uint32Array.from(kept.digests) : undefined, summary: kept.summary, perQuery: kept.perQuery, wallS: kept.wallS };
       recalls.set(key, got);
       return got;
     }
@@ -101,7 +101,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     const failed = reply.errors.filter((x) => x !== null);
     if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
     const scores = scorePoint(ds, g, queries, reply);
-    const got = { digests: reply.digests, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware) };
+    const got = { digests: reply.digests, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware), wallS: reply.wallS };
     recalls.set(key, got);
     run.kept?.journal.keepProbe(keyOf(run.kept, knobs), { ...got, digests: got.digests ? Array.from(got.digests) : null });
     return got;

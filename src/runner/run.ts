@@ -27,6 +27,7 @@ import type { RunOptions } from './run-options.ts';
 import { reapServerData, serverDataBase } from './server-data.ts';
 import { reapOrphans } from './server.ts';
 import { timeInRounds } from './timed-rounds.ts';
+import { planText, timingPlan } from './timing-plan.ts';
 import { reapBudgets } from './memory-budget.ts';
 
 /** Times the prepared groups of several participants (or one) in shared rounds. */
@@ -40,6 +41,7 @@ async function timeTogether(
   if (timings.length === 0) return;
   const timed = runs.filter((r) => (prepared.get(r) ?? []).length > 0);
   for (const r of timed) r.result.run.interleaved_with = timed.filter((o) => o !== r).map((o) => o.p.name);
+  log(planText(timingPlan(timings)));
   // Progress counts rounds: with passes spread over all of them, points finish near the end.
   const progress = new Progress(timed.length > 1 ? `timing ${timed.length} participants' points together, rounds` : `${timed[0].p.name}: timing, rounds`, 1);
   let round = 0;

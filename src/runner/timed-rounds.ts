@@ -37,7 +37,7 @@ export interface Timing {
 
 /** The fewest quiet passes whose interval may end a cell point's timing: the bootstrap over a
  * handful of passes can read narrow by chance. */
-const MIN_CELL_PASSES = 10;
+export const MIN_CELL_PASSES = 10;
 
 /** Busy passes a point may retake, per pass it needs, before it is flagged busy-machine. */
 export const BUSY_RETAKES = 3;
@@ -77,7 +77,7 @@ export interface Item {
   /** A table cell is expected to read this point (from the recalls, before timing): its
    * throughput view is timed to the cells' precision. */
   readsCell?: boolean;
-  recall?: { digests: PointReply['digests']; summary: ReturnType<typeof summarize>; perQuery: number[] };
+  recall?: { digests: PointReply['digests']; summary: ReturnType<typeof summarize>; perQuery: number[]; wallS?: number };
 }
 
 /** One (item, view) being timed: its passes so far. */
@@ -136,9 +136,9 @@ function quietHalfWidth(e: Entry): number {
 }
 
 /** Whether the entry is timed to the cells' precision. */
-const forCell = (e: Entry, t: Timing) => (t.cellHalfWidth ?? 0) > 0 && e.view === 'throughput' && e.item.readsCell === true;
+export const forCell = (e: Entry, t: Timing) => (t.cellHalfWidth ?? 0) > 0 && e.view === 'throughput' && e.item.readsCell === true;
 /** A cell point's caps: quiet seconds and passes. */
-const cellCaps = (t: Timing) => ({ seconds: t.cellSeconds ?? Infinity, passes: Math.max(t.maxPasses, t.cellMaxPasses ?? t.maxPasses) });
+export const cellCaps = (t: Timing) => ({ seconds: t.cellSeconds ?? Infinity, passes: Math.max(t.maxPasses, t.cellMaxPasses ?? t.maxPasses) });
 
 /** The timed passes of one group's entries. */
 export class GroupTiming {

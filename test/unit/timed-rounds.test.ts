@@ -12,6 +12,7 @@ import type { PointReply } from '../../src/runner/point-reply.ts';
 import { qpsHalfWidth } from '../../src/metrics/intervals.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
 import { GroupTiming, timeInRounds, type Item, type TimedEngine, type Timing } from '../../src/runner/timed-rounds.ts';
+import { planText, timingPlan } from '../../src/runner/timing-plan.ts';
 
 const QUERIES = Array.from({ length: 400 }, (_, i) => i);
 const group = { key: 'none/10', filter: 'none', k: 10, filters: QUERIES.map(() => null) } as unknown as AskedGroup;
@@ -51,6 +52,8 @@ const item = (ef: number): Item => ({
     digests: undefined,
     summary: {} as never,
     perQuery: [],
+    // The recall pass took what the fake engine's passes take.
+    wallS: ef * 0.01,
   },
 });
 
@@ -230,4 +233,36 @@ test('a group whose points are done is handed on (stored) at once, while the oth
   assert.ok(handed.every((h) => h.done));
   assert.ok(handed[0].bPassesSoFar < 6, `a was handed on after ${handed[0].bPassesSoFar} of b's 6 passes, not at the end`);
   assert.equal(handed[1].bPassesSoFar, 6);
+});
+
+test('the timing plan, said before timing starts, holds the passes and time the timing then takes', async () => {
+  const log: string[] = [];
+  // ef 1: 10 ms a pass, so 0.3 s asks 30 passes; ef 10: 100 ms, 3 passes (minPasses). Both views.
+  const base = timingOf(fakeEngine('a', log), 'a', [1, 10], { minPasses: 3, minSeconds: 0.3, maxPasses: 60 }, new Set(), ['latency', 'throughput']);
+  const plan = timingPlan([base]);
+  assert.deepEqual(
+    { points: plan.points, cells: plan.cellPoints, groups: plan.groups, passes: plan.passes },
+    { points: 4, cells: 0, groups: 1, passes: [66, 66] },
+  );
+  // The views' passes: 2 x (30 x 0.01 s + 3 x 0.1 s).
+  assert.ok(Math.abs(plan.seconds[0] - 1.2) < 1e-9 && plan.seconds[1] === plan.seconds[0], JSON.stringify(plan));
+  await timeInRounds([base]);
+  assert.equal(log.filter((l) => l.endsWith(`:${QUERIES.length}`)).length, 66, 'the timing took the planned passes');
+  assert.equal(timingPlan([base]).points, 0, 'nothing is left to plan once timed');
+
+  // A point a cell reads goes on to the cells' precision: a range, from 10 passes to its caps.
+  const cell = timingOf(
+    fakeEngine('b', []),
+    'b',
+    [1, 10],
+    { minPasses: 3, minSeconds: 0, maxPasses: 8, cellHalfWidth: 0.01, cellSeconds: 2, cellMaxPasses: 40 },
+    new Set(),
+    ['throughput'],
+    new Set([10]),
+  );
+  const ranged = timingPlan([cell]);
+  assert.equal(ranged.cellPoints, 1);
+  // ef 1: 3 passes; ef 10 (0.1 s a pass): 10 passes at least, min(40, 2 s / 0.1 s) = 20 at most.
+  assert.deepEqual(ranged.passes, [13, 23]);
+  assert.match(planText(ranged), /^timing plan: 2 points \(1 read by table cells\) in 1 group, 13-23 passes, about /);
 });
