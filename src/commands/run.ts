@@ -14,6 +14,14 @@ import { addLoadOptions, loadOptionsOf, type LoadCliOptions } from '../loadgen/c
 import { DEFAULT_BUSY_CORES, DEFAULT_HOST_SLOW, DEFAULT_QUERY_SET, DEFAULT_TIMING } from '../runner/timing-defaults.ts';
 import { BUSY_OTHER_CORES } from '../runner/machine-load.ts';
 
+/** A duration as --max-time takes it: seconds, or a number with s, m or h. */
+function parseDuration(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)([smh]?)$/.exec(v.trim());
+  const s = m ? Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600 }[m[2] as '' | 's' | 'm' | 'h'] : NaN;
+  if (!(s > 0)) throw new InvalidArgumentError(`--max-time takes a duration above 0 such as 600, 10m or 1h, not ${JSON.stringify(v)}`);
+  return s;
+}
+
 export function registerRun(program: Command): void {
   // What the participants declare (settings.json registry): the embedded default run's members
   // (in-process participants that need no server) and the --connect examples.
@@ -143,6 +151,11 @@ export function registerRun(program: Command): void {
       '--no-interleave',
       "warm protocol: measure the participants one after another, one engine loaded at a time (default: every participant's points are timed in shared rounds, all engines loaded, so the machine's drift falls on all alike)",
     )
+    .option(
+      '--max-time <duration>',
+      "bound the run's time, e.g. 600, 10m or 1h: when the timing plan (printed before timing starts) would go past it, curve points that no table cell reads are left out of the timing; the cells' points keep their precision",
+      parseDuration,
+    )
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
     .option('--quality-k <k>', 'results asked of each answer-quality arm', positiveInt('--quality-k'), 100);
   addLoadOptions(program.commands.find((c) => c.name() === 'run')!).action(
@@ -176,6 +189,7 @@ export function registerRun(program: Command): void {
         qualityK: number;
         interleave: boolean;
         memoryLimit?: number;
+        maxTime?: number;
       } & LoadCliOptions,
     ) => {
       // Loaded here, not with the options: a bad option is reported without loading the runner.
@@ -225,6 +239,7 @@ export function registerRun(program: Command): void {
         builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1),
         interleave: o.interleave,
         memoryLimit: o.memoryLimit,
+        maxTimeS: o.maxTime,
         dataset: o.dataset,
         participants: o.participants,
         outDir: out,

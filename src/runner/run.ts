@@ -27,6 +27,7 @@ import type { RunOptions } from './run-options.ts';
 import { reapServerData, serverDataBase } from './server-data.ts';
 import { reapOrphans } from './server.ts';
 import { timeInRounds } from './timed-rounds.ts';
+import { thinToFit } from './thin-to-fit.ts';
 import { planText, timingPlan } from './timing-plan.ts';
 import { reapBudgets } from './memory-budget.ts';
 
@@ -35,13 +36,14 @@ async function timeTogether(
   runs: ParticipantRun[],
   prepared: Map<ParticipantRun, PreparedGroup[]>,
   onGroupDone: (r: ParticipantRun, pg: PreparedGroup) => Promise<void>,
+  budget?: { seconds: number; why: string },
 ): Promise<void> {
   const owner = new Map(runs.flatMap((r) => (prepared.get(r) ?? []).map((pg) => [pg.timing, { r, pg }] as const)));
   const timings = [...owner.keys()];
   if (timings.length === 0) return;
   const timed = runs.filter((r) => (prepared.get(r) ?? []).length > 0);
   for (const r of timed) r.result.run.interleaved_with = timed.filter((o) => o !== r).map((o) => o.p.name);
-  log(planText(timingPlan(timings)));
+  log(planText(budget ? thinToFit(timings, budget.seconds, budget.why).plan : timingPlan(timings)));
   // Progress counts rounds: with passes spread over all of them, points finish near the end.
   const progress = new Progress(timed.length > 1 ? `timing ${timed.length} participants' points together, rounds` : `${timed[0].p.name}: timing, rounds`, 1);
   let round = 0;
@@ -71,7 +73,12 @@ async function timeTogether(
  * engine fails is stopped and left out of the later stages (its finished groups are kept); a
  * user error stops the run.
  */
-async function measureTogether(runs: ParticipantRun[], opts: RunOptions, failures: string[]): Promise<ParticipantRun[]> {
+async function measureTogether(
+  runs: ParticipantRun[],
+  opts: RunOptions,
+  failures: string[],
+  clock: { started: number; later: number },
+): Promise<ParticipantRun[]> {
   let live = runs.filter((r) => !r.already);
   const each = async (stage: (r: ParticipantRun) => Promise<void>): Promise<void> => {
     const kept: ParticipantRun[] = [];
@@ -105,7 +112,11 @@ async function measureTogether(runs: ParticipantRun[], opts: RunOptions, failure
         prepared.set(r, await r.prepareBuild(b));
       });
       // Each group is stored as soon as its points are done (timeInRounds hands on every one).
-      await timeTogether(live, prepared, (r, pg) => r.finishBuild(b, [pg]));
+      // --max-time: this build's share of the time left (participants measured after these,
+      // without --interleave, get theirs).
+      const left = opts.maxTimeS === undefined ? undefined : opts.maxTimeS - (performance.now() - clock.started) / 1000;
+      const budget = left === undefined ? undefined : { seconds: left / (builds - b + clock.later * builds), why: `--max-time ${opts.maxTimeS}s` };
+      await timeTogether(live, prepared, (r, pg) => r.finishBuild(b, [pg]), budget);
     }
     await each((r) => r.extras());
     await each((r) => r.complete());
@@ -116,6 +127,8 @@ async function measureTogether(runs: ParticipantRun[], opts: RunOptions, failure
 }
 
 export async function run(opts: RunOptions): Promise<ResultFile[]> {
+  // --max-time counts from here: the dataset, the loads and the probes spend the bound too.
+  const started = performance.now();
   // Servers left by a run that was killed before it could stop them.
   for (const r of reapOrphans()) log(`stopped ${r.name} server (pid ${r.pid}) left by a killed run`);
   for (const dir of reapServerData()) log(`removed server data ${dir} left in ${serverDataBase()} by a run whose engine home is gone`);
@@ -164,8 +177,8 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
       `timing ${runs.filter((r) => !r.already).length} participants' points in shared rounds (their engines stay loaded together; --no-interleave measures one at a time)`,
     );
   const finished: ParticipantRun[] = [];
-  if (together) finished.push(...(await measureTogether(runs, opts, failures)));
-  else for (const r of runs) finished.push(...(await measureTogether([r], opts, failures)));
+  if (together) finished.push(...(await measureTogether(runs, opts, failures, { started, later: 0 })));
+  else for (const [i, r] of runs.entries()) finished.push(...(await measureTogether([r], opts, failures, { started, later: runs.length - 1 - i })));
   if (failures.length > 0) process.exitCode = 1;
   return finished.map((r) => r.result);
 }

@@ -12,6 +12,7 @@ import type { PointReply } from '../../src/runner/point-reply.ts';
 import { qpsHalfWidth } from '../../src/metrics/intervals.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
 import { GroupTiming, timeInRounds, type Item, type TimedEngine, type Timing } from '../../src/runner/timed-rounds.ts';
+import { thinToFit, TIMING_OVERHEAD } from '../../src/runner/thin-to-fit.ts';
 import { planText, timingPlan } from '../../src/runner/timing-plan.ts';
 
 const QUERIES = Array.from({ length: 400 }, (_, i) => i);
@@ -265,4 +266,33 @@ test('the timing plan, said before timing starts, holds the passes and time the 
   // ef 1: 3 passes; ef 10 (0.1 s a pass): 10 passes at least, min(40, 2 s / 0.1 s) = 20 at most.
   assert.deepEqual(ranged.passes, [13, 23]);
   assert.match(planText(ranged), /^timing plan: 2 points \(1 read by table cells\) in 1 group, 13-23 passes, about /);
+});
+
+test('--max-time: curve points no cell reads leave the timing, every other one first and the ladder ends last; the cells keep theirs', async () => {
+  const timing = { minPasses: 3, minSeconds: 0, maxPasses: 3 };
+  // Passes of ef x 10 ms, 3 each: 0.93 s planned, ef 8 read by a cell.
+  const make = () => timingOf(fakeEngine('a', []), 'a', [1, 2, 4, 8, 16], timing, new Set(), ['throughput'], new Set([8]));
+  const kept = (t: GroupTiming) => t.entries.filter((e) => !e.skipped).map((e) => e.item.li);
+  const fits = make();
+  assert.equal(thinToFit([fits], 10, '--max-time 10s').thinned, 0);
+  assert.deepEqual(kept(fits), [1, 2, 4, 8, 16]);
+  // 1.1 s with the overhead (x1.35): ef 2 (0.06 s) and ef 4 (0.12 s) go, in that order.
+  const tight = make();
+  const r = thinToFit([tight], 1.1, '--max-time 1.1s');
+  assert.equal(r.thinned, 2);
+  assert.deepEqual(kept(tight), [1, 8, 16]);
+  assert.ok(r.plan.seconds[1] * TIMING_OVERHEAD <= 1.1, JSON.stringify(r.plan));
+  assert.match(tight.entries.find((e) => e.item.li === 2)!.skipped!, /^left out of the timing by --max-time 1\.1s: a curve point no table cell reads$/);
+  const log: string[] = [];
+  const timed = timingOf(fakeEngine('b', log), 'b', [1, 2, 4, 8, 16], timing, new Set(), ['throughput'], new Set([8]));
+  thinToFit([timed], 1.1, '--max-time 1.1s');
+  await timeInRounds([timed]);
+  assert.deepEqual(
+    [1, 2, 4, 8, 16].map((ef) => passesAt(log, 'b', ef).length),
+    [3, 0, 0, 3, 3],
+  );
+  // A bound nothing fits: every curve point goes, the cell's point stays whole.
+  const none = make();
+  assert.equal(thinToFit([none], 0.01, '--max-time 0.01s').thinned, 4);
+  assert.deepEqual(kept(none), [8]);
 });
