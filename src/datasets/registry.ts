@@ -26,12 +26,13 @@ export const DEFAULT_BUILDS = 2;
 
 export const SOURCES: DatasetSource[] = [
   {
-    pattern: 'synthetic-<N>',
-    describe: 'generated embedding-like data (clustered, anisotropic, unit length, ip), e.g. synthetic-20k, synthetic-100k, synthetic-1m',
+    pattern: 'synthetic-<N>[-<D>]',
+    describe:
+      'generated embedding-like data (clustered, anisotropic, unit length, ip), N rows of D dimensions (default 128), e.g. synthetic-20k, synthetic-100k, synthetic-1m, synthetic-20k-768',
     matches: (name) => parseSyntheticName(name) !== null,
     make: async (name) => {
-      const { n, nq } = parseSyntheticName(name)!;
-      return generateSynthetic(n, nq);
+      const { n, nq, d } = parseSyntheticName(name)!;
+      return generateSynthetic(n, nq, { d });
     },
   },
   debianPackagesSource,

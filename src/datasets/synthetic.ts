@@ -14,14 +14,22 @@ export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters
 /** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
 const SYNTHETIC_LANGS = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ru', 'pt', 'it', 'ko'];
 
-export function parseSyntheticName(name: string): { n: number; nq: number } | null {
-  const m = /^synthetic-(\d+)(k|m)?$/.exec(name);
+/** Most dimensions a generated set may have (the widest common embedding models give 4,096). */
+const MAX_SYNTHETIC_D = 4096;
+
+/** `synthetic-<N>` (d = 128) or `synthetic-<N>-<D>`: rows (with k or m) and dimension are part
+ * of the name, so users can ask for any size and width and results say which they measured. */
+export function parseSyntheticName(name: string): { n: number; nq: number; d: number } | null {
+  const m = /^synthetic-(\d+)(k|m)?(?:-(\d+))?$/.exec(name);
   if (!m) return null;
   const n = Number(m[1]) * (m[2] === 'k' ? 1000 : m[2] === 'm' ? 1_000_000 : 1);
   if (n < 100) throw new UserError(`dataset ${name}: synthetic sets need at least 100 rows; try synthetic-20k`);
+  const d = m[3] === undefined ? SYNTHETIC_DEFAULTS.d : Number(m[3]);
+  if (!(d >= 2 && d <= MAX_SYNTHETIC_D))
+    throw new UserError(`dataset ${name}: the dimension after the rows must be 2 to ${MAX_SYNTHETIC_D}, e.g. synthetic-20k-768`);
   // 10,000 held-out queries at every size: a point answers a seeded subset (--queries) and a
   // user can ask for more.
-  return { n, nq: 10_000 };
+  return { n, nq: 10_000, d };
 }
 
 export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SYNTHETIC_DEFAULTS> = {}): PreparedData {

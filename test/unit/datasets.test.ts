@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FILTER_KINDS, matchingRows, parseGroupKey } from '../../src/datasets/groups.ts';
 import { loadDataset, writePrepared, type Dataset } from '../../src/datasets/layout.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic, parseSyntheticName } from '../../src/datasets/synthetic.ts';
 import { prepareDataset, sourceFor } from '../../src/datasets/registry.ts';
 import { hashedAttributes } from '../../src/datasets/attributes.ts';
 import { UserError } from '../../src/util/errors.ts';
@@ -103,6 +103,28 @@ describe('synthetic generator', () => {
     const before = readFileSync(join(ds.dir, 'manifest.json'), 'utf8');
     await prepareDataset(dir, 'synthetic-20k');
     assert.equal(readFileSync(join(ds.dir, 'manifest.json'), 'utf8'), before);
+  });
+});
+
+describe("the dimension is part of a synthetic set's name", () => {
+  test('synthetic-<N>-<D> prepares N unit vectors of D dimensions with its queries; synthetic-<N> is 128-d', async () => {
+    const wide = await prepareDataset(dir, 'synthetic-500-768');
+    assert.deepEqual([wide.n, wide.d, wide.nq, wide.metric], [500, 768, 10_000, 'ip']);
+    assert.equal(wide.base.length, 500 * 768);
+    let s = 0;
+    for (let j = 0; j < 768; j++) s += wide.base[j] ** 2;
+    assert.ok(Math.abs(s - 1) < 1e-5, `row 0 has squared norm ${s}`);
+    assert.equal(parseSyntheticName('synthetic-20k')!.d, 128);
+    assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 10_000, d: 768 });
+    assert.equal(parseSyntheticName('synthetic-1m-768x'), null);
+  });
+
+  test('a dimension out of range is one line with an example', () => {
+    for (const name of ['synthetic-2000-1', 'synthetic-2000-0', 'synthetic-2000-100000'])
+      assert.throws(
+        () => sourceFor(name),
+        (e: unknown) => e instanceof UserError && /the dimension after the rows must be 2 to 4096, e\.g\. synthetic-20k-768/.test(e.message),
+      );
   });
 });
 
