@@ -3,7 +3,7 @@
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/progress.ts';
 import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
-import { generateSynthetic, parseSyntheticName } from './synthetic.ts';
+import { generateSynthetic, parseSyntheticName, prepareSyntheticStreamed, STREAM_ABOVE_BYTES } from './synthetic.ts';
 import { beirSource } from './beir.ts';
 import { debianPackagesSource } from './sources/debian-packages.ts';
 import { REAL_SOURCES } from './sources/index.ts';
@@ -33,6 +33,12 @@ export const SOURCES: DatasetSource[] = [
     make: async (name) => {
       const { n, nq, d } = parseSyntheticName(name)!;
       return generateSynthetic(n, nq, { d });
+    },
+    // Sets larger than STREAM_ABOVE_BYTES are generated to disk block by block.
+    prepare: async (dataDir, name, opts) => {
+      const { n, nq, d } = parseSyntheticName(name)!;
+      if (n * d * 4 > STREAM_ABOVE_BYTES) return prepareSyntheticStreamed(dataDir, name, n, nq, { d, quiet: opts?.quiet });
+      return writePrepared(dataDir, name, generateSynthetic(n, nq, { d }));
     },
   },
   debianPackagesSource,

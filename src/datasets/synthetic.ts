@@ -6,11 +6,22 @@
 import { UserError } from '../util/errors.ts';
 import { makeRng } from '../util/hash.ts';
 import { assignClusters, hashedAttributes, kmeans, otherLanguages } from './attributes.ts';
-import type { PreparedData } from './layout.ts';
+import type { Dataset, PreparedData } from './layout.ts';
+import { PreparedWriter } from './sources/writer.ts';
+import { yieldToSignals } from '../util/at-exit.ts';
 import { buildRegionTree, regionsOf } from './regions.ts';
 import { noRealQueries, noRealRows } from './real-attributes.ts';
 
 export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters: 50, seed: 42 };
+/** A base larger than this is generated block by block straight to disk (prepareSyntheticStreamed),
+ * in memory for a block, the k-means sample and the queries: a set meant not to fit in RAM
+ * (the disk tier) must not need RAM to be made. */
+export const STREAM_ABOVE_BYTES = 1 << 30;
+/** Queries of a streamed set: exact ground truth scans the whole base for each filter kind, and
+ * 1,000 queries already bound a point's recall to about +-1 % (its per-query bootstrap). */
+const STREAMED_QUERIES = 1000;
+/** Rows per generated block: about 16 MB of float32. */
+const blockRows = (d: number) => Math.max(1, Math.floor((16 << 20) / (4 * d)));
 /** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
 const SYNTHETIC_LANGS = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ru', 'pt', 'it', 'ko'];
 
@@ -27,12 +38,15 @@ export function parseSyntheticName(name: string): { n: number; nq: number; d: nu
   const d = m[3] === undefined ? SYNTHETIC_DEFAULTS.d : Number(m[3]);
   if (!(d >= 2 && d <= MAX_SYNTHETIC_D))
     throw new UserError(`dataset ${name}: the dimension after the rows must be 2 to ${MAX_SYNTHETIC_D}, e.g. synthetic-20k-768`);
-  // 10,000 held-out queries at every size: a point answers a seeded subset (--queries) and a
-  // user can ask for more.
-  return { n, nq: 10_000, d };
+  // 10,000 held-out queries (a point answers a seeded subset, --queries), 1,000 for a set
+  // generated to disk.
+  return { n, nq: n * d * 4 > STREAM_ABOVE_BYTES ? STREAMED_QUERIES : 10_000, d };
 }
 
-export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SYNTHETIC_DEFAULTS> = {}): PreparedData {
+/** The generator's seeded model: a latent space, its generating clusters and the projection to
+ * d dimensions. draw() makes the next rows in the seed's sequence, so drawing n rows at once or
+ * in blocks gives the same rows. */
+function syntheticModel(opts: Partial<typeof SYNTHETIC_DEFAULTS>) {
   const { d, latent: L, generators: G, clusters, seed } = { ...SYNTHETIC_DEFAULTS, ...opts };
   const rng = makeRng(seed);
   // A fixed random projection from the latent space gives correlated, anisotropic dimensions.
@@ -79,6 +93,11 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
       langOut[i] = rng.uniform() < 0.85 ? genLang[g] : Math.floor(rng.uniform() * SYNTHETIC_LANGS.length);
     }
   };
+  return { d, L, G, clusters, seed, draw };
+}
+
+export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SYNTHETIC_DEFAULTS> = {}): PreparedData {
+  const { d, L, G, clusters, seed, draw } = syntheticModel(opts);
   const base = new Float32Array(n * d);
   const lang = new Int32Array(n);
   draw(n, base, lang);
@@ -110,4 +129,38 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
     langs: SYNTHETIC_LANGS,
     source: { generator: 'synthetic', seed, d, latent: L, generators: G },
   };
+}
+
+/** Generates a set block by block into the prepared layout (src/datasets/sources/writer.ts): the
+ * same rows and queries generateSynthetic makes for the seed; clusters from k-means on a sample. */
+export async function prepareSyntheticStreamed(
+  dataDir: string,
+  name: string,
+  n: number,
+  nq: number,
+  opts: Partial<typeof SYNTHETIC_DEFAULTS> & { quiet?: boolean } = {},
+): Promise<Dataset> {
+  const { d, L, G, clusters, seed, draw } = syntheticModel(opts);
+  const writer = new PreparedWriter({ dataDir, name, d, metric: 'ip', rows: n, clusters, seed, quiet: opts.quiet });
+  try {
+    const rows = blockRows(d);
+    const block = new Float32Array(rows * d);
+    const lang = new Int32Array(rows);
+    for (let done = 0; done < n; done += rows) {
+      const count = Math.min(rows, n - done);
+      draw(count, block, lang);
+      writer.appendBase(block.subarray(0, count * d), count, lang.subarray(0, count));
+      // A set of gigabytes takes minutes: a signal meanwhile stops it (the writer's temporary
+      // directory goes with it).
+      await yieldToSignals();
+    }
+    const queries = new Float32Array(nq * d);
+    const qlang = new Int32Array(nq);
+    draw(nq, queries, qlang);
+    writer.setQueries(queries, nq, qlang);
+    return await writer.finish({ source: { generator: 'synthetic', seed, d, latent: L, generators: G, streamed: true }, langs: SYNTHETIC_LANGS });
+  } catch (e) {
+    writer.abort();
+    throw e;
+  }
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FILTER_KINDS, matchingRows, parseGroupKey } from '../../src/datasets/groups.ts';
 import { loadDataset, writePrepared, type Dataset } from '../../src/datasets/layout.ts';
-import { generateSynthetic, parseSyntheticName } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic, parseSyntheticName, prepareSyntheticStreamed, STREAM_ABOVE_BYTES } from '../../src/datasets/synthetic.ts';
 import { prepareDataset, sourceFor } from '../../src/datasets/registry.ts';
 import { hashedAttributes } from '../../src/datasets/attributes.ts';
 import { UserError } from '../../src/util/errors.ts';
@@ -115,8 +115,26 @@ describe("the dimension is part of a synthetic set's name", () => {
     for (let j = 0; j < 768; j++) s += wide.base[j] ** 2;
     assert.ok(Math.abs(s - 1) < 1e-5, `row 0 has squared norm ${s}`);
     assert.equal(parseSyntheticName('synthetic-20k')!.d, 128);
-    assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 10_000, d: 768 });
+    assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 1000, d: 768 });
     assert.equal(parseSyntheticName('synthetic-1m-768x'), null);
+  });
+
+  test('a set generated to disk block by block has the rows and queries generateSynthetic makes, and 1,000 queries above 1 GiB', async () => {
+    const mem = generateSynthetic(3000, 200, { d: 16 });
+    const streamed = await prepareSyntheticStreamed(dir, 'streamed-3000-16', 3000, 200, { d: 16, quiet: true });
+    assert.deepEqual([streamed.n, streamed.d, streamed.nq, streamed.metric], [3000, 16, 200, 'ip']);
+    assert.deepEqual(streamed.base, mem.base);
+    assert.deepEqual(streamed.queries, mem.queries);
+    assert.deepEqual(streamed.attrs.lang, mem.attrs.lang);
+    assert.deepEqual(streamed.attrs.cat100, mem.attrs.cat100);
+    // Clusters come from k-means on a sample: every row has one of the 50.
+    assert.ok(streamed.attrs.cluster.every((c) => c >= 0 && c < 50));
+    // Reading it back checks every file's sha256.
+    assert.equal((await loadDataset(dir, 'streamed-3000-16')).n, 3000);
+    // synthetic-1m-768 is 3 GB of base: made to disk, with 1,000 queries; synthetic-1m (512 MB) in memory.
+    assert.ok(1_000_000 * 768 * 4 > STREAM_ABOVE_BYTES && 1_000_000 * 128 * 4 <= STREAM_ABOVE_BYTES);
+    assert.equal(parseSyntheticName('synthetic-1m-768')!.nq, 1000);
+    assert.equal(parseSyntheticName('synthetic-1m')!.nq, 10_000);
   });
 
   test('a dimension out of range is one line with an example', () => {
