@@ -6,7 +6,8 @@ import { isPrepared } from '../datasets/layout.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, sourceFor } from '../datasets/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
-import { connectExamples, defaultRunParticipants } from '../runner/registry.ts';
+import { connectExamples, defaultRunParticipants, tierParticipants } from '../runner/registry.ts';
+import { TIERS, tierOptions } from './tiers.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { UserError } from '../util/errors.ts';
 import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';
@@ -152,6 +153,12 @@ export function registerRun(program: Command): void {
       "warm protocol: measure the participants one after another, one engine loaded at a time (default: every participant's points are timed in shared rounds, all engines loaded, so the machine's drift falls on all alike)",
     )
     .option(
+      '--tier <name>',
+      `a named tier: its dataset, memory budget, protocol and groups together (${Object.entries(TIERS)
+        .map(([n, t]) => `${n}: ${t.why}`)
+        .join('; ')}); without --participants, the participants that declare a layout for it`,
+    )
+    .option(
       '--max-time <duration>',
       "bound the run's time, e.g. 600, 10m or 1h: when the timing plan (printed before timing starts) would go past it, curve points that no table cell reads are left out of the timing; the cells' points keep their precision",
       parseDuration,
@@ -190,7 +197,9 @@ export function registerRun(program: Command): void {
         interleave: boolean;
         memoryLimit?: number;
         maxTime?: number;
+        tier?: string;
       } & LoadCliOptions,
+      command: Command,
     ) => {
       // Loaded here, not with the options: a bad option is reported without loading the runner.
       const [{ groupLeak }, { writePage }, { loadParticipant }, { connectionsFor, preflightServers }, { run }, { printReport }] = await Promise.all([
@@ -201,6 +210,14 @@ export function registerRun(program: Command): void {
         import('../runner/run.ts'),
         import('./report.ts'),
       ]);
+      if (o.tier !== undefined) {
+        const tier = tierOptions(o.tier, { dataset: o.dataset, memoryLimit: o.memoryLimit, groups: o.groups });
+        Object.assign(o, { dataset: tier.dataset, memoryLimit: tier.memoryLimit, cold: tier.cold, groups: tier.groups });
+        if (command.getOptionValueSource('participants') === 'default') {
+          o.participants = tierParticipants(o.tier);
+          if (o.participants.length === 0) throw new UserError(`no participant declares a layout for --tier ${o.tier}; name them with --participants`);
+        }
+      }
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
       const embedded = o.dataset === undefined;
       o.dataset ??= DEFAULT_DATASET;

@@ -27,6 +27,9 @@ export const registrySchema = z
     /** Member of the embedded default run (`vecbench run` and `vecbench churn` without
      * --participants), at this position: members run in ascending order. */
     default_run: z.number().int().positive().optional(),
+    /** The named tiers of `vecbench run --tier` this participant runs in when --participants is
+     * not given: it has a layout meant for the tier (src/commands/tiers.ts). */
+    tiers: z.array(z.enum(['disk'])).optional(),
     /** Environment variables that hold a credential of this participant's engine (e.g. the
      * password its client library reads): their values are registered as secrets in every
      * vecbench process (src/util/redact.ts) and masked wherever they would appear. */
@@ -149,6 +152,14 @@ export function defaultRunParticipants(): string[] {
     .filter((e) => e.declares.default_run !== undefined)
     .sort((a, b) => a.declares.default_run! - b.declares.default_run!)
     .map((e) => e.name);
+}
+
+/** The participants that declare a layout for a tier, by name. */
+export function tierParticipants(tier: string): string[] {
+  return registry()
+    .filter((e) => (e.declares.tiers as string[] | undefined)?.includes(tier))
+    .map((e) => e.name)
+    .sort();
 }
 
 /** The --connect examples, `name=url`, in their declared order. */

@@ -295,3 +295,24 @@ test('a killed cold group resumes from the result file and its journal: no point
   assert.ok(!existsSync(killed.writer.journal), 'the whole write folds the journal');
   assert.equal(readResult(path).groups[0].points.length, 7);
 });
+
+test('--tier: an unknown tier, and options that would make the tier another thing, are one line each before any work; the disk tier names its participants', async () => {
+  const out = join(root, 'tier-out');
+  const unknown = vecbench(['run', '--tier', 'attic', '--out', out, '--data', data]);
+  assert.equal(unknown.code, 2, unknown.stderr);
+  assert.match(unknown.stderr, /^vecbench: unknown tier "attic"; known tiers: disk\n$/);
+  const clash = vecbench(['run', '--tier', 'disk', '--dataset', 'synthetic-20k', '--groups', 'none/10', '--out', out, '--data', data]);
+  assert.equal(clash.code, 2, clash.stderr);
+  assert.match(
+    clash.stderr,
+    /^vecbench: --tier disk fixes --dataset \(the tier's is synthetic-1m-768\) and --groups \(the tier's are none\/10,none\/100,none\/1000,cat10\/10,cat100\/10\); drop them, or drop --tier to measure something else\n$/,
+  );
+  assert.ok(!existsSync(join(data, 'synthetic-1m-768')), 'nothing was prepared');
+  const help = vecbench(['run', '--help']);
+  assert.match(
+    help.stdout.replace(/\s+/g, ' '),
+    /--tier <name> a named tier: .*disk: synthetic-1m-768 \(3 GB of vectors\) under a 1 GiB memory budget per engine/,
+  );
+  const { tierParticipants } = await import('../../src/runner/registry.ts');
+  assert.deepEqual(tierParticipants('disk'), ['libsql', 'lucene', 'pgvector', 'qdrant-edge-disk']);
+});

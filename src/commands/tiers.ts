@@ -1,0 +1,46 @@
+// Named tiers of `vecbench run` (docs/method.md, "The disk tier"): a dataset, a memory budget, a
+// protocol and groups fixed together, so "the disk tier" names one comparable thing in docs,
+// results and on the page. A run asked for a tier refuses the options that would make it
+// another thing; which participants run stays the user's choice (by default those whose
+// settings.json declares the tier: `registry.tiers`).
+import { UserError } from '../util/errors.ts';
+
+interface Tier {
+  dataset: string;
+  /** The engines' memory budget, bytes (--memory-limit: page cache included). */
+  memoryLimit: number;
+  memoryText: string;
+  cold: boolean;
+  groups: string[];
+  why: string;
+}
+
+const GIB = 1 << 30;
+
+export const TIERS: Record<string, Tier> = {
+  disk: {
+    // 1M x 768 float32: 3 GB of vectors, generated to disk, 1,000 queries.
+    dataset: 'synthetic-1m-768',
+    // A third of the vectors: the data is at least 3x the budget on any engine, so a graph over
+    // full vectors cannot stay in memory and the layouts made for disk are what is measured.
+    memoryLimit: GIB,
+    memoryText: '1G',
+    cold: true,
+    // k = 10, 100, 1000: the published study's lead grew with k, as rereads from disk do.
+    groups: ['none/10', 'none/100', 'none/1000', 'cat10/10', 'cat100/10'],
+    why: 'synthetic-1m-768 (3 GB of vectors) under a 1 GiB memory budget per engine (page cache counted), the cold protocol, k = 10, 100, 1000',
+  },
+};
+
+/** What `--tier NAME` sets, checked against the options given with it. */
+export function tierOptions(name: string, given: { dataset?: string; memoryLimit?: number; groups?: string[] }): Tier {
+  const tier = TIERS[name];
+  if (!tier) throw new UserError(`unknown tier "${name}"; known tiers: ${Object.keys(TIERS).join(', ')}`);
+  const clash = [
+    given.dataset !== undefined && given.dataset !== tier.dataset ? `--dataset (the tier's is ${tier.dataset})` : null,
+    given.memoryLimit !== undefined && given.memoryLimit !== tier.memoryLimit ? `--memory-limit (the tier's is ${tier.memoryText})` : null,
+    given.groups !== undefined ? `--groups (the tier's are ${tier.groups.join(',')})` : null,
+  ].filter((x) => x !== null);
+  if (clash.length > 0) throw new UserError(`--tier ${name} fixes ${clash.join(' and ')}; drop them, or drop --tier to measure something else`);
+  return tier;
+}
