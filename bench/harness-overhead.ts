@@ -4,10 +4,12 @@
 // (a) the null engine's per-query overhead through the participant host (a 'null-pass'
 //     request: the point path against an engine that answers at once), 1 in flight;
 // (b) vecbench's hnswlib participant through the real host ('open', 'load', then 'point' at
-//     clients 1) against bench/native/hnswlib_loop.py (Debian's python3-hnswlib, the same
-//     vectors, M, ef_construction, seed and space, one thread), k=10 unfiltered, per ef; and
-//     against bench/native/hnswlib_node_loop.ts, the same loop over hnswlib-node itself, which
-//     splits the gap into vecbench's own part and the binding's.
+//     clients 1) against bench/native/hnswlib_loop.cc (C++, the engine's own language, over
+//     the headers hnswlib-node bundles: the same library version as the binding), the same
+//     vectors, M, ef_construction, seed and space, one thread, k=10 unfiltered, per ef; against
+//     bench/native/hnswlib_node_loop.ts, the same loop over hnswlib-node itself, which splits
+//     the gap into vecbench's own part and the binding's; and beside them
+//     bench/native/hnswlib_loop.py (Debian's python3-hnswlib, hnswlib 0.6.2).
 // --baseline DIR adds the host of another vecbench checkout (e.g. a git worktree of an older
 // commit, its node_modules linked) as one more side, so a change is measured beside its base.
 // Rounds interleave the sides (the order rotates per round), so a neighbour's load hits all
@@ -212,7 +214,23 @@ try {
     );
     process.exit(2);
   }
-  sides.push(await loopSide('native', python, [path.join(here, 'hnswlib_loop.py')]));
+  sides.push(await loopSide('python', python, [path.join(here, 'hnswlib_loop.py')]));
+  // The engine's own language: a C++ loop compiled against the headers hnswlib-node bundles
+  // (the binding's own version of the library) with the flags node-gyp gave the binding.
+  const headers = path.join(path.dirname(fileURLToPath(import.meta.resolve('hnswlib-node'))), '..', 'src', 'hnswlib');
+  const cpp = path.join(tmp, 'hnswlib_loop');
+  const cc = spawnSync(
+    'g++',
+    ['-O3', '-m64', '-pthread', '-fno-omit-frame-pointer', '-std=gnu++17', '-I', headers, path.join(here, 'hnswlib_loop.cc'), '-o', cpp],
+    { encoding: 'utf8' },
+  );
+  if (cc.status !== 0) {
+    console.error(
+      `bench:overhead: the C++ loop did not compile (g++ from Debian's build-essential, and ${headers}): ${(cc.stderr || String(cc.error)).split('\n')[0]}`,
+    );
+    process.exit(2);
+  }
+  sides.push(await loopSide('cpp', cpp, []));
   const hosts = sides.filter((s) => s.overhead);
 
   // Warm-up: the JIT, the hosts' query-vector caches, every side's caches.
@@ -274,8 +292,15 @@ try {
   }
   console.log(`(b) hnswlib, k=${k}, unfiltered, 1 thread; per round: median of ${passes} passes of ${nq} queries; median [min-max] over ${rounds} rounds`);
   const names = sides.map((s) => s.name);
-  // vecbench/node-loop: vecbench's own cost; node-loop/native: the binding's.
-  const pairs: [string, string][] = [...hosts.map((s): [string, string] => [s.name, 'native']), ['vecbench', 'node-loop'], ['node-loop', 'native']];
+  // Against the C++ loop (the same library version as the binding): vecbench/node-loop is
+  // vecbench's own cost, node-loop/cpp the binding's; python/cpp sets Debian's Python binding
+  // (its own hnswlib 0.6.2) beside them.
+  const pairs: [string, string][] = [
+    ...hosts.map((s): [string, string] => [s.name, 'cpp']),
+    ['vecbench', 'node-loop'],
+    ['node-loop', 'cpp'],
+    ['python', 'cpp'],
+  ];
   if (values.baseline) pairs.push(['vecbench', 'baseline']);
   console.log(
     `| ef | ${names.map((n) => `${n} QPS`).join(' | ')} | ${pairs.map(([a, b]) => `${a}/${b}`).join(' | ')} | ${names.map((n) => `${n} mean us`).join(' | ')} | ${names.map((n) => `recall ${n}`).join(' | ')} | null overhead / vecbench latency |`,

@@ -1,0 +1,119 @@
+// A plain C++ loop over hnswlib, the engine's own language, for vecbench's hnswlib participant
+// (bench/harness-overhead.ts): compiled against the very headers hnswlib-node bundles
+// (node_modules/hnswlib-node/src/hnswlib), so both sides run the same library version, with the
+// optimisation node-gyp gives the binding (-O3). The same index (vectors, M, ef_construction,
+// seed, space, points added one at a time in label order), one thread, searchKnn one query at a
+// time timed with steady_clock.
+//
+//   hnswlib_loop DIR N D NQ K M EF_CONSTRUCTION SEED SPACE
+//
+// DIR holds base.f32 (N x D), queries.f32 (NQ x D) and gt.i32 (NQ x K, the exact ids), raw
+// little-endian. The index is built once; then each stdin line "EF PASSES" runs PASSES timed
+// passes over the queries and prints one JSON line (per-pass QPS by wall time and by this
+// thread's CPU time, mean latency, recall@K), as hnswlib_loop.py does.
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "hnswlib.h"
+
+namespace {
+
+std::vector<char> readFile(const std::string& path, size_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> out(bytes);
+  if (!in.read(out.data(), static_cast<std::streamsize>(bytes))) {
+    std::cerr << "hnswlib_loop: cannot read " << bytes << " bytes from " << path << "\n";
+    std::exit(2);
+  }
+  return out;
+}
+
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+std::string list(const std::vector<double>& xs) {
+  std::ostringstream o;
+  o.precision(10);
+  o << "[";
+  for (size_t i = 0; i < xs.size(); i++) o << (i ? "," : "") << xs[i];
+  o << "]";
+  return o.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 10) {
+    std::cerr << "usage: hnswlib_loop DIR N D NQ K M EF_CONSTRUCTION SEED SPACE\n";
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const size_t n = std::stoul(argv[2]), d = std::stoul(argv[3]), nq = std::stoul(argv[4]), k = std::stoul(argv[5]);
+  const size_t m = std::stoul(argv[6]), efc = std::stoul(argv[7]), seed = std::stoul(argv[8]);
+  const std::string space = argv[9];
+  const auto base = readFile(dir + "/base.f32", n * d * 4);
+  const auto queries = readFile(dir + "/queries.f32", nq * d * 4);
+  const auto gtBytes = readFile(dir + "/gt.i32", nq * k * 4);
+  const auto* b = reinterpret_cast<const float*>(base.data());
+  const auto* q = reinterpret_cast<const float*>(queries.data());
+  const auto* gt = reinterpret_cast<const int32_t*>(gtBytes.data());
+
+  std::unique_ptr<hnswlib::SpaceInterface<float>> metric;
+  if (space == "l2") metric = std::make_unique<hnswlib::L2Space>(d);
+  else metric = std::make_unique<hnswlib::InnerProductSpace>(d);
+  hnswlib::HierarchicalNSW<float> index(metric.get(), n, m, efc, seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < n; i++) index.addPoint(b + i * d, static_cast<hnswlib::labeltype>(i));
+  const double buildS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "{\"ready\":true,\"build_s\":" << buildS << ",\"version\":\"hnswlib-node's bundled headers\"}" << std::endl;
+
+  std::vector<int32_t> found(nq * k, -1);
+  std::vector<double> lat(nq);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    size_t ef = 0, passes = 0;
+    if (!(in >> ef >> passes)) continue;
+    index.setEf(ef);
+    std::vector<double> qps, cpuQps, meanMs;
+    for (size_t p = 0; p < passes; p++) {
+      const double cpu0 = threadCpuSeconds();
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < nq; i++) {
+        const auto t = std::chrono::steady_clock::now();
+        auto top = index.searchKnn(q + i * d, k);
+        lat[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+        // Best last in the queue; the order does not matter for recall.
+        for (size_t j = 0; !top.empty(); j++, top.pop()) found[i * k + j] = static_cast<int32_t>(top.top().second);
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      cpuQps.push_back(static_cast<double>(nq) / std::max(threadCpuSeconds() - cpu0, 1e-9));
+      qps.push_back(static_cast<double>(nq) / wall);
+      double sum = 0;
+      for (double x : lat) sum += x;
+      meanMs.push_back(sum / static_cast<double>(nq) * 1000);
+    }
+    size_t hits = 0;
+    for (size_t i = 0; i < nq; i++) {
+      std::unordered_set<int32_t> want(gt + i * k, gt + (i + 1) * k);
+      for (size_t j = 0; j < k; j++) hits += want.count(found[i * k + j]);
+      std::fill(found.begin() + static_cast<long>(i * k), found.begin() + static_cast<long>((i + 1) * k), -1);
+    }
+    std::cout << "{\"ef\":" << ef << ",\"qps\":" << list(qps) << ",\"cpu_qps\":" << list(cpuQps) << ",\"mean_ms\":" << list(meanMs)
+              << ",\"recall\":" << static_cast<double>(hits) / static_cast<double>(nq * k) << "}" << std::endl;
+  }
+  return 0;
+}
