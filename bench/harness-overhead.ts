@@ -9,7 +9,9 @@
 //     vectors, M, ef_construction, seed and space, one thread, k=10 unfiltered, per ef; against
 //     bench/native/hnswlib_node_loop.ts, the same loop over hnswlib-node itself, which splits
 //     the gap into vecbench's own part and the binding's; and beside them
-//     bench/native/hnswlib_loop.py (Debian's python3-hnswlib, hnswlib 0.6.2).
+//     bench/native/hnswlib_loop.py (Debian's python3-hnswlib, hnswlib 0.6.2); and the side
+//     `direct`, the hnswlib-direct participant through the same host (the same headers through
+//     vecbench's own zero-copy addon instead of hnswlib-node).
 // --baseline DIR adds the host of another vecbench checkout (e.g. a git worktree of an older
 // commit, its node_modules linked) as one more side, so a change is measured beside its base.
 // Rounds interleave the sides (the order rotates per round), so a neighbour's load hits all
@@ -123,12 +125,12 @@ try {
     return hits / (nq * k);
   };
   /** A participant host of this checkout, or of `root` (its own client.ts forks its host.ts). */
-  const hostSide = async (name: string, root: string | null): Promise<Side> => {
+  const hostSide = async (name: string, root: string | null, participant = 'hnswlib'): Promise<Side> => {
     const Client: typeof HostClient = root === null ? HostClient : (await import(pathToFileURL(path.join(root, 'src/runner/client.ts')).href)).HostClient;
-    const host = new Client('hnswlib');
+    const host = new Client(participant);
     const workDir = path.join(tmp, `work-${sides.length}`);
     mkdirSync(workDir, { recursive: true });
-    await host.request<'opened'>({ type: 'open', participant: 'hnswlib', dataDir, dataset: ds.name, workDir, maxConcurrency: 1 }, TIMEOUT_S);
+    await host.request<'opened'>({ type: 'open', participant, dataDir, dataset: ds.name, workDir, maxConcurrency: 1 }, TIMEOUT_S);
     const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, TIMEOUT_S);
     console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s`);
     return {
@@ -203,6 +205,8 @@ try {
   // Every index is built before any timing.
   if (values.baseline) sides.push(await hostSide('baseline', path.resolve(values.baseline)));
   sides.push(await hostSide('vecbench', null));
+  // The same participant with hnswlib-node replaced by vecbench's own addon over the same headers.
+  sides.push(await hostSide('direct', null, 'hnswlib-direct'));
   const here = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native');
   sides.push(await loopSide('node-loop', process.execPath, ['--import', import.meta.resolve('tsx'), path.join(here, 'hnswlib_node_loop.ts')]));
   const python = process.env.VECBENCH_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
@@ -294,12 +298,14 @@ try {
   const names = sides.map((s) => s.name);
   // Against the C++ loop (the same library version as the binding): vecbench/node-loop is
   // vecbench's own cost, node-loop/cpp the binding's; python/cpp sets Debian's Python binding
-  // (its own hnswlib 0.6.2) beside them.
+  // (its own hnswlib 0.6.2) beside them; direct/vecbench is what the binding's path costs
+  // inside vecbench (the same library, graph and host).
   const pairs: [string, string][] = [
     ...hosts.map((s): [string, string] => [s.name, 'cpp']),
     ['vecbench', 'node-loop'],
     ['node-loop', 'cpp'],
     ['python', 'cpp'],
+    ['direct', 'vecbench'],
   ];
   if (values.baseline) pairs.push(['vecbench', 'baseline']);
   console.log(

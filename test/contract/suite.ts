@@ -42,6 +42,7 @@ export const SHARED_IN_OWN_FILE: Readonly<Record<string, string>> = {
   chroma: 'participant-chroma.test.ts',
   faiss: 'participant-faiss.test.ts',
   hnswlib: 'participant-hnswlib.test.ts',
+  'hnswlib-direct': 'participant-hnswlib-direct.test.ts',
   lancedb: 'participant-lancedb.test.ts',
   libsql: 'participant-libsql.test.ts',
   orama: 'participant-orama.test.ts',

@@ -1,0 +1,438 @@
+// hnswlib through vecbench's own thin N-API binding (./native, built by
+// scripts/build-native.mjs at npm ci) as a vecbench participant: the `hnswlib` participant with
+// only the path into the library changed. The binding compiles the very headers hnswlib-node
+// bundles, so the library version, the graph, the settings, the ladders and the index file are
+// the same; what differs is the crossing: vectors and queries go in as Float32Array read in
+// place, a search comes back as one Int32Array of labels, and a filter runs in C++ inside the
+// graph walk (hnswlib's BaseFilterFunctor over the attribute columns) instead of as a JS call
+// per visited node. Everything else mirrors participants/hnswlib/adapter.ts: ingest includes
+// the build, buildIndex saves the graph and the columns, reopen reads them back.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { z } from 'zod';
+import {
+  ATTRIBUTES,
+  besideSource,
+  compileFilter,
+  declaredStrategy,
+  fileBytes,
+  filterKey,
+  packageVersion,
+  readColumns,
+  SetupNeeded,
+  UserError,
+  writeColumns,
+  type AttrName,
+  type EngineSession,
+  type FilterExpr,
+  type Knobs,
+  type Participant,
+  type RowBatch,
+  type RowPredicate,
+  type SearchRequest,
+  type Strategy,
+} from '../../src/sdk/index.ts';
+
+export const settingsSchema = z
+  .object({
+    /** Links per node (layer 0 keeps 2 x M). */
+    M: z.number().int().min(2).max(256).default(16),
+    /** Candidate list size while inserting. */
+    efConstruction: z.number().int().min(1).max(10_000).default(200),
+    /** Seed of the level generator (hnswlib's random_seed). */
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1)
+      .default(100),
+    /** Let new labels reuse the slots of deleted ones (hnswlib's allow_replace_deleted). */
+    replaceDeleted: z.boolean().default(true),
+  })
+  .strict();
+export type HnswDirectSettings = z.infer<typeof settingsSchema>;
+
+type Space = 'ip' | 'l2';
+type Handle = { readonly __hnswlib: unique symbol };
+interface Addon {
+  create(space: Space, dim: number, maxElements: number, M: number, efConstruction: number, seed: number, allowReplaceDeleted: boolean): Handle;
+  load(space: Space, dim: number, path: string, allowReplaceDeleted: boolean): Handle;
+  save(h: Handle, path: string): void;
+  addPoints(h: Handle, vectors: Float32Array, labels: Int32Array, replaceDeleted: boolean): void;
+  markDelete(h: Handle, label: number): void;
+  unmarkDelete(h: Handle, label: number): void;
+  resize(h: Handle, maxElements: number): void;
+  setEf(h: Handle, ef: number): void;
+  info(h: Handle): { count: number; maxElements: number; deleted: number };
+  labels(h: Handle): Int32Array;
+  search(h: Handle, query: Float32Array, k: number, clauses?: Float64Array | null, ...columns: Int32Array[]): Int32Array;
+  free(h: Handle): void;
+}
+
+export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/hnswlib_direct.node');
+const BUILD_COMMAND = 'node scripts/build-native.mjs participants/hnswlib-direct/native';
+
+/** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
+export function loadAddon(path: string): Addon | SetupNeeded {
+  if (!existsSync(path)) {
+    return new SetupNeeded(`hnswlib-direct is unavailable: its addon ${path} is not built (\`npm ci\` or \`${BUILD_COMMAND}\` builds it)`);
+  }
+  try {
+    return createRequire(import.meta.url)(path) as Addon;
+  } catch (e) {
+    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    return new SetupNeeded(`hnswlib-direct is unavailable: its addon ${path} does not load (${why}; \`${BUILD_COMMAND}\` builds it again)`);
+  }
+}
+
+let loaded: Addon | SetupNeeded | undefined;
+function addon(): Addon {
+  loaded ??= loadAddon(ADDON_PATH);
+  if (loaded instanceof Error) throw loaded;
+  return loaded;
+}
+
+/** A filter as the addon takes it: (slot, lo, hi) triples a label must all pass (lo <= v < hi,
+ * exact in float64 for any int32 value), the attribute column of each slot, and the same
+ * filter as a JS predicate for the re-check of the (at most k) returned labels. */
+export interface CompiledFilter {
+  clauses: Float64Array;
+  fields: AttrName[];
+  pred: RowPredicate;
+}
+
+export function filterClauses(f: FilterExpr): { clauses: Float64Array; fields: AttrName[] } {
+  const out: number[] = [];
+  const fields: AttrName[] = [];
+  const walk = (e: FilterExpr) => {
+    if (e.op === 'and') {
+      for (const a of e.args) walk(a);
+      return;
+    }
+    if (!ATTRIBUTES.includes(e.field)) throw new UserError(`hnswlib-direct: filter field ${String(e.field)} is not an attribute (${ATTRIBUTES.join(', ')})`);
+    if (!fields.includes(e.field)) fields.push(e.field);
+    const slot = fields.indexOf(e.field);
+    // An int32 column equals an integer v exactly when v <= x < v + 1; no int32 equals any other.
+    if (e.op === 'eq') out.push(slot, ...(Number.isInteger(e.value) ? [e.value, e.value + 1] : [1, 0]));
+    else out.push(slot, e.gte, e.lt);
+  };
+  walk(f);
+  return { clauses: Float64Array.from(out), fields };
+}
+
+type Columns = Record<AttrName, Int32Array>;
+
+/** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
+const INDEX_FILE = 'hnswlib.index';
+/** The adapter's side of a row: attribute columns and live / deleted flags, by label. */
+const ROWS_FILE = 'hnswlib.rows.bin';
+
+class HnswDirectSession implements EngineSession {
+  private readonly native: Addon;
+  private handle: Handle;
+  private readonly d: number;
+  private cols: Columns;
+  /** 1 = the label is in the graph and not deleted. */
+  private live: Uint8Array;
+  /** 1 = the label was deleted (it may still own a tombstoned slot in the graph). */
+  private deleted: Uint8Array;
+  /** The graph's capacity and element count as this session tracks them (the addon's info
+   * costs an N-API object a call). count never drops: deletes only mark. */
+  private capacity: number;
+  private count: number;
+  private ef = 10;
+  private readonly filters = new Map<string, CompiledFilter>();
+  /** The files in workDir lag behind the index in memory. */
+  private dirty = true;
+  /** One label for the per-row addPoints calls (the addon reads it in place). */
+  private readonly one = new Int32Array(1);
+
+  /** A new, empty index (n: the expected rows), or with `saved`, the one saved in workDir. */
+  constructor(
+    private readonly settings: HnswDirectSettings,
+    n: number,
+    d: number,
+    private readonly space: Space,
+    private readonly workDir: string,
+    saved?: { handle: Handle; cols: Columns; live: Uint8Array; deleted: Uint8Array },
+  ) {
+    this.native = addon();
+    this.d = d;
+    if (saved) {
+      this.handle = saved.handle;
+      this.cols = saved.cols;
+      this.live = saved.live;
+      this.deleted = saved.deleted;
+      this.dirty = false;
+    } else {
+      const cap = Math.max(1, n);
+      this.handle = this.native.create(space, d, cap, settings.M, settings.efConstruction, settings.seed, settings.replaceDeleted);
+      this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(cap)])) as Columns;
+      this.live = new Uint8Array(cap);
+      this.deleted = new Uint8Array(cap);
+    }
+    const info = this.native.info(this.handle);
+    this.capacity = info.maxElements;
+    this.count = info.count;
+    this.native.setEf(this.handle, this.ef);
+  }
+
+  /** Reads the index and the columns a previous session (this participant's or `hnswlib`'s) saved in workDir. */
+  static reopen(settings: HnswDirectSettings, d: number, space: Space, workDir: string): HnswDirectSession {
+    const native = addon();
+    const rowsPath = join(workDir, ROWS_FILE);
+    const { meta, columns } = readColumns(rowsPath);
+    if (meta.d !== d || meta.space !== space) {
+      throw new Error(`hnswlib-direct: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.space)} index, the dataset is d=${d} ${space}`);
+    }
+    const handle = native.load(space, d, join(workDir, INDEX_FILE), settings.replaceDeleted);
+    const live = columns.live as Uint8Array;
+    let liveRows = 0;
+    for (let i = 0; i < live.length; i++) liveRows += live[i];
+    let inGraph = 0;
+    for (const id of native.labels(handle)) if (live[id] === 1) inGraph++;
+    if (liveRows !== inGraph) {
+      native.free(handle);
+      throw new Error(`hnswlib-direct: ${join(workDir, INDEX_FILE)} and ${rowsPath} disagree on the live rows (saved by different sessions)`);
+    }
+    const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
+    return new HnswDirectSession(settings, 0, d, space, workDir, { handle, cols, live, deleted: columns.deleted as Uint8Array });
+  }
+
+  /** Saves the graph (hnswlib's saveIndex) and the columns to workDir. */
+  private persist(): void {
+    this.native.save(this.handle, join(this.workDir, INDEX_FILE));
+    writeColumns(join(this.workDir, ROWS_FILE), { d: this.d, space: this.space }, { ...this.cols, live: this.live, deleted: this.deleted });
+    this.dirty = false;
+  }
+
+  /** Grows the JS-side columns so that `id` fits. */
+  private ensureRows(id: number): void {
+    if (id < this.live.length) return;
+    const size = Math.max(id + 1, Math.ceil(this.live.length * 1.5));
+    const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const b = make(size);
+      b.set(a);
+      return b;
+    };
+    for (const a of ATTRIBUTES) this.cols[a] = grow(this.cols[a], (s) => new Int32Array(s));
+    this.live = grow(this.live, (s) => new Uint8Array(s));
+    this.deleted = grow(this.deleted, (s) => new Uint8Array(s));
+    // The cached predicates close over the old columns.
+    this.filters.clear();
+  }
+
+  /** Makes room in the graph for one more element (the `hnswlib` participant's growth rule). */
+  private ensureSlot(): void {
+    if (this.count < this.capacity) return;
+    this.capacity = Math.ceil(this.capacity * 1.25) + 16;
+    this.native.resize(this.handle, this.capacity);
+  }
+
+  private setAttrs(batch: RowBatch, i: number, id: number): void {
+    for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
+  }
+
+  private check(batch: RowBatch): void {
+    if (batch.vectors.length !== batch.ids.length * this.d) {
+      throw new Error(`hnswlib-direct: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
+    }
+  }
+
+  /** One addPoint: row i of the batch (read in place) as `label`. A new element raises the
+   * count unless it took a deleted slot over. */
+  private add(batch: RowBatch, i: number, label: number, replaceDeleted: boolean, fresh: boolean): void {
+    this.one[0] = label;
+    this.native.addPoints(this.handle, batch.vectors.subarray(i * this.d, (i + 1) * this.d), this.one, replaceDeleted);
+    if (fresh) this.count = this.native.info(this.handle).count;
+  }
+
+  /** Whether every id of the batch is new (never added, never deleted) and they rise strictly:
+   * then one addPoints call does what one put() per row would (no slot to grow, no label to
+   * update or revive). */
+  private allFresh(batch: RowBatch): boolean {
+    const ids = batch.ids;
+    if (this.count + ids.length > this.capacity) return false;
+    let prev = -1;
+    for (const id of ids) {
+      if (id <= prev) return false;
+      if (id < this.live.length && (this.live[id] || this.deleted[id])) return false;
+      prev = id;
+    }
+    return true;
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    await this.insert(batch);
+  }
+
+  /** Adds or replaces one row (participants/hnswlib/adapter.ts's put, over this addon). */
+  private put(batch: RowBatch, i: number): void {
+    const id = batch.ids[i];
+    this.ensureRows(id);
+    this.setAttrs(batch, i, id);
+    if (this.live[id]) {
+      // addPoint on an existing label overwrites its vector and repairs its links.
+      this.add(batch, i, id, false, false);
+    } else if (this.deleted[id]) {
+      if (this.settings.replaceDeleted) {
+        // With replacement enabled hnswlib refuses addPoint on a deleted label; bring the old
+        // slot back and overwrite it, unless another label has taken that slot over since.
+        let revived = true;
+        try {
+          this.native.unmarkDelete(this.handle, id);
+        } catch {
+          revived = false;
+        }
+        if (revived) {
+          this.add(batch, i, id, false, false);
+        } else {
+          this.ensureSlot();
+          this.add(batch, i, id, true, true);
+        }
+      } else {
+        // Without replacement, addPoint on a deleted label unmarks it and overwrites it.
+        this.add(batch, i, id, false, false);
+      }
+    } else {
+      this.ensureSlot();
+      this.add(batch, i, id, this.settings.replaceDeleted, true);
+    }
+    this.live[id] = 1;
+    this.deleted[id] = 0;
+  }
+
+  async buildIndex(): Promise<void> {
+    // hnswlib links every point into the graph as it is added: nothing is left to build but
+    // the saved copy that reopen reads (its write is part of the build time).
+    this.persist();
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    for (const [name, value] of Object.entries(knobs)) {
+      if (name !== 'ef') throw new UserError(`hnswlib-direct: unknown knob "${name}"; the only search knob is ef`);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+        throw new UserError(`hnswlib-direct: knob ef must be a positive integer, got ${JSON.stringify(value)}`);
+      }
+      this.ef = value;
+      this.native.setEf(this.handle, value);
+    }
+  }
+
+  private compiled(filter: FilterExpr): CompiledFilter {
+    const key = filterKey(filter);
+    let c = this.filters.get(key);
+    if (!c) {
+      if (this.filters.size >= 4096) this.filters.clear();
+      c = { ...filterClauses(filter), pred: compileFilter(filter, this.cols) };
+      this.filters.set(key, c);
+    }
+    return c;
+  }
+
+  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+    if (this.count === 0) return [];
+    // hnswlib returns fewer labels when fewer are live or pass the filter; k above the
+    // capacity is clamped as the `hnswlib` participant does (hnswlib-node refuses it).
+    const k = Math.min(request.k, this.capacity);
+    let ids: Int32Array;
+    let pred: RowPredicate | null = null;
+    if (request.filter === null) {
+      ids = this.native.search(this.handle, request.vector, k);
+    } else {
+      const c = this.compiled(request.filter);
+      pred = c.pred;
+      const cols = this.cols;
+      const f = c.fields;
+      // At most 10 fields (the attributes): the common shapes without spreading an array.
+      if (f.length === 1) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]]);
+      else if (f.length === 2) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]], cols[f[1]]);
+      else ids = this.native.search(this.handle, request.vector, k, c.clauses, ...f.map((a) => cols[a]));
+    }
+    // hnswlib already applied both; re-checking k labels costs nothing and guards the contract.
+    const live = this.live;
+    let j = 0;
+    while (j < ids.length && live[ids[j]] === 1 && (pred === null || pred(ids[j]))) j++;
+    return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    const f =
+      request.filter === null
+        ? 'no filter'
+        : `native filter ${filterKey(request.filter)} (C++ BaseFilterFunctor over the attribute columns) applied to every label the walk visits`;
+    return `HNSW graph walk, ef=max(${this.ef}, k=${request.k}); ${f}`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  }
+
+  async diskBytes(): Promise<number> {
+    // In-memory engine: the size of what it saves (graph + vectors, and the adapter's columns),
+    // saved again first when writes changed the index.
+    if (this.dirty) this.persist();
+    return fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    this.check(batch);
+    if (batch.ids.length === 0) return;
+    if (this.allFresh(batch)) {
+      // The bulk path of ingest: one call, every vector read in place.
+      const ids = batch.ids;
+      this.ensureRows(ids[ids.length - 1]);
+      for (let i = 0; i < ids.length; i++) this.setAttrs(batch, i, ids[i]);
+      this.native.addPoints(this.handle, batch.vectors, ids, this.settings.replaceDeleted);
+      for (const id of ids) this.live[id] = 1;
+      this.count = this.native.info(this.handle).count;
+    } else {
+      for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
+    }
+    this.dirty = true;
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    await this.insert(batch);
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    for (const id of ids) {
+      if (id >= this.live.length || !this.live[id]) continue;
+      this.native.markDelete(this.handle, id);
+      this.live[id] = 0;
+      this.deleted[id] = 1;
+      this.dirty = true;
+    }
+  }
+
+  async close(): Promise<void> {
+    // What a later reopen finds is what this session held.
+    if (this.dirty && this.count > 0) this.persist();
+    this.filters.clear();
+    this.native.free(this.handle);
+  }
+}
+
+const participant: Participant<HnswDirectSettings> = {
+  engine: 'hnswlib',
+  // No version in hnswlib's headers: the hnswlib-node release whose bundled copy the addon compiles.
+  engineVersion: async () => `${packageVersion('hnswlib-node')} (the hnswlib headers bundled by hnswlib-node)`,
+  settingsSchema,
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'during the graph walk: a native (C++) filter over the attribute columns decides which labels may enter the result set',
+  concurrentSearch: false,
+  // reopen reads the two files buildIndex saved into memory; searches never write them.
+  reopenInThreads: true,
+  async open(ctx) {
+    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
+    return new HnswDirectSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, space, ctx.workDir);
+  },
+  async reopen(ctx) {
+    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
+    return HnswDirectSession.reopen(ctx.settings, ctx.dataset.d, space, ctx.workDir);
+  },
+};
+
+export default participant;
