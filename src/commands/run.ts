@@ -201,15 +201,6 @@ export function registerRun(program: Command): void {
       } & LoadCliOptions,
       command: Command,
     ) => {
-      // Loaded here, not with the options: a bad option is reported without loading the runner.
-      const [{ groupLeak }, { writePage }, { loadParticipant }, { connectionsFor, preflightServers }, { run }, { printReport }] = await Promise.all([
-        import('../report/cells.ts'),
-        import('../report/html.ts'),
-        import('../runner/participants.ts'),
-        import('../runner/remote-server.ts'),
-        import('../runner/run.ts'),
-        import('./report.ts'),
-      ]);
       if (o.tier !== undefined) {
         const tier = tierOptions(o.tier, { dataset: o.dataset, memoryLimit: o.memoryLimit, groups: o.groups });
         Object.assign(o, { dataset: tier.dataset, memoryLimit: tier.memoryLimit, cold: tier.cold, groups: tier.groups });
@@ -224,6 +215,16 @@ export function registerRun(program: Command): void {
       if (!isPrepared(dataDir(o), o.dataset)) sourceFor(o.dataset);
       const asked = o.groups ?? (embedded ? DEFAULT_GROUPS : undefined);
       const groups = asked === undefined ? undefined : parseGroupList(asked);
+      // Loaded only now, after the checks above: a bad name or option is one line without
+      // loading the runner, the report and the engines' registry.
+      const [{ groupLeak }, { writePage }, { loadParticipant }, { connectionsFor, preflightServers }, { run }, { printReport }] = await Promise.all([
+        import('../report/cells.ts'),
+        import('../report/html.ts'),
+        import('../runner/participants.ts'),
+        import('../runner/remote-server.ts'),
+        import('../runner/run.ts'),
+        import('./report.ts'),
+      ]);
       const out = outDir(o);
       lockOutDir(out);
       // Servers given by URL, and fixed ports, are checked before any work (one line each).
