@@ -3,7 +3,8 @@
 import type { CellStatus } from '../metrics/frontier.ts';
 import type { Search } from './exact-search.ts';
 
-export type View = 'throughput' | 'latency';
+export type { View } from '../metrics/curve.ts';
+import type { View } from '../metrics/curve.ts';
 
 export interface BuildReading {
   build: number;

@@ -1,3 +1,4 @@
+import { curvePoint, EXCLUDING_FLAGS, TARGETS, viewPoints } from '../metrics/curve.ts';
 import { readCell, type Cell, type CurvePoint } from '../metrics/frontier.ts';
 import { leakText } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
@@ -13,38 +14,7 @@ export const VIEWS: readonly View[] = ['throughput', 'latency'];
 /** Which way a view's value is better: more QPS, less latency. */
 const BETTER: Record<View, 'higher' | 'lower'> = { throughput: 'higher', latency: 'lower' };
 
-export const TARGETS = [0.9, 0.95, 0.99] as const;
-
-/** Flags that keep a point off the frontier (the harness, not the engine, may have set its figure). */
-const EXCLUDING_FLAGS = ['invalid-results', 'client-limited', 'busy-machine', 'harness-overhead'] as const;
-
-export const isExcluded = (flags: readonly string[]) => flags.some((f) => (EXCLUDING_FLAGS as readonly string[]).includes(f));
-
-function curvePoint(p: ResultPoint, view: View): CurvePoint {
-  const ci = view === 'throughput' ? p.ci?.qps : p.ci?.latency_ms.p50;
-  return {
-    recall: p.recall,
-    value: view === 'throughput' ? p.qps : p.latency_ms.p50,
-    knobs: p.knobs,
-    ladderIndex: p.ladder_index,
-    calibratedFor: p.calibrated_for,
-    low: ci?.[0],
-    high: ci?.[1],
-    shortShare: p.short_results / p.queries,
-    lowRecallShare: p.low_recall_share,
-  };
-}
-
-/** Points of one view that no flag excludes (build: only that build's points). */
-function viewPoints(g: ResultGroup, view: View, build?: number): ResultPoint[] {
-  return g.points.filter((p) => p.view === view && !isExcluded(p.flags) && (build === undefined || (p.build ?? 0) === build));
-}
-
-/** The throughput curve of a group: the points measured in the throughput view that no flag
- * excludes (build: only that build's points). */
-export function throughputCurve(g: ResultGroup, build?: number): CurvePoint[] {
-  return viewPoints(g, 'throughput', build).map((p) => rememberPoint(curvePoint(p, 'throughput'), p));
-}
+export { TARGETS, isExcluded } from '../metrics/curve.ts';
 
 export function groupOrder(key: string): [number, number] {
   const [filter, k] = key.split('/');

@@ -20,7 +20,7 @@ import { recallInterval, singlePassIntervals } from '../metrics/intervals.ts';
 import { pointReadings, summarize } from '../metrics/recall.ts';
 import type { ResultPoint } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
-import { TARGETS, throughputCurve } from '../report/cells.ts';
+import { TARGETS, throughputCurve } from '../metrics/curve.ts';
 import { readCell } from '../metrics/frontier.ts';
 import { log } from '../util/progress.ts';
 import { calibrate, type CalibrationRecord } from './calibrate.ts';
