@@ -9,8 +9,9 @@
 // - A cell's series: per build, its kept passes as (start time, value). A cell read between two
 //   points (interpolated) pairs the two points' passes nearest in time and interpolates each
 //   pair with the cell's own weight.
-// - Pairs: each pass of the shorter series takes the nearest unused pass of the other within
-//   PAIR_WINDOW_S. Too few pairs (under MIN_PAIRS, or under half of the shorter series: rounds that
+// - Pairs: each pass of the shorter series takes the nearest unused pass of the other within a
+//   window: PAIR_WINDOW_S, or a round when rounds are longer (the median time between the denser
+//   series' consecutive passes: an entry timed every round). Too few pairs (under MIN_PAIRS, or under half of the shorter series: rounds that
 //   do not line up, cells measured apart) and the lead is not paired; the caller says so.
 // - The estimate: the mean over builds of each build's mean log ratio (beyond 3 x IQR trimmed from
 //   8 pairs on, as a point's passes are), as a ratio. Its 95 % interval: the percentile bootstrap
@@ -27,8 +28,21 @@ export interface Sample {
 /** A cell's passes, one list per build. */
 export type Series = Sample[][];
 
-/** Passes further apart than this are not a pair: the machine's speed moves over tens of seconds. */
+/** Passes further apart than this are not a pair, unless rounds take longer: the machine's speed
+ * moves over tens of seconds. */
 const PAIR_WINDOW_S = 10;
+
+/** The pairing window of two series: PAIR_WINDOW_S, or the denser series' median spacing (about
+ * one round) when that is longer, so the passes of one round pair up even on a slow machine. */
+export function pairWindow(a: Sample[], b: Sample[]): number {
+  const dense = a.length >= b.length ? a : b;
+  const t = dense.map((x) => x.t).sort((x, y) => x - y);
+  const gaps = t
+    .slice(1)
+    .map((x, i) => x - t[i])
+    .sort((x, y) => x - y);
+  return gaps.length === 0 ? PAIR_WINDOW_S : Math.max(PAIR_WINDOW_S, gaps[gaps.length >> 1]);
+}
 /** The fewest pairs a paired lead is read from. */
 export const MIN_PAIRS = 5;
 const RESAMPLES = 1000;
@@ -62,7 +76,7 @@ export function pairSamples(a: Sample[], b: Sample[], windowS = PAIR_WINDOW_S): 
 
 /** The series of a cell read between two points: their passes paired in time, each pair
  * log-interpolated with weight w (0: lo, 1: hi), as the cell's value is. */
-export function interpolateSamples(lo: Sample[], hi: Sample[], w: number, windowS = PAIR_WINDOW_S): Sample[] {
+export function interpolateSamples(lo: Sample[], hi: Sample[], w: number, windowS = pairWindow(lo, hi)): Sample[] {
   const out: Sample[] = [];
   const swap = lo.length > hi.length;
   const [short, long] = swap ? [hi, lo] : [lo, hi];
@@ -98,11 +112,12 @@ export function pairedLead(a: Series, b: Series, seed = 0x5eed): PairedLead {
   const logs: number[][] = [];
   for (let k = 0; k < builds; k++) {
     const shorter = Math.min(a[k].length, b[k].length);
-    const pairs = pairSamples(a[k], b[k]);
+    const window = pairWindow(a[k], b[k]);
+    const pairs = pairSamples(a[k], b[k], window);
     const where = builds > 1 ? `, build ${k}` : '';
     if (shorter < MIN_PAIRS) return { reason: `too few passes to pair (${shorter}; at least ${MIN_PAIRS}${where})` };
     if (pairs.length < Math.max(MIN_PAIRS, shorter / 2)) {
-      return { reason: `rounds do not line up (${pairs.length} of ${shorter} passes paired within ${PAIR_WINDOW_S} s${where})` };
+      return { reason: `rounds do not line up (${pairs.length} of ${shorter} passes paired within ${window.toFixed(0)} s${where})` };
     }
     const l = pairs.map(([x, y]) => Math.log(x / y)).filter(Number.isFinite);
     logs.push(l.length >= TRIM_FROM ? trimOutliers(l, 3) : l);

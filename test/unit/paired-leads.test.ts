@@ -3,7 +3,7 @@
 // deriveCells on result files, so `report --json` carries lead_method.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MIN_PAIRS, pairedLead, pairSamples, interpolateSamples, t975, type Sample } from '../../src/metrics/paired.ts';
+import { MIN_PAIRS, pairedLead, pairSamples, pairWindow, interpolateSamples, t975, type Sample } from '../../src/metrics/paired.ts';
 import { bootstrapCI, mean, mulberry32 } from '../../src/metrics/stats.ts';
 import { deriveCells, markLeads, type DerivedCell } from '../../src/report/cells.ts';
 import { resultSchema, type ResultPoint } from '../../src/results/schema.ts';
@@ -113,6 +113,19 @@ test('rounds that do not line up, too few passes, different builds: no paired le
   const tail = b.map((s, i) => ({ t: s.t + (i < 14 ? -3600 : 0), v: s.v }));
   assert.ok('reason' in pairedLead([a], [tail]));
   assert.ok('reason' in pairedLead([a, a], [b]), 'a different number of builds');
+});
+
+test('rounds longer than 10 s (a slow machine, slow passes): the passes of one round still pair', () => {
+  const { a, b } = trial(21, 30, 0.2, 0.05);
+  // Rounds 40 s apart, B 12 s after A within each: beyond 10 s, within a round.
+  const slow = (xs: Sample[], at: number) => xs.map((s, r) => ({ t: 1e6 + r * 40 + at, v: s.v }));
+  assert.equal(pairWindow(slow(a, 0), slow(b, 12)), 40);
+  const r = pairedLead([slow(a, 0)], [slow(b, 12)]);
+  // The same pairs as at their own times: the same lead and interval.
+  assert.deepEqual(r, pairedLead([a], [b]));
+  assert.ok('lead' in r && r.pairs === 30);
+  // Apart by more than a round (another run): still not paired.
+  assert.ok('reason' in pairedLead([slow(a, 0)], [slow(b, 3600)]));
 });
 
 test('several builds: each build is one paired estimate, and resampling builds widens the interval', () => {
