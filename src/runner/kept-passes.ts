@@ -4,29 +4,7 @@
 import type { Knobs } from '../contracts.ts';
 import { progressKey, type PassRecord, type ProgressJournal } from '../results/progress-journal.ts';
 import { log } from '../util/progress.ts';
-
-/** What of a timed entry (timed-rounds.ts' Entry) a pass record reads and writes: declared here
- * so the timing and this file do not import each other. */
-interface TimedEntry {
-  view: PassRecord['view'];
-  pass: {
-    qps: number[];
-    wall_s: number[];
-    at_unix_s: number[];
-    latency_ms: Record<'mean' | 'p50' | 'p95' | 'p99' | 'p999', number[]>;
-    other_cores: (number | null)[];
-    steal: (number | null)[];
-    host_ms: (number | null)[];
-    read_bytes: (number | null)[];
-    major_faults: (number | null)[];
-  };
-  busy: boolean[];
-  quietSeconds: number;
-  maxLatency: number;
-  varied: Set<number>;
-  demand: { weighted: number; wall: number };
-  threadsUsed: number;
-}
+import type { Entry } from './timed-entry.ts';
 
 /** Where one group's progress is kept: the journal, and what identifies its measurements. */
 export interface KeptProgress {
@@ -52,7 +30,7 @@ export function keyOf(kept: KeptProgress, knobs: Knobs): string {
 
 /** One pass of an entry, as the journal keeps it: the entry's last pass and what the round
  * found (busy, the varied answers, the busiest thread's share). */
-export function passRecord(e: TimedEntry, extra: { maxLatencyMs: number; varied: number[]; demand: number | null }): PassRecord {
+export function passRecord(e: Entry, extra: { maxLatencyMs: number; varied: number[]; demand: number | null }): PassRecord {
   const last = <T>(xs: T[]) => xs[xs.length - 1];
   const lat = e.pass.latency_ms;
   return {
@@ -74,7 +52,7 @@ export function passRecord(e: TimedEntry, extra: { maxLatencyMs: number; varied:
 }
 
 /** Puts kept passes back into a fresh entry, in the order they were taken. */
-export function replayPasses(e: TimedEntry, recs: PassRecord[]): void {
+export function replayPasses(e: Entry, recs: PassRecord[]): void {
   for (const r of recs) {
     e.pass.qps.push(r.qps);
     e.pass.wall_s.push(r.wall_s);

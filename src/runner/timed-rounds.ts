@@ -6,10 +6,8 @@
 // machine's speed (tens of percent over a minute on a shared host) falls on every point alike
 // instead of on whichever participant was measured in the slow minute. Each pass is kept as it
 // completes (src/runner/kept-passes.ts) for a resumed run.
-import type { Knobs } from '../contracts.ts';
 import { DemandMeter } from '../loadgen/cpu.ts';
-import { passLatency, qpsHalfWidth, type PassFigures } from '../metrics/intervals.ts';
-import type { summarize } from '../metrics/recall.ts';
+import { passLatency, qpsHalfWidth } from '../metrics/intervals.ts';
 import { HostError } from './client.ts';
 import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
 import { RECORD_EVERY_S, type HostSpeedMeter } from './host-speed.ts';
@@ -69,43 +67,8 @@ export function drivenBy(
   return { clients: 1, threads: 1, text: '1 at a time (no concurrent search)' };
 }
 
-/** A knob setting of a group, with its recall pass once measured. */
-export interface Item {
-  li: number;
-  knobs: Knobs;
-  calibratedFor?: number;
-  /** A table cell is expected to read this point (from the recalls, before timing): its
-   * throughput view is timed to the cells' precision. */
-  readsCell?: boolean;
-  recall?: { digests: PointReply['digests']; summary: ReturnType<typeof summarize>; perQuery: number[]; wallS?: number };
-}
-
-/** One (item, view) being timed: its passes so far. */
-export interface Entry {
-  item: Item;
-  view: (typeof VIEWS)[number];
-  drive: ReturnType<typeof drivenBy>;
-  pass: PassFigures & {
-    other_cores: (number | null)[];
-    steal: (number | null)[];
-    host_ms: (number | null)[];
-    at_unix_s: number[];
-    /** Per pass: bytes the engine's processes read from storage, and their major page faults. */
-    read_bytes: (number | null)[];
-    major_faults: (number | null)[];
-  };
-  busy: boolean[];
-  quietSeconds: number;
-  maxLatency: number;
-  varied: Set<number>;
-  demand: { weighted: number; wall: number };
-  /** Threads the host really used in a pass (1 when it could not open them). */
-  threadsUsed: number;
-  done: boolean;
-  skipped?: string;
-  /** quietHalfWidth's value at a pass count. */
-  halfWidth?: { passes: number; value: number };
-}
+export type { Entry, Item } from './timed-entry.ts';
+import type { Entry, Item } from './timed-entry.ts';
 
 /** What one group's timing is given. */
 export interface GroupTimingSpec {
