@@ -22,6 +22,7 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type ServerLifecycle,
   type Strategy,
   type TimedPass,
 } from '../contracts.ts';
@@ -62,6 +63,9 @@ export interface ForeignParticipantSpec<S> {
   host(): HostCommand;
   /** Optional: why these settings cannot run on this dataset (Participant.checkDataset). */
   checkDataset?(settings: S, dataset: DatasetInfo): string | null;
+  /** Present when the engine is a server the runner starts and stops (Participant.server): the
+   * host gets its connection (host, port, params, data directory) in `open`'s `server`. */
+  server?: ServerLifecycle<S>;
 }
 
 // ---- payloads ----
@@ -220,13 +224,16 @@ export function foreignParticipant<S>(spec: ForeignParticipantSpec<S>): Particip
     try {
       const h = await hello(host);
       const d = ctx.dataset;
-      await host.call('open', {
+      const opened = await host.call('open', {
         dataset: { name: d.name, n: d.n, d: d.d, metric: d.metric, has_text: d.hasText },
         settings: ctx.settings,
         work_dir: ctx.workDir,
         max_concurrency: ctx.maxConcurrency,
         reopen,
+        server: ctx.server ?? null,
       });
+      // A host may name the version of what it opened (a server answers only once connected).
+      if (typeof opened.header.version === 'string' && opened.header.version !== '') versionCache = opened.header.version;
       return hostSession(host, d.d, h.ops);
     } catch (e) {
       host.kill();
@@ -258,5 +265,6 @@ export function foreignParticipant<S>(spec: ForeignParticipantSpec<S>): Particip
     participant.reopenInThreads = 'copy';
   }
   if (spec.checkDataset) participant.checkDataset = spec.checkDataset;
+  if (spec.server) participant.server = spec.server;
   return participant;
 }

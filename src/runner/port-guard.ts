@@ -2,6 +2,10 @@
 // any local user on 127.0.0.1. While it runs, its port is closed to every other user by an
 // nftables rule on loopback: connections from sockets not owned by the run's user are refused
 // by the kernel, so nothing sits between the harness and the engine (no proxy to measure).
+// A server whose ports cannot be bound to 127.0.0.1 alone (they listen on every interface) gets a
+// second rule: connections arriving from other hosts (any interface but loopback) are refused
+// too. Connections from this machine to any of its own addresses travel over loopback, so the
+// first rule covers them.
 //
 // One nftables table per guarded server, named after the runner's PID and the port, so a table
 // whose runner is gone (killed before it could remove it) is recognised and removed by the next
@@ -34,9 +38,21 @@ function nft(path: string, args: string[]): { ok: boolean; text: string } {
 
 const tableName = (port: number) => `vecbench_${process.pid}_${port}`;
 
-/** Closes 127.0.0.1:port (and ::1) to every user but this process's own. */
-export function closePortToOthers(port: number): PortGuard {
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port ${port}`);
+/** Several ports of one server; `everyInterface`: they listen on every interface, so connections
+ * from other hosts are refused as well. */
+export interface GuardedPorts {
+  ports: readonly number[];
+  everyInterface?: boolean;
+}
+
+/** Closes 127.0.0.1:port (and ::1) to every user but this process's own; with GuardedPorts, each
+ * of its ports, and with everyInterface, to every other host as well. */
+export function closePortToOthers(guarded: number | GuardedPorts): PortGuard {
+  const { ports, everyInterface = false } = typeof guarded === 'number' ? { ports: [guarded] } : guarded;
+  if (ports.length === 0) throw new Error('no port to close');
+  for (const port of ports) if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port ${port}`);
+  const port = ports[0];
+  const dports = ports.length === 1 ? [String(port)] : ['{', ports.join(', '), '}'];
   const uid = process.getuid?.();
   if (uid !== 0) return unguarded('only root can add the firewall rule that closes it to other local users');
   const path = nftPath();
@@ -46,13 +62,20 @@ export function closePortToOthers(port: number): PortGuard {
   const steps = [
     ['add', 'table', 'inet', table],
     ['add', 'chain', 'inet', table, 'out', '{ type filter hook output priority 0 ; policy accept ; }'],
-    ['add', 'rule', 'inet', table, 'out', 'oif', 'lo', 'tcp', 'dport', String(port), 'meta', 'skuid', '!=', String(uid), 'reject', 'with', 'tcp', 'reset'],
+    ['add', 'rule', 'inet', table, 'out', 'oif', 'lo', 'tcp', 'dport', ...dports, 'meta', 'skuid', '!=', String(uid), 'reject', 'with', 'tcp', 'reset'],
   ];
+  if (everyInterface)
+    steps.push(
+      ['add', 'chain', 'inet', table, 'in', '{ type filter hook input priority 0 ; policy accept ; }'],
+      ['add', 'rule', 'inet', table, 'in', 'iif', '!=', 'lo', 'tcp', 'dport', ...dports, 'reject', 'with', 'tcp', 'reset'],
+    );
   for (const step of steps) {
     const r = nft(path, step);
     if (!r.ok) {
       nft(path, ['delete', 'table', 'inet', table]);
-      throw new Error(`could not close port ${port} to other local users (nft ${step.slice(0, 2).join(' ')}: ${r.text.split('\n')[0]})`);
+      throw new Error(
+        `could not close port${ports.length > 1 ? 's' : ''} ${ports.join(', ')} to other local users (nft ${step.slice(0, 2).join(' ')}: ${r.text.split('\n')[0]})`,
+      );
     }
   }
   let released = false;

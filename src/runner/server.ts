@@ -22,7 +22,7 @@ import { checkPrivateDir, privateDir, readOwnFile, writeNewPrivateFile } from '.
 import { declaredCredentialEnvVars } from '../util/credential-env.ts';
 import { SECRETS_ENV } from '../util/redact.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
-import { closePortToOthers, reapPortGuards, type PortGuard } from './port-guard.ts';
+import { closePortToOthers, reapPortGuards, type GuardedPorts, type PortGuard } from './port-guard.ts';
 
 /** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests):
  * a directory of this user's own (one per uid), checked each time it is used. */
@@ -121,9 +121,9 @@ interface ServerSpawnSpec {
   stopSignal?: NodeJS.Signals;
   /** Seconds a clean shutdown may take (writing its data) before SIGKILL (default 300). */
   stopTimeoutS?: number;
-  /** A server that authenticates no one: this 127.0.0.1 port is closed to other local users
-   * while it runs (port-guard.ts). */
-  closeToOthers?: number;
+  /** A server that authenticates no one: this 127.0.0.1 port (or these ports, and with
+   * everyInterface to other hosts too) is closed to other local users while it runs (port-guard.ts). */
+  closeToOthers?: number | GuardedPorts;
 }
 
 const live = new Set<ServerProcess>();

@@ -17,6 +17,8 @@ export { filterKey, matchingRows } from '../datasets/groups.ts';
 export { exactTopK, nativeAvailable } from '../groundtruth/exact.ts';
 // Servers: spawning one on 127.0.0.1 and stopping it by PID, the handle, reachability.
 export { serverHandle, spawnServer, userIds } from '../runner/server.ts';
+// More free 127.0.0.1 ports, for a server that listens on several (the runner gives one).
+export { freePort } from '../runner/free-port.ts';
 export { checkReachable, serverSideFile } from '../runner/server-data.ts';
 // Wire clients of the load generator: JSON ids over HTTP, PostgreSQL's extended protocol.
 export { idsFromJson } from '../loadgen/clients/http-json.ts';

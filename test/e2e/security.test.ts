@@ -270,6 +270,36 @@ describe('a server that checks no credential is closed to other local users', { 
     reapOrphans();
     assert.ok(!spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout.includes(stale));
   });
+
+  test('a server on several ports of every interface: each is closed to other users, and other hosts are refused on every interface but loopback', async () => {
+    const { freePort } = await import('../../src/runner/server.ts');
+    const ports = [await freePort(), await freePort()];
+    const proc = spawnServer({
+      name: 'guarded-many',
+      command: process.execPath,
+      args: ['-e', `for (const p of ${JSON.stringify(ports)}) require('net').createServer((s) => s.end()).listen(p, '0.0.0.0')`],
+      dataDir: dir,
+      logFile: join(dir, 'guarded-many.log'),
+      closeToOthers: { ports, everyInterface: true },
+    });
+    const table = `vecbench_${process.pid}_${ports[0]}`;
+    try {
+      assert.equal(proc.portGuard?.closed, true);
+      for (const port of ports) {
+        for (let i = 0; i < 50 && (await asMe(port)) !== 'answered'; i++) await new Promise((r) => setTimeout(r, 100));
+        assert.equal(await asMe(port), 'answered');
+        assert.match(asNobody(port), /^refused (ECONNREFUSED|ECONNRESET)$/);
+      }
+      const rules = spawnSync('nft', ['list', 'table', 'inet', table], { encoding: 'utf8' }).stdout;
+      // (nft may list a set's elements in its own order.)
+      const set = `\\{ (${ports[0]}, ${ports[1]}|${ports[1]}, ${ports[0]}) \\}`;
+      assert.match(rules, new RegExp(`oif "lo" tcp dport ${set} meta skuid != 0 reject with tcp reset`));
+      assert.match(rules, new RegExp(`iif != "lo" tcp dport ${set} reject with tcp reset`));
+    } finally {
+      await proc.stop();
+    }
+    assert.ok(!spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout.includes(table));
+  });
 });
 
 describe('the load worker trusts no coordinator without the secret', () => {

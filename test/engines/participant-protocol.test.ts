@@ -103,6 +103,40 @@ test('a host that behaves: version at hello, rows in, many searches in flight an
   await s.close();
 });
 
+test("a participant's server reaches the host in open (self.server, before open()); the version read once open replaces hello's", async () => {
+  const p = foreignParticipant({
+    name: 'proto-test',
+    engine: 'test engine',
+    settingsSchema: z.object({}).strict(),
+    filters: null,
+    filterStrategy: 'none',
+    reopen: false,
+    host: () => ({
+      command: 'python3',
+      args: [
+        '-u',
+        hostWith(
+          'served',
+          '    def open(self, dataset, settings, work_dir, max_concurrency, reopen): self.rows = []; self.seen = self.server\n' +
+            '    def opened_version(self): return "server %s:%d %s %s" % (self.seen["host"], self.seen["port"], self.seen["params"]["user"], self.seen["data_dir"])\n',
+        ),
+      ],
+      env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() },
+    }),
+  });
+  assert.equal(await p.engineVersion(), '1.2.3');
+  const s = await p.open({ ...ctx(), server: { host: '127.0.0.1', port: 4242, dataDir: '/data/x', params: { user: 'u' } } });
+  assert.equal(await p.engineVersion(), 'server 127.0.0.1:4242 u /data/x');
+  await s.close();
+  // Without a server, self.server is None and hello's version stands.
+  const plain = participant(
+    hostWith('plain', '    def open(self, dataset, settings, work_dir, max_concurrency, reopen):\n        assert self.server is None; self.rows = []\n'),
+  );
+  const s2 = await plain.open(ctx());
+  assert.equal(await plain.engineVersion(), '1.2.3');
+  await s2.close();
+});
+
 test("the engine's refusal of a knob is a UserError of one line naming the participant", async () => {
   const s = await openWith(hostWith('good2', ''));
   const e = await s.setKnobs({ efx: 3 }).catch((x: unknown) => x);

@@ -113,6 +113,10 @@ public final class VecbenchHost {
 
   /** Subclass it; every method may throw UserError (the user's to fix) or any exception. */
   public abstract static class Engine {
+    /** The connection of the server the runner started for this participant (open's `server`:
+     * host, port, params, dataDir), set before open(); null without a server. */
+    public Map<String, Object> server;
+
     /** The engine's human name (hello's `engine`). */
     public abstract String name();
 
@@ -372,6 +376,7 @@ public final class VecbenchHost {
           } else if ("open".equals(op)) {
             Map<String, Object> ds = objectOrNull(header.get("dataset"), "dataset");
             Dataset dataset = new Dataset(ds);
+            engine.server = objectOrNull(header.get("server"), "server");
             int maxConcurrency = header.get("max_concurrency") == null ? 1 : Math.max(1, intOf(header.get("max_concurrency"), "max_concurrency"));
             engine.open(dataset, objectOrNull(header.get("settings"), "settings"), String.valueOf(header.get("work_dir")), maxConcurrency,
                 Boolean.TRUE.equals(header.get("reopen")));

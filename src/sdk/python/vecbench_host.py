@@ -20,6 +20,11 @@ id columns arrive as numpy arrays (no copy), otherwise as memoryviews.
 
 Optional operations are served when the class defines them: explain, disk_bytes, insert,
 upsert, delete, compact. close() is called once before the process exits.
+
+A participant whose engine is a server the runner starts finds its connection in self.server,
+set before open() is called: a dict with host, port, params and data_dir (None without a
+server). An engine whose version is known only once it is open (a server's) returns it from
+opened_version(); the harness then reports it instead of hello's.
 """
 
 import os
@@ -62,6 +67,7 @@ class Engine:
     """Subclass it; every method may raise UserError (the user's to fix) or any exception."""
 
     name = "engine"
+    server = None  # the server's connection, set before open() (participants with a server)
 
     def version(self):
         raise NotImplementedError
@@ -80,6 +86,10 @@ class Engine:
 
     def search(self, vector, k, filter):
         raise NotImplementedError
+
+    def opened_version(self):
+        """The version of what open() reached (a server's), or None: hello's stands."""
+        return None
 
     def close(self):
         pass
@@ -220,8 +230,12 @@ def serve(engine_class):
             elif op == "open":
                 ds = header["dataset"]
                 d = int(ds["d"])
+                server = header.get("server")
+                engine.server = None if server is None else {
+                    "host": server.get("host"), "port": server.get("port"), "params": server.get("params") or {}, "data_dir": server.get("dataDir")}
                 engine.open(ds, header.get("settings"), header["work_dir"], int(header.get("max_concurrency", 1)), bool(header.get("reopen")))
-                wire.write(rid, {})
+                opened = engine.opened_version() if callable(getattr(engine, "opened_version", None)) else None
+                wire.write(rid, {} if opened is None else {"version": str(opened)})
             elif op in ("ingest", "insert", "upsert"):
                 getattr(engine, op)(_rows(header, payload, d))
                 wire.write(rid, {})
