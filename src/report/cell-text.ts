@@ -1,6 +1,5 @@
 // How a derived cell is written (the terminal table, the page, compare): its column, its lead,
 // its value with interval, and the shares; and the leads and ties of a row.
-import { intervalsOverlap } from '../metrics/stats.ts';
 import { leads } from '../metrics/frontier.ts';
 import { pairedLead, type Series } from '../metrics/paired.ts';
 import type { DerivedCell } from './cell-types.ts';
@@ -15,12 +14,33 @@ export function columnName(c: Pick<DerivedCell, 'participant' | 'search'>): stri
 
 const intervalOf = (c: DerivedCell) => ({ low: c.ci_low ?? c.value!, high: c.ci_high ?? c.value! });
 
+/** A lead of one cell over another and how it was read (DerivedCell's lead, lead_ci, lead_method,
+ * lead_note). */
+export interface LeadReading {
+  lead: number;
+  ci: [number, number];
+  method: 'paired' | 'unpaired';
+  note?: string;
+}
+
 /**
- * Sets lead, lead_ci, lead_method and tie on the cells of one row. Where both a cell and the
- * row's best have passes laid out in time (`seriesOf`) that pair up, the lead and its interval
- * come from the paired passes (src/metrics/paired.ts): the drift both shared cancels. Otherwise
- * the lead is value / best value and its interval the bound of the two cells' own intervals.
+ * The lead of `c` over `ref` (both with a value). Where both have passes laid out in time
+ * (`seriesOf`) that pair up, the lead and its interval come from the paired passes
+ * (src/metrics/paired.ts): the drift both shared cancels. Otherwise the lead is value / ref's
+ * value and its interval the bound of the two cells' own intervals (the most and the least the
+ * ratio can be given both); the note says why it was not paired.
  */
+export function leadOver(c: DerivedCell, ref: DerivedCell, seriesOf: (c: DerivedCell) => Series | null): LeadReading {
+  const [sc, sr] = [seriesOf(c), seriesOf(ref)];
+  const paired = sc && sr ? pairedLead(sc, sr) : { reason: 'no passes laid out in time' };
+  if ('lead' in paired) return { lead: paired.lead, ci: paired.ci, method: 'paired' };
+  const [ci, ri] = [intervalOf(c), intervalOf(ref)];
+  return { lead: c.value! / ref.value!, ci: [ci.low / ri.high, ci.high / ri.low], method: 'unpaired', note: paired.reason };
+}
+
+/** Sets lead, lead_ci, lead_method and tie on the cells of one row (leadOver against the row's
+ * best; a tie is a lead whose interval holds 1, which for the unpaired bound is two intervals
+ * that overlap). */
 export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'higher', seriesOf: (c: DerivedCell) => Series | null = () => null): void {
   const l = leads(
     row.map((c) => c.value),
@@ -30,25 +50,14 @@ export function markLeads(row: DerivedCell[], better: 'higher' | 'lower' = 'high
   const valued = row.filter((c) => c.lead !== null);
   const best = valued.find((c) => c.lead === 1);
   if (!best) return;
-  const bi = intervalOf(best);
-  const bestSeries = seriesOf(best);
   for (const c of valued) {
     if (c === best) continue;
-    const series = seriesOf(c);
-    const paired = series && bestSeries ? pairedLead(series, bestSeries) : { reason: 'no passes laid out in time' };
-    if ('lead' in paired) {
-      c.lead = paired.lead;
-      c.lead_ci = paired.ci;
-      c.lead_method = 'paired';
-      c.tie = paired.ci[0] <= 1 && 1 <= paired.ci[1];
-      continue;
-    }
-    const ci = intervalOf(c);
-    // The ratio's bounds: the most and the least it can be given both intervals.
-    c.lead_ci = [ci.low / bi.high, ci.high / bi.low];
-    c.lead_method = 'unpaired';
-    c.lead_note = paired.reason;
-    c.tie = intervalsOverlap(ci, bi);
+    const r = leadOver(c, best, seriesOf);
+    c.lead = r.lead;
+    c.lead_ci = r.ci;
+    c.lead_method = r.method;
+    if (r.note !== undefined) c.lead_note = r.note;
+    c.tie = r.ci[0] <= 1 && 1 <= r.ci[1];
   }
   best.tie = valued.some((o) => o !== best && o.tie);
 }

@@ -5,16 +5,13 @@
 // or B's when A's best has no value in B), every other participant's lead over it in each run
 // (paired where the passes allow, else the two cells' bound), and B's lead / A's lead with the
 // bound of the two leads' intervals. A change counts when that interval excludes 1.
-import { pairedLead, type Series } from '../metrics/paired.ts';
+import type { Series } from '../metrics/paired.ts';
+import { leadOver, type LeadReading } from './cell-text.ts';
 import { columnName, type DerivedCell } from './cells.ts';
 
 export type SeriesOf = (c: DerivedCell) => Series | null;
 
-interface RunLead {
-  lead: number;
-  ci: [number, number];
-  method: 'paired' | 'unpaired';
-}
+type RunLead = LeadReading;
 
 export interface LeadPair {
   dataset: string;
@@ -46,16 +43,6 @@ export interface LeadSummary {
 
 const rowKey = (c: DerivedCell) => [c.dataset, c.group, c.target, c.view].join('\u0000');
 const valued = (c: DerivedCell | undefined): c is DerivedCell => c !== undefined && c.value !== null && c.value > 0;
-
-/** The lead of `c` over `ref` within one run. */
-function leadOver(c: DerivedCell, ref: DerivedCell, seriesOf: SeriesOf): RunLead {
-  const [sc, sr] = [seriesOf(c), seriesOf(ref)];
-  const p = sc && sr ? pairedLead(sc, sr) : null;
-  if (p && 'lead' in p) return { lead: p.lead, ci: p.ci, method: 'paired' };
-  const low = (x: DerivedCell) => x.ci_low ?? x.value!;
-  const high = (x: DerivedCell) => x.ci_high ?? x.value!;
-  return { lead: c.value! / ref.value!, ci: [low(c) / high(ref), high(c) / low(ref)], method: 'unpaired' };
-}
 
 function byRow(cells: DerivedCell[]): Map<string, Map<string, DerivedCell>> {
   const rows = new Map<string, Map<string, DerivedCell>>();

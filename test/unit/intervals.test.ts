@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import { readCell, type CurvePoint } from '../../src/metrics/frontier.ts';
 import { recallInterval, singlePassIntervals, summarizePasses } from '../../src/metrics/intervals.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
-import { cellText, deriveCells, markLeads, type DerivedCell } from '../../src/report/cells.ts';
+import { cellText, deriveCells, markLeads } from '../../src/report/cells.ts';
 import { resultSchema, type ResultPoint } from '../../src/results/schema.ts';
+import { cell } from '../helpers/derived-cell.ts';
 
 /** Normal samples (Box-Muller) of a given mean and sd. */
 function normal(rand: () => number, n: number, mu: number, sd: number): number[] {
@@ -99,34 +100,6 @@ test('a calibrated point is the cell unless a better point is better beyond the 
   assert.equal(interp.status, 'interpolated');
   assert.ok(interp.low! < interp.value! && interp.value! < interp.high!);
 });
-
-function cell(participant: string, value: number | null, low: number | null, high: number | null): DerivedCell {
-  return {
-    dataset: 'd',
-    participant,
-    origin: 'measured',
-    group: 'none/10',
-    filter: 'none',
-    k: 10,
-    target: 0.95,
-    view: 'throughput',
-    search: 'ann',
-    status: value === null ? 'not_reached' : 'calibrated',
-    value,
-    ci_low: low,
-    ci_high: high,
-    short_share: null,
-    low_recall_share: null,
-    lead: null,
-    lead_ci: null,
-    lead_method: null,
-    tie: false,
-    max_recall: 0.99,
-    read_recall: [],
-    driven: '2 threads',
-    excluded: {},
-  };
-}
 
 test('ties: overlapping intervals show no lead; disjoint ones do', () => {
   const row = [cell('a', 1000, 950, 1050), cell('b', 980, 940, 1010), cell('c', 500, 480, 520), cell('d', null, null, null)];

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MIN_PAIRS, pairedLead, pairSamples, pairWindow, interpolateSamples, t975, type Sample } from '../../src/metrics/paired.ts';
 import { bootstrapCI, mean, mulberry32 } from '../../src/metrics/stats.ts';
-import { deriveCells, markLeads, type DerivedCell } from '../../src/report/cells.ts';
+import { deriveCells, markLeads } from '../../src/report/cells.ts';
+import { cell } from '../helpers/derived-cell.ts';
 import { resultSchema, type ResultPoint } from '../../src/results/schema.ts';
 
 /** A standard normal draw (Box-Muller) from a seeded uniform. */
@@ -167,34 +168,6 @@ test('pairSamples: one-to-one, nearest first, within the window; interpolateSamp
   ])
     assert.ok(Math.abs(t975(df) - table) < 0.01, `t975(${df}) = ${t975(df)}`);
 });
-
-function cell(participant: string, value: number, low: number, high: number): DerivedCell {
-  return {
-    dataset: 'd',
-    participant,
-    origin: 'measured',
-    group: 'none/10',
-    filter: 'none',
-    k: 10,
-    target: 0.95,
-    view: 'throughput',
-    search: 'ann',
-    status: 'calibrated',
-    value,
-    ci_low: low,
-    ci_high: high,
-    short_share: null,
-    low_recall_share: null,
-    lead: null,
-    lead_ci: null,
-    lead_method: null,
-    tie: false,
-    max_recall: 0.99,
-    read_recall: [],
-    driven: '2 threads',
-    excluded: {},
-  };
-}
 
 test('markLeads: a row whose intervals overlap is separated by its paired passes; the best is the reference', () => {
   const { a, b } = trial(3, 30, 0.2, 0.03);
