@@ -27,7 +27,7 @@ import pg from 'pg';
 import pgvector from '../participants/pgvector/adapter.ts';
 import { findPostgres } from '../participants/pgvector/adapter.ts';
 import { HTTP_CLIENT_MODULE, randomQueries, spawnNullHttpServer } from '../src/loadgen/ceiling.ts';
-import { CpuMeter, processCpuSeconds } from '../src/loadgen/cpu.ts';
+import { CpuMeter, processCpuSeconds } from '../src/runner/cpu.ts';
 import { nowMs } from '../src/loadgen/clock.ts';
 import { defaultWorkers, WorkerPool } from '../src/loadgen/pool.ts';
 import { startServer } from '../src/runner/server.ts';

@@ -5,6 +5,7 @@ import { packIds, timedLoop } from '../runner/timed-loop.ts';
 import { ATTRIBUTES, type EngineSession, type RowAttributes, type RowBatch } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import type { PointReply } from '../runner/point-reply.ts';
+import { hostFeature } from '../runner/feature.ts';
 import type { ChurnCaps, ChurnHostReply, ChurnHostRequest, FreshnessReply, MixedReply, WireRows, WriteOp } from './protocol.ts';
 
 type ProgressFn = (p: { what: string; done: number; total: number }) => void;
@@ -326,3 +327,23 @@ export async function handleChurn(s: EngineSession, ds: Dataset, concurrent: boo
       return { type: 'churn-mixed', reply: await mixed(s, ds, concurrent, req, progress) };
   }
 }
+
+/** Churn's messages in the participant host. Its writes change the index under the search
+ * threads' copies and the saved work directory: the host is told before each. */
+export const churnHost = hostFeature<ChurnHostRequest>(
+  'churn',
+  {
+    'churn-caps': true,
+    'churn-load': true,
+    'churn-write': true,
+    'churn-compact': true,
+    'churn-disk': true,
+    'churn-search': true,
+    'churn-freshness': true,
+    'churn-mixed': true,
+  },
+  async (state, req) => {
+    if (req.type !== 'churn-caps' && req.type !== 'churn-disk' && req.type !== 'churn-search') await state.indexChanging();
+    return handleChurn(state.session!, state.dataset!, state.concurrent, req, state.progress);
+  },
+);

@@ -1,5 +1,5 @@
-// Messages of the churn runbooks between the runner and a participant host (added to
-// src/runner/protocol.ts's unions). The freshness and mixed routines run inside the host, so
+// Messages of the churn runbooks between the runner and a participant host (they join
+// src/runner/protocol.ts's unions through FeatureMessages, below). The freshness and mixed routines run inside the host, so
 // the write-to-visible and read latencies are timed beside the engine, never across IPC.
 import type { FilterExpr, Knobs, RowAttributes } from '../contracts.ts';
 import type { PointReply } from '../runner/point-reply.ts';
@@ -110,3 +110,9 @@ export type ChurnHostReply =
   | { type: 'churn-searched'; reply: PointReply }
   | { type: 'churn-freshness'; reply: FreshnessReply }
   | { type: 'churn-mixed'; reply: MixedReply };
+
+declare module '../runner/protocol.ts' {
+  interface FeatureMessages {
+    churn: { request: ChurnHostRequest; reply: ChurnHostReply };
+  }
+}

@@ -217,14 +217,16 @@ export function registerRun(program: Command): void {
       const groups = asked === undefined ? undefined : parseGroupList(asked);
       // Loaded only now, after the checks above: a bad name or option is one line without
       // loading the runner, the report and the engines' registry.
-      const [{ groupLeak }, { writePage }, { loadParticipant }, { connectionsFor, preflightServers }, { run }, { printReport }] = await Promise.all([
-        import('../report/cells.ts'),
-        import('../report/html.ts'),
-        import('../runner/participants.ts'),
-        import('../runner/remote-server.ts'),
-        import('../runner/run.ts'),
-        import('./report.ts'),
-      ]);
+      const [{ groupLeak }, { writePage }, { loadParticipant }, { connectionsFor, preflightServers }, { run }, { printReport }, { runSteps }] =
+        await Promise.all([
+          import('../report/cells.ts'),
+          import('../report/html.ts'),
+          import('../runner/participants.ts'),
+          import('../runner/remote-server.ts'),
+          import('../runner/run.ts'),
+          import('./report.ts'),
+          import('../features.ts'),
+        ]);
       const out = outDir(o);
       lockOutDir(out);
       // Servers given by URL, and fixed ports, are checked before any work (one line each).
@@ -270,9 +272,7 @@ export function registerRun(program: Command): void {
         fresh: o.fresh,
         keepEngines: o.keepEngines,
         cold: o.cold,
-        quality: o.quality,
-        qualityK: o.qualityK,
-        load: loadOptionsOf(o),
+        steps: await runSteps({ quality: o.quality, qualityK: o.qualityK, load: loadOptionsOf(o) }),
         connect,
         serverPorts: o.serverPort,
       });

@@ -8,6 +8,7 @@ import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { rrfFuse } from '../metrics/quality.ts';
 import type { PointReply } from '../runner/point-reply.ts';
+import { hostFeature } from '../runner/feature.ts';
 import { Bm25Index, bm25Description } from './bm25.ts';
 import type { QualityHostReply, QualityHostRequest } from './protocol.ts';
 
@@ -20,7 +21,7 @@ function keywordArm(session: EngineSession): KeywordFn {
   return async (text, k) => bm25!.search(text, k);
 }
 
-export async function handleQuality(session: EngineSession, ds: Dataset, concurrent: boolean, req: QualityHostRequest): Promise<QualityHostReply> {
+async function handleQuality(session: EngineSession, ds: Dataset, concurrent: boolean, req: QualityHostRequest): Promise<QualityHostReply> {
   if (!ds.labels || !ds.text) return { type: 'quality-setup', keyword: null, fusion: null, reason: `dataset ${ds.name} has no relevance labels or no text` };
   if (req.type === 'quality-setup') {
     let keyword;
@@ -68,3 +69,8 @@ async function timeQueries(queries: number[], ask: (q: number) => Promise<ArrayL
   const offsets = new Int32Array(queries.length + 1);
   return { ids: packIds(results, offsets, true), offsets, latenciesMs, wallS, errors };
 }
+
+/** Answer quality's messages in the participant host. */
+export const qualityHost = hostFeature<QualityHostRequest>('quality', { 'quality-setup': true, 'quality-arm': true }, (state, req) =>
+  handleQuality(state.session!, state.dataset!, state.concurrent, req),
+);

@@ -1,5 +1,5 @@
-// Messages of the quality run between the runner and a participant host (added to
-// src/runner/protocol.ts's unions).
+// Messages of the quality run between the runner and a participant host (they join
+// src/runner/protocol.ts's unions through FeatureMessages, below).
 import type { Knobs } from '../contracts.ts';
 import type { PointReply } from '../runner/point-reply.ts';
 
@@ -22,3 +22,9 @@ export type QualityHostRequest =
 export type QualityHostReply =
   | { type: 'quality-setup'; keyword: KeywordArmInfo | null; fusion: { where: 'native' | 'client-side'; method: string } | null; reason: string | null }
   | { type: 'quality-arm'; reply: PointReply; roundTrips: number };
+
+declare module '../runner/protocol.ts' {
+  interface FeatureMessages {
+    quality: { request: QualityHostRequest; reply: QualityHostReply };
+  }
+}

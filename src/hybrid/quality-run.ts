@@ -20,7 +20,7 @@ import { Progress, log } from '../util/progress.ts';
 import type { Arm } from './protocol.ts';
 import { QUALITY_FORMAT, type QualityMetrics, type QualityPoint, type QualitySection } from './schema.ts';
 
-const DEFAULT_QUALITY_K = 100;
+export const DEFAULT_QUALITY_K = 100;
 
 /** Queries of an arm failed: the point is left out with the reason, never scored as misses. */
 class ArmFailed extends Error {}

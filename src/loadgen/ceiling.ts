@@ -17,7 +17,7 @@ import { ceilingProtocols } from '../runner/registry.ts';
 import { startServer } from '../runner/server.ts';
 import { makeRng } from '../util/hash.ts';
 import { besideSource, runnable } from '../util/code-paths.ts';
-import { CpuMeter } from './cpu.ts';
+import { CpuMeter } from '../runner/cpu.ts';
 import { nowMs } from './clock.ts';
 import { loadClientProtocol, WorkerPool } from './pool.ts';
 

@@ -4,6 +4,7 @@
 // single thread never caps the rate. Either way latencies are taken beside the engine.
 import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
+import { hostFeature } from '../runner/feature.ts';
 import { nowMs } from './clock.ts';
 import { closedLoop, openLoop, type DriveResult } from './driver.ts';
 import { loadClientProtocol, mergeResults, WorkerPool } from './pool.ts';
@@ -26,12 +27,7 @@ function nullSearch(k: number): () => Promise<Int32Array> {
   return async () => ids;
 }
 
-export async function handleLoadgen(
-  session: EngineSession | null,
-  ds: Dataset | null,
-  concurrent: boolean,
-  req: LoadgenHostRequest,
-): Promise<LoadgenHostReply> {
+async function handleLoadgen(session: EngineSession | null, ds: Dataset | null, concurrent: boolean, req: LoadgenHostRequest): Promise<LoadgenHostReply> {
   switch (req.type) {
     case 'loadgen-init': {
       const s = session!;
@@ -97,3 +93,17 @@ export async function handleLoadgen(
       return { type: 'loadgen-stopped' };
   }
 }
+
+/** The load generator's messages in the participant host. */
+export const loadgenHost = hostFeature<LoadgenHostRequest>(
+  'loadgen',
+  {
+    'loadgen-init': true,
+    'loadgen-closed': true,
+    'loadgen-open': true,
+    'loadgen-ceiling': true,
+    'loadgen-knobs': true,
+    'loadgen-stop': true,
+  },
+  (state, req) => handleLoadgen(state.session, state.dataset, state.concurrent, req),
+);

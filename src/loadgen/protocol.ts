@@ -1,5 +1,5 @@
-// Messages of the load generator: between the runner and a participant host (added to
-// src/runner/protocol.ts's unions), and between the host and its client worker threads.
+// Messages of the load generator: between the runner and a participant host (they join
+// src/runner/protocol.ts's unions through FeatureMessages, below), and between the host and its client worker threads.
 import type { FilterExpr, Knobs, LoadClientSpec } from '../contracts.ts';
 
 /** How the host drives the engine: in its own event loop (in-process engines), or from worker
@@ -81,3 +81,9 @@ export type WorkerRequest =
   | { type: 'close' };
 
 export type WorkerReply = { ok: true; result?: import('./driver.ts').DriveResult } | { ok: false; error: string };
+
+declare module '../runner/protocol.ts' {
+  interface FeatureMessages {
+    loadgen: { request: LoadgenHostRequest; reply: LoadgenHostReply };
+  }
+}

@@ -7,7 +7,7 @@ import type { FilterExpr, Knobs } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 import { nowMs } from './clock.ts';
-import { CpuMeter, DemandMeter } from './cpu.ts';
+import { CpuMeter, DemandMeter } from '../runner/cpu.ts';
 import { defaultWorkers, WorkerPool } from './pool.ts';
 import { clientModuleFor, newNonce, proof, proofMatches } from './remote-auth.ts';
 import {

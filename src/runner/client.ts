@@ -7,7 +7,8 @@ import type { HostMessage, HostReply, HostRequest } from './protocol.ts';
 import { RunStopped, stopRequested, stopSignalOf } from './stop.ts';
 import { besideSource, runnable } from '../util/code-paths.ts';
 
-const HOST = runnable(besideSource(import.meta.url, 'host.ts'));
+// The host's entry lies above the runner: it hands the host the features (src/features.ts).
+const HOST = runnable(besideSource(import.meta.url, '../host-main.ts'));
 const live = new Set<ChildProcess>();
 
 /** Kill every host still running (on exit or a signal): no engine outlives its run. */

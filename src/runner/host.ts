@@ -1,23 +1,20 @@
 // The participant host: a child process that loads one participant's adapter, ingests the
 // dataset and runs each point's queries, timing them beside the engine. Running engines in
 // a child of their own lets the runner time out a hung engine, survive a crash and measure
-// the engine's memory like a server's.
+// the engine's memory like a server's. It handles the measurement's own messages here and
+// routes the features' messages by type to the feature that declared them (feature.ts); its
+// entry, src/host-main.ts, hands it the features.
 import type { EngineSession, Knobs, RowAttributes } from '../contracts.ts';
 import { ATTRIBUTES } from '../contracts.ts';
 import { loadDataset, type Dataset } from '../datasets/layout.ts';
 import { UserError, diskFullError } from '../util/errors.ts';
 import { loadParticipant } from './participants.ts';
-import { handleQuality } from '../hybrid/host-side.ts';
-import { handleChurn } from '../churn/host-side.ts';
-import { handleLoadgen } from '../loadgen/host-side.ts';
-import type { HostMessage, HostReply, HostRequest } from './protocol.ts';
+import type { HostFeature, HostState } from './feature.ts';
+import type { FeatureRequest, HostMessage, HostReply, HostRequest } from './protocol.ts';
 import type { PointReply } from './point-reply.ts';
 import { redactStandardStreams } from '../util/redact.ts';
 import { digestOf, packIds, timedLoop } from './timed-loop.ts';
 import { SearchThreads, type SearchThreadsOptions } from './search-threads.ts';
-
-// The host prints engine log lines and errors: credentials are masked there too.
-redactStandardStreams();
 
 let session: EngineSession | null = null;
 /** The engine's work directory (the last open), named when its disk is full. */
@@ -140,142 +137,160 @@ async function probeBetween(probe: { knobs: Knobs; k: number; queries: number[] 
   }
 }
 
-async function handle(req: HostRequest): Promise<HostReply> {
-  switch (req.type) {
-    case 'dataset': {
-      await loadParticipant(req.participant, req.settingsPath);
-      if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
-      return { type: 'dataset' };
+type CoreRequest = Exclude<HostRequest, FeatureRequest>;
+type CoreHandlers = { [T in CoreRequest['type']]: (req: Extract<CoreRequest, { type: T }>) => Promise<HostReply> };
+
+/** The measurement's own messages. */
+const core: CoreHandlers = {
+  dataset: async (req) => {
+    await loadParticipant(req.participant, req.settingsPath);
+    if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
+    return { type: 'dataset' };
+  },
+  open: async (req) => {
+    const p = await loadParticipant(req.participant, req.settingsPath);
+    if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
+    await closeThreads();
+    concurrent = p.adapter.concurrentSearch;
+    workDir = req.workDir;
+    const inThreads = p.adapter.reopenInThreads;
+    threadsFrom =
+      inThreads && !concurrent && p.adapter.reopen
+        ? {
+            participant: req.participant,
+            settingsPath: req.settingsPath,
+            dataDir: req.dataDir,
+            dataset: req.dataset,
+            workDir: req.workDir,
+            maxConcurrency: req.maxConcurrency,
+            copyWorkDir: inThreads === 'copy',
+          }
+        : null;
+    if (threadsFrom?.copyWorkDir) SearchThreads.removeCopies(req.workDir);
+    indexSaved = false;
+    const ctx = {
+      dataset: { name: dataset.name, n: dataset.n, d: dataset.d, metric: dataset.metric, hasText: dataset.text !== undefined },
+      settings: p.index,
+      workDir: req.workDir,
+      maxConcurrency: req.maxConcurrency,
+      log: (m: string) => process.stderr.write(`[${req.participant}] ${m}\n`),
+      server: req.server,
+    };
+    if (req.reopen && !p.adapter.reopen) throw new Error(`participant ${req.participant} cannot reopen its data (no reopen in its adapter)`);
+    const t0 = performance.now();
+    session = req.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx);
+    const openS = (performance.now() - t0) / 1000;
+    indexSaved = req.reopen === true;
+    return { type: 'opened', engineVersion: await p.adapter.engineVersion(), openS };
+  },
+  load: async (req) => {
+    await closeThreads();
+    indexSaved = false;
+    const ds = dataset!;
+    const t0 = performance.now();
+    for (let from = 0; from < ds.n; from += req.batchSize) {
+      const to = Math.min(ds.n, from + req.batchSize);
+      await session!.ingest(rowsOf(ds, from, to));
+      send({ id: -1, progress: { what: 'ingest', done: to, total: ds.n } });
     }
-    case 'open': {
-      const p = await loadParticipant(req.participant, req.settingsPath);
-      if (dataset?.name !== req.dataset) dataset = await loadDataset(req.dataDir, req.dataset, { verify: false });
-      await closeThreads();
-      concurrent = p.adapter.concurrentSearch;
-      workDir = req.workDir;
-      const inThreads = p.adapter.reopenInThreads;
-      threadsFrom =
-        inThreads && !concurrent && p.adapter.reopen
-          ? {
-              participant: req.participant,
-              settingsPath: req.settingsPath,
-              dataDir: req.dataDir,
-              dataset: req.dataset,
-              workDir: req.workDir,
-              maxConcurrency: req.maxConcurrency,
-              copyWorkDir: inThreads === 'copy',
-            }
-          : null;
-      if (threadsFrom?.copyWorkDir) SearchThreads.removeCopies(req.workDir);
-      indexSaved = false;
-      const ctx = {
-        dataset: { name: dataset.name, n: dataset.n, d: dataset.d, metric: dataset.metric, hasText: dataset.text !== undefined },
-        settings: p.index,
-        workDir: req.workDir,
-        maxConcurrency: req.maxConcurrency,
-        log: (m: string) => process.stderr.write(`[${req.participant}] ${m}\n`),
-        server: req.server,
-      };
-      if (req.reopen && !p.adapter.reopen) throw new Error(`participant ${req.participant} cannot reopen its data (no reopen in its adapter)`);
-      const t0 = performance.now();
-      session = req.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx);
-      const openS = (performance.now() - t0) / 1000;
-      indexSaved = req.reopen === true;
-      return { type: 'opened', engineVersion: await p.adapter.engineVersion(), openS };
+    const t1 = performance.now();
+    // The probe runs outside both timings: does the engine answer before its index is built?
+    const probe = req.probe ? await probeBetween(req.probe) : undefined;
+    const t2 = performance.now();
+    await session!.buildIndex();
+    const t3 = performance.now();
+    indexSaved = true;
+    return { type: 'loaded', ingestS: (t1 - t0) / 1000, indexS: (t3 - t2) / 1000, rows: ds.n, probe };
+  },
+  point: async (req) => ({ type: 'point', reply: await runPoint(req) }),
+  'null-pass': async (req) => ({
+    type: 'null-pass',
+    reply: await runPoint(
+      { type: 'point', knobs: {}, k: req.k, queries: req.queries, filters: req.queries.map(() => null), clients: req.clients },
+      session?.nullPath?.() ?? nullSession(req.k),
+      true,
+    ),
+  }),
+  explain: async (req) => {
+    const s = session!;
+    if (!s.explain && !s.strategy) return { type: 'explained', plan: null, planError: null, strategy: null };
+    await s.setKnobs(req.knobs);
+    const ds = dataset!;
+    const request = { vector: ds.queries.slice(req.query * ds.d, (req.query + 1) * ds.d), k: req.k, filter: req.filter };
+    const plan = s.explain ? await s.explain(request) : null;
+    let planError: string | null = null;
+    try {
+      if (plan !== null) s.checkPlan?.(plan, request);
+    } catch (e) {
+      planError = (e as Error).message;
     }
-    case 'load': {
-      await closeThreads();
-      indexSaved = false;
-      const ds = dataset!;
-      const t0 = performance.now();
-      for (let from = 0; from < ds.n; from += req.batchSize) {
-        const to = Math.min(ds.n, from + req.batchSize);
-        await session!.ingest(rowsOf(ds, from, to));
-        send({ id: -1, progress: { what: 'ingest', done: to, total: ds.n } });
-      }
-      const t1 = performance.now();
-      // The probe runs outside both timings: does the engine answer before its index is built?
-      const probe = req.probe ? await probeBetween(req.probe) : undefined;
-      const t2 = performance.now();
-      await session!.buildIndex();
-      const t3 = performance.now();
-      indexSaved = true;
-      return { type: 'loaded', ingestS: (t1 - t0) / 1000, indexS: (t3 - t2) / 1000, rows: ds.n, probe };
+    return { type: 'explained', plan, planError, strategy: s.strategy?.(request, plan) ?? null };
+  },
+  disk: async () => ({ type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null }),
+  close: async () => {
+    await closeThreads();
+    await session?.close();
+    session = null;
+    return { type: 'closed' };
+  },
+};
+
+/** What a feature's handler may use of the host. */
+const state: HostState = {
+  get session() {
+    return session;
+  },
+  get dataset() {
+    return dataset;
+  },
+  get concurrent() {
+    return concurrent;
+  },
+  progress: (p) => send({ id: -1, progress: p }),
+  indexChanging: async () => {
+    // A write leaves the threads' copies stale and the saved index behind the session.
+    await closeThreads();
+    indexSaved = false;
+  },
+};
+
+/** Routes each message type to its handler: the host's own, or the feature that declared it. */
+function router(features: readonly HostFeature[]): (req: HostRequest) => Promise<HostReply> {
+  const byType = new Map<string, (req: HostRequest) => Promise<HostReply>>();
+  for (const [type, handler] of Object.entries(core)) byType.set(type, handler as (req: HostRequest) => Promise<HostReply>);
+  for (const f of features) {
+    for (const type of f.types) {
+      if (byType.has(type)) throw new Error(`host feature ${f.name} declares message ${type}, which is already handled`);
+      byType.set(type, (req) => f.handle(state, req as FeatureRequest));
     }
-    case 'point':
-      return { type: 'point', reply: await runPoint(req) };
-    case 'null-pass':
-      return {
-        type: 'null-pass',
-        reply: await runPoint(
-          { type: 'point', knobs: {}, k: req.k, queries: req.queries, filters: req.queries.map(() => null), clients: req.clients },
-          session?.nullPath?.() ?? nullSession(req.k),
-          true,
-        ),
-      };
-    case 'explain': {
-      const s = session!;
-      if (!s.explain && !s.strategy) return { type: 'explained', plan: null, planError: null, strategy: null };
-      await s.setKnobs(req.knobs);
-      const ds = dataset!;
-      const request = { vector: ds.queries.slice(req.query * ds.d, (req.query + 1) * ds.d), k: req.k, filter: req.filter };
-      const plan = s.explain ? await s.explain(request) : null;
-      let planError: string | null = null;
-      try {
-        if (plan !== null) s.checkPlan?.(plan, request);
-      } catch (e) {
-        planError = (e as Error).message;
-      }
-      return { type: 'explained', plan, planError, strategy: s.strategy?.(request, plan) ?? null };
-    }
-    case 'quality-setup':
-    case 'quality-arm':
-      return handleQuality(session!, dataset!, concurrent, req);
-    case 'churn-caps':
-    case 'churn-load':
-    case 'churn-write':
-    case 'churn-compact':
-    case 'churn-disk':
-    case 'churn-search':
-    case 'churn-freshness':
-    case 'churn-mixed':
-      // A write leaves the threads' copies stale and the saved index behind the session.
-      if (req.type !== 'churn-caps' && req.type !== 'churn-disk' && req.type !== 'churn-search') {
-        await closeThreads();
-        indexSaved = false;
-      }
-      return handleChurn(session!, dataset!, concurrent, req, (p) => send({ id: -1, progress: p }));
-    case 'loadgen-init':
-    case 'loadgen-closed':
-    case 'loadgen-open':
-    case 'loadgen-ceiling':
-    case 'loadgen-stop':
-    case 'loadgen-knobs':
-      return handleLoadgen(session, dataset, concurrent, req);
-    case 'disk':
-      return { type: 'disk', bytes: session?.diskBytes ? await session.diskBytes() : null };
-    case 'close':
-      await closeThreads();
-      await session?.close();
-      session = null;
-      return { type: 'closed' };
   }
+  return (req) => {
+    const handler = byType.get(req.type);
+    if (!handler) return Promise.reject(new Error(`the participant host has no handler for a ${req.type} message`));
+    return handler(req);
+  };
 }
 
-process.on('message', (raw) => {
-  const { id, req } = raw as { id: number; req: HostRequest };
-  handle(req).then(
-    (reply) => {
-      send({ id, ok: true, reply });
-      if (reply.type === 'closed') setImmediate(() => process.exit(0));
-    },
-    (e: unknown) => {
-      // A full disk under the engine's data is the user's to fix, not an engine failure.
-      const full = diskFullError(e, workDir === null ? undefined : `the engine's data in ${workDir}`);
-      const err = full ?? e;
-      send({ id, ok: false, error: err instanceof Error ? err.message : String(err), userError: err instanceof UserError });
-    },
-  );
-});
-// The host never outlives the runner: when the IPC channel closes, it exits.
-process.on('disconnect', () => process.exit(0));
+/** Serves the runner's requests over IPC until the channel closes. */
+export function serveHost(features: readonly HostFeature[]): void {
+  // The host prints engine log lines and errors: credentials are masked there too.
+  redactStandardStreams();
+  const handle = router(features);
+  process.on('message', (raw) => {
+    const { id, req } = raw as { id: number; req: HostRequest };
+    handle(req).then(
+      (reply) => {
+        send({ id, ok: true, reply });
+        if (reply.type === 'closed') setImmediate(() => process.exit(0));
+      },
+      (e: unknown) => {
+        // A full disk under the engine's data is the user's to fix, not an engine failure.
+        const full = diskFullError(e, workDir === null ? undefined : `the engine's data in ${workDir}`);
+        const err = full ?? e;
+        send({ id, ok: false, error: err instanceof Error ? err.message : String(err), userError: err instanceof UserError });
+      },
+    );
+  });
+  // The host never outlives the runner: when the IPC channel closes, it exits.
+  process.on('disconnect', () => process.exit(0));
+}

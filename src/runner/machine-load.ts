@@ -6,7 +6,7 @@
 // of the benchmark's own process trees (the runner, and a server that daemonised away from it);
 // the rest, less what the hypervisor stole, is other processes' work.
 import { readdirSync, readFileSync } from 'node:fs';
-import { processCpuSeconds } from '../loadgen/cpu.ts';
+import { processCpuSeconds } from './cpu.ts';
 import { processTree } from './resources.ts';
 
 /** The /proc/PID/stat fields this module needs, in clock ticks (starttime: ticks after boot). */

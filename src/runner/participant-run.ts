@@ -16,8 +16,6 @@ import { hardware } from '../results/hardware.ts';
 import { UserError } from '../util/errors.ts';
 import { Progress, log } from '../util/progress.ts';
 import { redactValue } from '../util/redact.ts';
-import { measureQuality } from '../hybrid/quality-run.ts';
-import { measureLoad } from '../loadgen/sweep.ts';
 import { VECBENCH_VERSION } from '../version.ts';
 import { HostError } from './client.ts';
 import { EngineHandle } from './engine-handle.ts';
@@ -153,14 +151,11 @@ export class ParticipantRun {
       // they are in the file.
       const normalized = redactValue(JSON.parse(JSON.stringify(result)) as ResultFile);
       if (resumable(prev, normalized)) {
-        // A complete result still lacking the answer-quality section of a labelled dataset is
-        // resumed for that section alone (its groups are complete and kept).
-        const qualityMissing = ds.labels !== undefined && opts.quality !== false && prev.extra.quality === undefined;
-        // Likewise a complete result still lacking an asked concurrency sweep or open loop.
-        const loadMissing =
-          (opts.load?.concurrency !== undefined && prev.extra.concurrency === undefined) ||
-          (opts.load?.openLoop !== undefined && prev.extra.open_loop === undefined);
-        if (prev.run.complete && !qualityMissing && !loadMissing) {
+        // A complete result still lacking the section of an asked step (answer quality on a
+        // labelled dataset, a concurrency sweep) is resumed for that step alone (its groups are
+        // complete and kept).
+        const stepMissing = (opts.steps ?? []).some((s) => s.pending(prev, ds));
+        if (prev.run.complete && !stepMissing) {
           log(`${p.name}: ${ds.name} already measured (${path}); pass --fresh to measure again`);
           result = prev;
           already = true;
@@ -337,41 +332,14 @@ export class ParticipantRun {
     }
   }
 
-  /** Answer quality on a labelled dataset, then the concurrency sweep and open loop if asked. */
+  /** The steps the run was given (features: answer quality, the concurrency sweep, ...), in
+   * order, each where its section is still missing. */
   async extras(): Promise<void> {
     const { p, ds, opts, result, groups } = this;
     this.progress.done();
-    if (ds.labels && opts.quality !== false && result.extra.quality === undefined) {
-      try {
-        result.extra.quality = await measureQuality(() => this.engine.ready('engine restarted'), p, ds, opts);
-      } catch (e) {
-        if (!(e instanceof HostError) || e.userError) throw e;
-        result.extra.quality = {
-          format: 'vecbench-quality/1',
-          status: 'failed',
-          reason: e.message,
-          k: opts.qualityK ?? 100,
-          queries: 0,
-          labels: '',
-          keyword: null,
-          fusion: null,
-          oracle: null,
-          points: [],
-          unsupported: [],
-        };
-        log(`${p.name}: answer quality failed: ${e.message}`);
-      }
-      this.save();
-    }
-    if (opts.load) {
-      try {
-        await measureLoad(this.engine, p, ds, groups, result, { ...opts.load, pointTimeoutS: opts.pointTimeoutS }, () => this.save());
-      } catch (e) {
-        if (!(e instanceof HostError) || e.userError) throw e;
-        result.extra.load_error = e.message;
-        log(`${p.name}: concurrency sweep / open loop failed: ${e.message}`);
-      }
-      this.save();
+    for (const step of opts.steps ?? []) {
+      if (!step.pending(result, ds)) continue;
+      await step.run({ engine: this.engine, p, ds, groups, result, pointTimeoutS: opts.pointTimeoutS, clients: opts.clients, save: () => this.save() });
     }
   }
 

@@ -1,10 +1,16 @@
 // Messages between the runner and the participant host (a child process per participant).
 // The host times every query next to the engine, so IPC costs never enter a latency.
 import type { FilterExpr, Knobs, ServerConnection, Strategy } from '../contracts.ts';
-import type { QualityHostReply, QualityHostRequest } from '../hybrid/protocol.ts';
-import type { ChurnHostReply, ChurnHostRequest } from '../churn/protocol.ts';
-import type { LoadgenHostReply, LoadgenHostRequest } from '../loadgen/protocol.ts';
 import type { PointReply } from './point-reply.ts';
+
+/** The features' messages (feature.ts): each feature adds `name: { request; reply }` from its
+ * own protocol file, `declare module '../runner/protocol.ts' { interface FeatureMessages {...} }`,
+ * so these unions name no feature. */
+/** @public (merged into, never imported) */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the features' declarations
+export interface FeatureMessages {}
+export type FeatureRequest = FeatureMessages[keyof FeatureMessages]['request'];
+export type FeatureReply = FeatureMessages[keyof FeatureMessages]['reply'];
 
 export type HostRequest =
   | {
@@ -34,10 +40,8 @@ export type HostRequest =
    * own cost per query (harness-overhead.ts). Needs the dataset ('dataset' or 'open'). */
   | { type: 'null-pass'; k: number; queries: number[]; clients: number }
   | { type: 'disk' }
-  | QualityHostRequest
-  | ChurnHostRequest
-  | LoadgenHostRequest
-  | { type: 'close' };
+  | { type: 'close' }
+  | FeatureRequest;
 
 export type HostReply =
   /** openS: seconds the adapter's open (or reopen) took. */
@@ -49,10 +53,8 @@ export type HostReply =
   | { type: 'null-pass'; reply: PointReply }
   | { type: 'explained'; plan: string | null; planError: string | null; strategy: Strategy | null }
   | { type: 'disk'; bytes: number | null }
-  | QualityHostReply
-  | ChurnHostReply
-  | LoadgenHostReply
-  | { type: 'closed' };
+  | { type: 'closed' }
+  | FeatureReply;
 
 export type HostMessage =
   | { id: number; ok: true; reply: HostReply }

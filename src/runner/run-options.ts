@@ -1,7 +1,7 @@
 // The options of `vecbench run`, as the command line gives them.
 import { availableParallelism } from 'node:os';
 import type { GroupKey } from '../datasets/groups.ts';
-import type { LoadOptions } from '../loadgen/load-options.ts';
+import type { RunStep } from './feature.ts';
 import type { Timing } from './timed-rounds.ts';
 
 export interface RunOptions {
@@ -22,12 +22,9 @@ export interface RunOptions {
   /** Cold protocol (docs/method.md §5): evict the engine's data files from the page cache before every
    * group. */
   cold?: boolean;
-  /** On a dataset with relevance labels, measure answer quality (dense, keyword, hybrid) after the groups (default true). */
-  quality?: boolean;
-  /** Results asked of each quality arm (default 100). */
-  qualityK?: number;
-  /** Concurrency sweep and / or open loop after the groups (src/loadgen). */
-  load?: Omit<LoadOptions, 'pointTimeoutS'>;
+  /** What the features measure after each participant's groups (src/features.ts runSteps:
+   * answer quality on a labelled dataset, the concurrency sweep, the open loop), in order. */
+  steps?: RunStep[];
   /** Keep each participant's engine data (<out>/.engines/...) after its result is complete. */
   keepEngines?: boolean;
   /** Per server participant: the URL of a server the user runs (--connect); none is started. */

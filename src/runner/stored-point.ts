@@ -1,8 +1,7 @@
 // The stored point of a timed warm entry (step 5 of the warm protocol, measure-group.ts): the
 // quiet passes' estimates and intervals, recall, the flags (client-limited, busy-machine, the
 // harness's share), the raw per-pass figures and storage read per query.
-import { isClientLimited } from '../loadgen/flags.ts';
-import { hostCeiling } from '../loadgen/points.ts';
+import { isClientLimited } from './client-limit.ts';
 import { recallInterval, summarizePasses, type PassFigures } from '../metrics/intervals.ts';
 import { pointReadings } from '../metrics/recall.ts';
 import type { ResultPoint } from '../results/schema.ts';
@@ -17,7 +16,7 @@ const FEW_QUERIES = 'few-queries';
 
 /** The stored point of a timed entry. */
 export async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
-  const { engine, p, ds, g, queries, timing, pointTimeoutS } = run;
+  const { p, ds, queries, timing } = run;
   const quiet = e.busy.map((b) => !b);
   const quietCount = quiet.filter(Boolean).length;
   const busyMachine = quietCount < timing.minPasses;
@@ -43,15 +42,17 @@ export async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
   if (queries.length < minPointQueries(ds.nq)) flags.push(FEW_QUERIES);
   const server = p.adapter.server !== undefined;
   const perThreadQps = sum.qps / Math.max(1, e.drive.threads);
+  // The null pass is the point's own loop against an engine that answers at once: its rate is
+  // the ceiling an in-process engine (sharing the host's thread with that loop) is held against.
+  const harness = await harnessCost(run, e.drive.clients);
   const limited = server
     ? isClientLimited({ mode: 'threads', qps: sum.qps, busiestThread: e.demand.wall > 0 ? e.demand.weighted / e.demand.wall : null })
-    : isClientLimited({ mode: 'in-process', qps: perThreadQps, ceilingQps: await hostCeiling(engine, e.drive.clients, g.k, pointTimeoutS) });
+    : isClientLimited({ mode: 'in-process', qps: perThreadQps, ceilingQps: harness?.qps ?? null });
   if (limited) flags.push('client-limited');
   if (busyMachine) flags.push('busy-machine');
-  const harness = await harnessCost(run, e.drive.clients);
   // Held against the time each query takes of the pass (1 / QPS): the mean latency in the
   // latency view, and what the harness's share of throughput is with requests in flight.
-  if (harness !== null) flags.push(...harnessFlag(harness, 1000 / sum.qps));
+  if (harness !== null) flags.push(...harnessFlag(harness.perQueryMs, 1000 / sum.qps));
   const mean = (xs: (number | null)[]) => {
     const v = xs.filter((x): x is number => x !== null);
     return v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length;
@@ -93,7 +94,7 @@ export async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
       steal: mean(e.pass.steal),
       ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: mean(e.pass.host_ms) } : {}),
     },
-    ...(harness !== null ? { harness_ms: harness } : {}),
+    ...(harness !== null ? { harness_ms: harness.perQueryMs } : {}),
   };
 }
 
@@ -105,17 +106,19 @@ function ioPerQuery(bytes: (number | null)[], faults: (number | null)[], queries
   return { io: { read_bytes_per_query: sum(bytes) / n, major_faults_per_query: sum(faults) / n } };
 }
 
-const harnessCache = new WeakMap<GroupEngine, Map<string, number | null>>();
+type HarnessCost = { perQueryMs: number; qps: number };
+const harnessCache = new WeakMap<GroupEngine, Map<string, HarnessCost | null>>();
 
-/** The host's own cost per query at this k and in-flight level (null engine), cached per engine. */
-async function harnessCost(run: GroupRun, clients: number): Promise<number | null> {
+/** The host's own cost per query at this k and in-flight level (null engine), and the rate it
+ * caps the loop at; cached per engine. */
+async function harnessCost(run: GroupRun, clients: number): Promise<HarnessCost | null> {
   let m = harnessCache.get(run.engine);
   if (!m) harnessCache.set(run.engine, (m = new Map()));
   const key = `${run.g.k}/${clients}`;
   if (!m.has(key)) {
     try {
       const r = await measureHarnessOverhead((req) => run.engine.request<'null-pass'>(req, run.pointTimeoutS), run.g.k, run.queries, clients);
-      m.set(key, r.perQueryMs);
+      m.set(key, r);
     } catch (e) {
       if (!(e instanceof HostError) || e.userError) throw e;
       log(`${run.p.name}: the harness overhead could not be measured: ${e.message}`);

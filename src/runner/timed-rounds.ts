@@ -6,7 +6,7 @@
 // machine's speed (tens of percent over a minute on a shared host) falls on every point alike
 // instead of on whichever participant was measured in the slow minute. Each pass is kept as it
 // completes (src/runner/kept-passes.ts) for a resumed run.
-import { DemandMeter } from '../loadgen/cpu.ts';
+import { DemandMeter } from './cpu.ts';
 import { passLatency, qpsHalfWidth } from '../metrics/intervals.ts';
 import { HostError } from './client.ts';
 import { engineProcesses, ioDelta, readIo } from './engine-io.ts';

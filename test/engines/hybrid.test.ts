@@ -8,6 +8,7 @@ import type { Dataset } from '../../src/datasets/layout.ts';
 import { DEBIAN_DATASET, DEBIAN_STATUS, debianCorpus, parseStatus } from '../../src/datasets/sources/debian-packages.ts';
 import { Bm25Index } from '../../src/hybrid/bm25.ts';
 import { readQualitySection, type QualitySection } from '../../src/hybrid/schema.ts';
+import { runSteps } from '../../src/features.ts';
 import { scoreRanking } from '../../src/metrics/quality.ts';
 import { deriveQuality, renderQuality } from '../../src/report/quality.ts';
 import { readResult, resultPath } from '../../src/results/store.ts';
@@ -143,6 +144,7 @@ before(async () => {
     groups: [{ filter: 'none', k: 10 }],
     pointTimeoutS: 600,
     loadTimeoutS: 600,
+    steps: await runSteps({ quality: true }),
   });
   for (const p of ['exact', 'hnswlib']) sections[p] = readQualitySection(readResult(resultPath(outDir, DEBIAN_DATASET, p)).extra, p)!;
 });

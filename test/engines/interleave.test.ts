@@ -29,7 +29,6 @@ async function measure(out: string, interleave: boolean): Promise<ResultFile[]> 
       groups: [{ filter: 'none', k: 10 }],
       pointTimeoutS: 300,
       loadTimeoutS: 600,
-      quality: false,
       interleave,
       timing: { minPasses: 4, minSeconds: 0, maxPasses: 8 },
       busyCores: 64,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
-import { processCpuSeconds } from '../../src/loadgen/cpu.ts';
+import { processCpuSeconds } from '../../src/runner/cpu.ts';
 import { processTree } from '../../src/runner/resources.ts';
 import {
   BUSY_OTHER_CORES,

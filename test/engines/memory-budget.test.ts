@@ -79,7 +79,6 @@ test('a real run records each engine budget, and a server engine that does not f
       groups: [{ filter: 'none', k: 10 }],
       pointTimeoutS: 300,
       loadTimeoutS: 600,
-      quality: false,
       timing: { minPasses: 2, minSeconds: 0, maxPasses: 3 },
       busyCores: 64,
       builds: 1,

@@ -142,7 +142,6 @@ test('a cold-protocol run records resources for an in-process engine and a serve
     pointTimeoutS: 300,
     loadTimeoutS: 600,
     cold: true,
-    quality: false,
   });
   const results = readAllResults(out);
   assert.equal(results.length, 2);

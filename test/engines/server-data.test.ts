@@ -46,7 +46,6 @@ test('pgvector runs with --out under a 0700 directory; its data is linked from t
     groups: [{ filter: 'none', k: 10 }],
     pointTimeoutS: 300,
     loadTimeoutS: 600,
-    quality: false,
     keepEngines: true,
   });
   assert.equal(results.length, 1, 'pgvector was measured (not stopped)');

@@ -167,7 +167,6 @@ test('the runner detects a server that dies mid-run: the engine is started again
     ],
     pointTimeoutS: 300,
     loadTimeoutS: 600,
-    quality: false,
   });
   // Once the load is recorded (the measurements have begun), kill the server from outside.
   const watcher = (async () => {

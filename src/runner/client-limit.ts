@@ -11,7 +11,7 @@
 //   limited when its rate reaches CEILING_FRACTION of that ceiling, i.e. when the client's share
 //   of the thread's time reaches that fraction;
 // - a network engine driven from worker threads is held against its protocol's null ceiling too
-//   (the same client and protocol against a server that does no work: ceiling.ts
+//   (the same client and protocol against a server that does no work: src/loadgen/ceiling.ts
 //   protocolCeilings, at the same in-flight level): limited when its rate reaches
 //   CEILING_FRACTION of it. This reads the protocol's own costs (the server side of the protocol
 //   shares the machine's cores with the client), which the busy-thread rule cannot see.

@@ -3,7 +3,7 @@
 // (PostgreSQL runs a backend process per connection).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { processTree } from '../runner/resources.ts';
+import { processTree } from './resources.ts';
 
 let ticksPerSecond: number | null = null;
 function clockTicks(): number {
