@@ -46,6 +46,7 @@ export const SHARED_IN_OWN_FILE: Readonly<Record<string, string>> = {
   lancedb: 'participant-lancedb.test.ts',
   libsql: 'participant-libsql.test.ts',
   milvus: 'participant-milvus.test.ts',
+  opensearch: 'participant-opensearch.test.ts',
   orama: 'participant-orama.test.ts',
   pgvector: 'participant-pgvector.test.ts',
   'pgvector-pglite': 'participant-pgvector-pglite.test.ts',
@@ -53,6 +54,7 @@ export const SHARED_IN_OWN_FILE: Readonly<Record<string, string>> = {
   'redis-q8': 'participant-redis.test.ts',
   'sqlite-vec': 'participant-sqlite-vec.test.ts',
   usearch: 'participant-usearch.test.ts',
+  weaviate: 'participant-weaviate.test.ts',
   zvec: 'participant-zvec.test.ts',
 };
 
