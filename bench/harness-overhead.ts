@@ -27,7 +27,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { prepareDataset } from '../src/datasets/registry.ts';
+import { prepareDataset } from '../src/prepare/registry.ts';
 import { groundTruthFor } from '../src/groundtruth/cache.ts';
 import { HostClient } from '../src/runner/client.ts';
 import { loadParticipant } from '../src/runner/participants.ts';

@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { prepareDataset } from '../src/datasets/registry.ts';
+import { prepareDataset } from '../src/prepare/registry.ts';
 import { HostClient } from '../src/runner/client.ts';
 import { measureHarnessOverhead } from '../src/runner/harness-overhead.ts';
 import { loadParticipant } from '../src/runner/participants.ts';

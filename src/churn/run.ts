@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fr
 import { join, resolve } from 'node:path';
 import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
-import { prepareDataset } from '../datasets/registry.ts';
+import { prepareDataset } from '../prepare/registry.ts';
 import { RESULT_FORMAT, type ResultFile } from '../results/schema.ts';
 import { engineLogPath, readResult, resultPath, writeResult } from '../results/store.ts';
 import { HostClient, HostError } from '../runner/client.ts';

@@ -5,7 +5,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { BUILT_IN, loadRunbook } from '../churn/runbook.ts';
 import { runChurn } from '../churn/run.ts';
 import { isPrepared } from '../datasets/layout.ts';
-import { DEFAULT_DATASET, sourceFor } from '../datasets/registry.ts';
+import { DEFAULT_DATASET, sourceFor } from '../prepare/registry.ts';
 import { deriveChurn, renderChurn } from '../report/churn.ts';
 import { readAllResults } from '../results/store.ts';
 import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';

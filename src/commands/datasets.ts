@@ -1,8 +1,8 @@
 // `vecbench datasets`: the datasets vecbench knows, and which are prepared.
 import type { Command } from 'commander';
 import { isPrepared } from '../datasets/layout.ts';
-import { datasetListing } from '../datasets/sources/listing.ts';
-import { DEFAULT_DATASET } from '../datasets/registry.ts';
+import { datasetListing } from '../prepare/sources/listing.ts';
+import { DEFAULT_DATASET } from '../prepare/registry.ts';
 import { dataDir } from './common.ts';
 
 export function registerDatasets(program: Command): void {

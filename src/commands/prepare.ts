@@ -2,10 +2,10 @@
 // attributes, ground truth): a registered one, a BEIR corpus (embedded while preparing), or the
 // user's own files (prepare custom).
 import { type Command, InvalidArgumentError } from 'commander';
-import { CUSTOM_NAME, prepareCustom } from '../datasets/sources/custom.ts';
+import { CUSTOM_NAME, prepareCustom } from '../prepare/sources/custom.ts';
 import type { Metric } from '../contracts.ts';
-import { prepareDataset } from '../datasets/registry.ts';
-import { prepareBeir } from '../datasets/beir.ts';
+import { prepareDataset } from '../prepare/registry.ts';
+import { prepareBeir } from '../prepare/beir.ts';
 import { EMBED_HELP } from '../embed/provider.ts';
 import { UserError } from '../util/errors.ts';
 import { dataDir } from './common.ts';

@@ -3,7 +3,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { isPrepared } from '../datasets/layout.ts';
-import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, sourceFor } from '../datasets/registry.ts';
+import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, sourceFor } from '../prepare/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants, tierParticipants } from '../runner/registry.ts';

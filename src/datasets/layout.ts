@@ -83,7 +83,7 @@ export interface Dataset extends PreparedData {
   hash: string;
 }
 
-/** Exported for the streaming writer (src/datasets/sources/writer.ts): one layout, one naming. */
+/** Exported for the streaming writer (src/prepare/sources/writer.ts): one layout, one naming. */
 export const fileNames = {
   base: 'base.f32',
   queries: 'queries.f32',

@@ -10,7 +10,7 @@
 // cold start). --no-interleave takes the participants one after another instead, one engine
 // loaded at a time.
 import { resolve } from 'node:path';
-import { prepareDataset } from '../datasets/registry.ts';
+import { prepareDataset } from '../prepare/registry.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readResult, resultPath, resultPaths } from '../results/store.ts';
 import { UserError } from '../util/errors.ts';

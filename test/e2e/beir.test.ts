@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { prepareBeir, readBeir } from '../../src/datasets/beir.ts';
+import { prepareBeir, readBeir } from '../../src/prepare/beir.ts';
 import { loadDataset } from '../../src/datasets/layout.ts';
 import { parseEmbedSpec } from '../../src/embed/provider.ts';
 import { checkModelDir } from '../../src/embed/transformer.ts';

@@ -19,7 +19,7 @@ import { LocalTarget, newRunbookResult, unsupportedReason } from '../../src/chur
 import type { RunbookResult } from '../../src/churn/schema.ts';
 import { SnapshotTruth, liveTruth } from '../../src/churn/truth.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { deriveChurn } from '../../src/report/churn.ts';
 import { loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { makeRng } from '../../src/util/hash.ts';

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { allGroups, filterKind, matchingRows, parseGroupList, passes } from '../../src/datasets/groups.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import { summarize } from '../../src/metrics/recall.ts';
 import type { DerivedCell } from '../../src/report/cells.ts';
 import { readAllResults } from '../../src/results/store.ts';

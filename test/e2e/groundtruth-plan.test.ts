@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { writePrepared } from '../../src/datasets/layout.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { prepareGroundTruth } from '../../src/groundtruth/cache.ts';
 import { mergePlan } from '../../src/groundtruth/plan-merge.ts';
 import { readPlan, runPlanShard, writePlan } from '../../src/groundtruth/plan.ts';

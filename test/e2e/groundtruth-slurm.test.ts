@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { STANDARD_KINDS } from '../../src/datasets/groups.ts';
-import { DEFAULT_DATASET } from '../../src/datasets/registry.ts';
+import { DEFAULT_DATASET } from '../../src/prepare/registry.ts';
 import { SlurmCluster } from '../helpers/slurm-cluster.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'vecbench.js');

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadDataset, writePrepared, type Dataset } from '../../src/datasets/layout.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { readCell, type CurvePoint } from '../../src/metrics/frontier.ts';
 import { deriveCells, TARGETS, type DerivedCell } from '../../src/report/cells.ts';
 import { renderPage } from '../../src/report/html.ts';

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Participant } from '../../src/contracts.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import { ResultWriter, foldJournal } from '../../src/results/journal.ts';
 import { RESULT_FORMAT, type ResultFile } from '../../src/results/schema.ts';
 import { readResult } from '../../src/results/store.ts';

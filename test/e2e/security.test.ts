@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { writePrepared } from '../../src/datasets/layout.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { MAX_SHARDS, readPlan, writePlan } from '../../src/groundtruth/plan.ts';
 import { writeSlurmScripts } from '../../src/groundtruth/schedulers.ts';
 import { reapServerData } from '../../src/runner/server-data.ts';

@@ -16,18 +16,18 @@ import { parquetWriteFile } from 'hyparquet-writer';
 import { UserError } from '../../src/util/errors.ts';
 import { makeRng } from '../../src/util/hash.ts';
 import { loadDataset, type Dataset } from '../../src/datasets/layout.ts';
-import { prepareDataset, sourceFor } from '../../src/datasets/registry.ts';
+import { prepareDataset, sourceFor } from '../../src/prepare/registry.ts';
 import { prepareGroups, scorePoint } from '../../src/runner/points.ts';
 import { STANDARD_KINDS } from '../../src/datasets/groups.ts';
-import { heldOutRows } from '../../src/datasets/sources/common.ts';
-import { download } from '../../src/datasets/sources/download.ts';
-import { FASHION_MNIST_DIR, FASHION_MNIST_PINNED } from '../../src/datasets/sources/fashion-mnist.ts';
+import { heldOutRows } from '../../src/prepare/sources/common.ts';
+import { download } from '../../src/prepare/sources/download.ts';
+import { FASHION_MNIST_DIR, FASHION_MNIST_PINNED } from '../../src/prepare/sources/fashion-mnist.ts';
 import { writeFashionLike } from '../helpers/fashion-fixture.ts';
-import { GLOVE_SEED, WinkVectorScanner } from '../../src/datasets/sources/glove.ts';
-import { MINILM_SEED } from '../../src/datasets/sources/minilm.ts';
-import { prepareCustom } from '../../src/datasets/sources/custom.ts';
-import { WIKI_LANGUAGES, WIKI_QUERY_LANGUAGES, WIKI_REPO, splitByShares } from '../../src/datasets/sources/remote.ts';
-import { datasetListing } from '../../src/datasets/sources/listing.ts';
+import { GLOVE_SEED, WinkVectorScanner } from '../../src/prepare/sources/glove.ts';
+import { MINILM_SEED } from '../../src/prepare/sources/minilm.ts';
+import { prepareCustom } from '../../src/prepare/sources/custom.ts';
+import { WIKI_LANGUAGES, WIKI_QUERY_LANGUAGES, WIKI_REPO, splitByShares } from '../../src/prepare/sources/remote.ts';
+import { datasetListing } from '../../src/prepare/sources/listing.ts';
 
 process.env.VECBENCH_QUIET = '1';
 const root = mkdtempSync(join(tmpdir(), 'vecbench-sources-'));
@@ -825,7 +825,7 @@ describe('wiki-v3-1024 (a local server standing in for the Hugging Face Hub)', (
 
 describe('remote sources are input: https only, listings checked', () => {
   test('a plain-http mirror that is not this machine is refused in one line naming the variable; loopback and https pass', async () => {
-    const { remoteBase } = await import('../../src/datasets/sources/remote.ts');
+    const { remoteBase } = await import('../../src/prepare/sources/remote.ts');
     assert.throws(() => remoteBase('VECBENCH_ANN_BENCHMARKS_URL', 'http://ann-benchmarks.com', 'x'), /VECBENCH_ANN_BENCHMARKS_URL must be an https:\/\/ URL/);
     assert.throws(() => remoteBase('VECBENCH_HF_ENDPOINT', 'ftp://mirror', 'x'), /VECBENCH_HF_ENDPOINT must be an https/);
     assert.throws(() => remoteBase('VECBENCH_HF_ENDPOINT', 'not a url', 'x'), /VECBENCH_HF_ENDPOINT is not a URL/);

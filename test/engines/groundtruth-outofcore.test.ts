@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { writePrepared, type Dataset } from '../../src/datasets/layout.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { computeGroundTruth, groundTruthFor, type GroundTruth } from '../../src/groundtruth/cache.ts';
 import { nativeAvailable } from '../../src/groundtruth/exact.ts';
 import { gtMemoryBytes, outOfCoreGroundTruth, partialDir, planShards } from '../../src/groundtruth/outofcore.ts';

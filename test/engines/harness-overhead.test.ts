@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import { HostClient } from '../../src/runner/client.ts';
 import { HARNESS_OVERHEAD_LIMIT, HARNESS_OVERHEAD_RULE, harnessFlag, measureHarnessOverhead } from '../../src/runner/harness-overhead.ts';
 import { loadParticipant } from '../../src/runner/participants.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Knobs, Participant } from '../../src/contracts.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
 import { CALIBRATION_TOLERANCE } from '../../src/metrics/frontier.ts';
 import { deriveCells } from '../../src/report/cells.ts';

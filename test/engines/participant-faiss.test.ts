@@ -13,7 +13,7 @@ import { ATTRIBUTES } from '../../src/contracts.ts';
 import { filterKind, passes } from '../../src/datasets/groups.ts';
 import { ladderFor, loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { UserError } from '../../src/util/errors.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import { HostClient } from '../../src/runner/client.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
 import { autoNlist, autoPqM, filterClauses, loadAddon } from '../../participants/faiss/adapter.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { filterKind } from '../../src/datasets/groups.ts';
 import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';

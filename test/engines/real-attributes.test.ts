@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { filterKind, matchingRows } from '../../src/datasets/groups.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
 import { measureBounds, realQueryAttributes } from '../../src/datasets/real-attributes.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import { readResult, resultPath } from '../../src/results/store.ts';
 import { prepareGroups } from '../../src/runner/points.ts';
 import { run } from '../../src/runner/run.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FilterExpr, Knobs } from '../../src/contracts.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
 import { HostClient, HostError } from '../../src/runner/client.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';

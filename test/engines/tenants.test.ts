@@ -11,7 +11,7 @@ import type { Participant } from '../../src/contracts.ts';
 import { hashedAttributes } from '../../src/datasets/attributes.ts';
 import { parseGroupList } from '../../src/datasets/groups.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
-import { prepareDataset } from '../../src/datasets/registry.ts';
+import { prepareDataset } from '../../src/prepare/registry.ts';
 import { summarize } from '../../src/metrics/recall.ts';
 import { deriveCells } from '../../src/report/cells.ts';
 import { renderTable } from '../../src/report/table.ts';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
-import { generateSynthetic } from '../../src/datasets/synthetic.ts';
+import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { realQueryAttributes } from '../../src/datasets/real-attributes.ts';
 import { hashMod } from '../../src/util/hash.ts';
 import { filterKind, matchingRows, passes } from '../../src/datasets/groups.ts';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FILTER_KINDS, matchingRows, parseGroupKey } from '../../src/datasets/groups.ts';
 import { loadDataset, writePrepared, type Dataset } from '../../src/datasets/layout.ts';
-import { generateSynthetic, parseSyntheticName, prepareSyntheticStreamed, STREAM_ABOVE_BYTES } from '../../src/datasets/synthetic.ts';
-import { prepareDataset, sourceFor } from '../../src/datasets/registry.ts';
+import { generateSynthetic, parseSyntheticName, prepareSyntheticStreamed, STREAM_ABOVE_BYTES } from '../../src/prepare/synthetic.ts';
+import { prepareDataset, sourceFor } from '../../src/prepare/registry.ts';
 import { hashedAttributes } from '../../src/datasets/attributes.ts';
 import { UserError } from '../../src/util/errors.ts';
 

@@ -10,10 +10,10 @@ import { exactDistance } from '../../groundtruth/exact.ts';
 import { UserError } from '../../util/errors.ts';
 import { SAFE_NAME_RULE, isSafeName, shownName } from '../../util/names.ts';
 import { log } from '../../util/progress.ts';
-import { datasetDir, isPrepared, loadDataset, type Dataset } from '../layout.ts';
+import { datasetDir, isPrepared, loadDataset, type Dataset } from '../../datasets/layout.ts';
 import type { DatasetSource } from '../dataset-source.ts';
-import { whilePreparing } from '../preparing.ts';
-import { FORMAT_HELP, declaredMetric, openIds, openVectors, parseInputSpec, readAllIds } from '../readers/index.ts';
+import { whilePreparing } from '../../datasets/preparing.ts';
+import { FORMAT_HELP, declaredMetric, openIds, openVectors, parseInputSpec, readAllIds } from '../../datasets/readers/index.ts';
 import { hashInputs, readAllRows, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 

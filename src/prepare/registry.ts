@@ -2,13 +2,13 @@
 // finds the one that knows the name. Later formats add entries here, not switches elsewhere.
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/progress.ts';
-import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
+import { isPrepared, loadDataset, writePrepared, type Dataset } from '../datasets/layout.ts';
 import { generateSynthetic, parseSyntheticName, prepareSyntheticStreamed, STREAM_ABOVE_BYTES } from './synthetic.ts';
 import { beirSource } from './beir.ts';
 import { debianPackagesSource } from './sources/debian-packages.ts';
 import { REAL_SOURCES } from './sources/index.ts';
 import { prepareGroundTruth } from '../groundtruth/cache.ts';
-import { refuseWhileBeingPrepared, whilePreparing } from './preparing.ts';
+import { refuseWhileBeingPrepared, whilePreparing } from '../datasets/preparing.ts';
 import type { DatasetSource } from './dataset-source.ts';
 
 export const DEFAULT_DATASET = 'synthetic-20k';

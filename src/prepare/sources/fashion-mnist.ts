@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SetupNeeded, UserError } from '../../util/errors.ts';
 import type { DatasetSource } from '../dataset-source.ts';
-import type { MatrixReader } from '../readers/common.ts';
-import { openIdx } from '../readers/idx.ts';
+import type { MatrixReader } from '../../datasets/readers/common.ts';
+import { openIdx } from '../../datasets/readers/idx.ts';
 import { checkPinned, hashInputs, readAllRows, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 

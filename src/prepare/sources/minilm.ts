@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../util/errors.ts';
 import type { DatasetSource } from '../dataset-source.ts';
-import { FIX_TRUNCATED, inputError } from '../readers/common.ts';
-import { openRawFloat32 } from '../readers/npy.ts';
+import { FIX_TRUNCATED, inputError } from '../../datasets/readers/common.ts';
+import { openRawFloat32 } from '../../datasets/readers/npy.ts';
 import { checkPinned, hashInputs, heldOutRows, packageFile, streamRows } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, withWriter } from './writer.ts';
 

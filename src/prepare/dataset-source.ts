@@ -1,5 +1,5 @@
 // A registry entry (registry.ts SOURCES): a dataset family, how its names look and how it is made.
-import type { Dataset, PreparedData } from './layout.ts';
+import type { Dataset, PreparedData } from '../datasets/layout.ts';
 
 export interface DatasetSource {
   /** Shown by `vecbench datasets`. */

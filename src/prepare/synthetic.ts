@@ -5,12 +5,12 @@
 // distribution, never copied from the base set).
 import { UserError } from '../util/errors.ts';
 import { makeRng } from '../util/hash.ts';
-import { assignClusters, hashedAttributes, kmeans, otherLanguages } from './attributes.ts';
-import type { Dataset, PreparedData } from './layout.ts';
+import { assignClusters, hashedAttributes, kmeans, otherLanguages } from '../datasets/attributes.ts';
+import type { Dataset, PreparedData } from '../datasets/layout.ts';
 import { PreparedWriter } from './sources/writer.ts';
 import { yieldToSignals } from '../util/at-exit.ts';
-import { buildRegionTree, regionsOf } from './regions.ts';
-import { noRealQueries, noRealRows } from './real-attributes.ts';
+import { buildRegionTree, regionsOf } from '../datasets/regions.ts';
+import { noRealQueries, noRealRows } from '../datasets/real-attributes.ts';
 
 export const SYNTHETIC_DEFAULTS = { d: 128, latent: 24, generators: 64, clusters: 50, seed: 42 };
 /** A base larger than this is generated block by block straight to disk (prepareSyntheticStreamed),
@@ -131,7 +131,7 @@ export function generateSynthetic(n: number, nq: number, opts: Partial<typeof SY
   };
 }
 
-/** Generates a set block by block into the prepared layout (src/datasets/sources/writer.ts): the
+/** Generates a set block by block into the prepared layout (src/prepare/sources/writer.ts): the
  * same rows and queries generateSynthetic makes for the seed; clusters from k-means on a sample. */
 export async function prepareSyntheticStreamed(
   dataDir: string,

@@ -1,10 +1,10 @@
 // Turns a labelled text corpus (documents, queries, graded judgements) into a prepared
 // dataset: embeds both sides with the chosen provider and derives the filter attributes as
 // for every other dataset. Shared by the BEIR reader and the built-in Debian corpus.
-import { assignClusters, hashedAttributes, kmeans } from './attributes.ts';
-import { buildRegionTree, regionsOf } from './regions.ts';
-import { noRealQueries, noRealRows, type RealAttributeInfo, realQueryAttributes } from './real-attributes.ts';
-import type { Labels, PreparedData } from './layout.ts';
+import { assignClusters, hashedAttributes, kmeans } from '../datasets/attributes.ts';
+import { buildRegionTree, regionsOf } from '../datasets/regions.ts';
+import { noRealQueries, noRealRows, type RealAttributeInfo, realQueryAttributes } from '../datasets/real-attributes.ts';
+import type { Labels, PreparedData } from '../datasets/layout.ts';
 import type { TextEmbedder } from '../embed/embedder.ts';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/progress.ts';

@@ -12,7 +12,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { UserError } from '../../util/errors.ts';
 import type { DatasetSource } from '../dataset-source.ts';
-import { FIX_TRUNCATED, inputError } from '../readers/common.ts';
+import { FIX_TRUNCATED, inputError } from '../../datasets/readers/common.ts';
 import { blockRowsFor, checkPinned, hashInputs, heldOutRows, packageFile } from './common.ts';
 import { NO_LANGUAGE, PreparedWriter, checkAndNormalise, withWriter } from './writer.ts';
 

@@ -7,7 +7,7 @@ import type { Metric } from '../../contracts.ts';
 import { UserError } from '../../util/errors.ts';
 import { makeRng, sha256File } from '../../util/hash.ts';
 import { log } from '../../util/progress.ts';
-import type { MatrixReader } from '../readers/common.ts';
+import type { MatrixReader } from '../../datasets/readers/common.ts';
 import { checkAndNormalise, type PreparedWriter } from './writer.ts';
 import { yieldToSignals } from '../../util/at-exit.ts';
 

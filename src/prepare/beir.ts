@@ -10,8 +10,8 @@ import { UserError } from '../util/errors.ts';
 import { sha256File } from '../util/hash.ts';
 import { log } from '../util/progress.ts';
 import { assembleLabelled, type LabelledCorpus } from './labelled.ts';
-import { isPrepared, loadDataset, writePrepared, type Dataset } from './layout.ts';
-import { whilePreparing } from './preparing.ts';
+import { isPrepared, loadDataset, writePrepared, type Dataset } from '../datasets/layout.ts';
+import { whilePreparing } from '../datasets/preparing.ts';
 
 const BEIR_PREFIX = 'beir-';
 

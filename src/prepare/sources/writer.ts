@@ -1,10 +1,8 @@
-// A streaming writer for the prepared layout (docs/contracts.md, "Prepared dataset"): the same
-// files and manifest as layout.ts's writePrepared, but base rows arrive in blocks and go
-// straight to disk, so preparing a set needs memory for one block, the k-means sample and the
-// queries, never for the whole base. Everything is written into `<name>.tmp-<pid>` and renamed
-// into place at the end: an interrupted prepare leaves no half-written dataset, its own
-// temporary directory goes on an error or a signal, and the next prepare removes one a killed
-// process left (src/datasets/preparing.ts).
+// A streaming writer for the prepared layout (docs/contracts.md, "Prepared dataset"): the files
+// and manifest of layout.ts's writePrepared, but base rows arrive in blocks and go straight to
+// disk (memory for one block, the k-means sample and the queries). It writes `<name>.tmp-<pid>`
+// and renames it at the end, so an interrupted prepare leaves no half-written set; its temporary
+// directory goes on an error or a signal, or at the next prepare (src/datasets/preparing.ts).
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,12 +11,13 @@ import { UserError, diskFullError } from '../../util/errors.ts';
 import { makeRng } from '../../util/hash.ts';
 import { Progress } from '../../util/progress.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
-import { assignClusters, hashedAttributes, otherLanguages } from '../attributes.ts';
-import { buildRegionTree, regionsOf } from '../regions.ts';
+import { assignClusters, hashedAttributes, otherLanguages } from '../../datasets/attributes.ts';
+import { buildRegionTree, regionsOf } from '../../datasets/regions.ts';
 import { exactTopK } from '../../groundtruth/exact.ts';
-import { clearStalePrepares, TempDatasetDir } from '../preparing.ts';
+import { clearStalePrepares, TempDatasetDir } from '../../datasets/preparing.ts';
 import { yieldToSignals } from '../../util/at-exit.ts';
-import { DATASET_FORMAT, QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset, type Dataset, type Manifest, type QueryAttrName } from '../layout.ts';
+import { DATASET_FORMAT, QUERY_ATTRIBUTES, datasetDir, fileNames, loadDataset } from '../../datasets/layout.ts';
+import type { Dataset, Manifest, QueryAttrName } from '../../datasets/layout.ts';
 import {
   checkRealSizes,
   noRealQueries,
@@ -26,7 +25,7 @@ import {
   REAL_ROW_ATTRIBUTES,
   type RealAttributeValues,
   realQueryAttributes,
-} from '../real-attributes.ts';
+} from '../../datasets/real-attributes.ts';
 
 const DEFAULT_CLUSTERS = 50;
 const KMEANS_SAMPLE = 50_000;
