@@ -25,7 +25,9 @@ import {
   type OpenContext,
   type Participant,
   type RowBatch,
+  type RemoteServer,
   type SearchRequest,
+  type ServerConnection,
   type ServerHandle,
   type ServerStartContext,
   type Strategy,
@@ -157,11 +159,17 @@ function parseKnobs(knobs: Knobs): number | null {
 let versionCache: string | null = null;
 
 class OpenSearchClient {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    /** The Authorization header of a server the user runs with its security plugin on. */
+    private readonly authorization: string | null = null,
+  ) {}
 
   async call(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown, contentType = 'application/json'): Promise<unknown> {
     const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const r = await this.pool.request({ method, path, body: text, headers: text === undefined ? {} : { 'content-type': contentType } });
+    const headers: Record<string, string> = text === undefined ? {} : { 'content-type': contentType };
+    if (this.authorization !== null) headers.authorization = this.authorization;
+    const r = await this.pool.request({ method, path, body: text, headers });
     const reply = await r.body.text();
     if (r.statusCode >= 300) throw new Error(`opensearch: ${method} ${path.split('?')[0]} answered ${r.statusCode}: ${reply.slice(0, 400)}`);
     return reply === '' ? null : JSON.parse(reply);
@@ -171,11 +179,14 @@ class OpenSearchClient {
     const root = (await this.call('GET', '/')) as { version: { number: string; lucene_version: string } };
     // The launcher loads the plugin from the classpath, where OpenSearch lists it without a
     // version: the node attribute it sets holds the version of the plugin jar it loaded.
-    const nodes = (await this.call('GET', '/_nodes/_local?filter_path=nodes.*.attributes,nodes.*.plugins.classname')) as {
-      nodes: Record<string, { attributes?: Record<string, string>; plugins?: { classname: string }[] }>;
+    const nodes = (await this.call('GET', '/_nodes/_local?filter_path=nodes.*.attributes,nodes.*.plugins.classname,nodes.*.plugins.version')) as {
+      nodes: Record<string, { attributes?: Record<string, string>; plugins?: { classname: string; version?: string }[] }>;
     };
     const node = Object.values(nodes.nodes)[0];
-    const knn = node?.plugins?.some((p) => p.classname.endsWith('.KNNPlugin')) ? (node.attributes?.knn_plugin_version ?? 'unknown version') : 'not loaded';
+    // A node installed from the distribution (a server the user runs) lists the plugin with its version.
+    const plugin = node?.plugins?.find((p) => p.classname.endsWith('.KNNPlugin')) as { classname: string; version?: string } | undefined;
+    const listed = plugin?.version && plugin.version !== 'NA' ? plugin.version : undefined;
+    const knn = plugin ? (node.attributes?.knn_plugin_version ?? listed ?? 'unknown version') : 'not loaded';
     return `OpenSearch ${root.version.number} (Lucene ${root.version.lucene_version}), k-NN plugin ${knn}`;
   }
 }
@@ -308,8 +319,42 @@ function connect(ctx: OpenContext<Settings>): { pool: Pool; client: OpenSearchCl
   if (!server)
     throw new Error('opensearch: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)');
   const pool = new Pool(`http://${server.host}:${server.port}`, { connections: Math.max(1, ctx.maxConcurrency), pipelining: 1 });
-  return { pool, client: new OpenSearchClient(pool) };
+  return { pool, client: new OpenSearchClient(pool, basicAuth(server)) };
 }
+
+/** The Authorization header of a server given with a user and password, else none. */
+function basicAuth(c: ServerConnection): string | null {
+  if (c.params.user === undefined) return null;
+  return `Basic ${Buffer.from(`${String(c.params.user)}:${String(c.params.password ?? '')}`).toString('base64')}`;
+}
+
+/** An OpenSearch the user runs (--connect opensearch=http://user:password@host:9200, or without
+ * user and password when its security plugin is off), with the k-NN plugin: vecbench makes and
+ * drops its own index there, vb_items. Plain http: a cluster serving only https is refused by the check. */
+const remote: RemoteServer = {
+  schemes: ['http'],
+  defaultPort: 9200,
+  connection(url) {
+    const params: ServerConnection['params'] = {};
+    if (url.username) {
+      params.user = decodeURIComponent(url.username);
+      params.password = decodeURIComponent(url.password);
+    }
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 9200), dataDir: '', params };
+  },
+  async check(c) {
+    const pool = new Pool(`http://${c.host}:${c.port}`, { connections: 1 });
+    try {
+      const client = new OpenSearchClient(pool, basicAuth(c));
+      const root = (await client.call('GET', '/')) as { version?: { number?: string; distribution?: string } } | null;
+      if (root?.version?.distribution !== 'opensearch') throw new Error('it does not answer GET / as OpenSearch does (no version.distribution "opensearch")');
+      const version = await client.version();
+      if (version.endsWith('k-NN plugin not loaded')) throw new Error(`it answers as ${version}, without the k-NN plugin vecbench needs`);
+    } finally {
+      await pool.close();
+    }
+  },
+};
 
 const participant: Participant<Settings> = {
   engine: 'OpenSearch k-NN (Lucene engine)',
@@ -321,7 +366,7 @@ const participant: Participant<Settings> = {
   filterStrategy:
     "the filter as a bool/term/range query inside the knn query: Lucene's efficient filtering per segment (an exact scan of the matches when they are no more than the candidates, else an HNSW walk that checks the filter and falls back to the exact scan when it visits more nodes than matches)",
   concurrentSearch: true,
-  server: { provision: 'provision.sh', start: startOpenSearch },
+  server: { provision: 'provision.sh', start: startOpenSearch, remote },
   async open(ctx) {
     const d = ctx.dataset.d;
     if (!Number.isInteger(d) || d < 1 || d > 16_000) throw new Error(`opensearch: the k-NN plugin takes at most 16,000 dimensions; the dataset has ${d}`);

@@ -30,8 +30,10 @@ import {
   type Metric,
   type OpenContext,
   type Participant,
+  type RemoteServer,
   type RowBatch,
   type SearchRequest,
+  type ServerConnection,
   type ServerHandle,
   type ServerStartContext,
   type Strategy,
@@ -180,7 +182,8 @@ export async function answers(port: number, apiKey: string): Promise<boolean> {
 class Http {
   constructor(
     private readonly pool: Pool,
-    private readonly apiKey: string,
+    /** Null for a server the user runs without authentication. */
+    private readonly apiKey: string | null,
   ) {}
 
   async call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; value: T }> {
@@ -189,7 +192,7 @@ class Http {
       path,
       // A string is JSON already written (imports and searches write their vectors as text).
       body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.apiKey}` },
+      headers: { 'content-type': 'application/json', ...(this.apiKey === null ? {} : { authorization: `Bearer ${this.apiKey}` }) },
     });
     const text = await r.body.text();
     return { status: r.statusCode, value: (text ? JSON.parse(text) : null) as T };
@@ -418,8 +421,33 @@ function httpFor<S>(ctx: OpenContext<S>): Http {
   const server = ctx.server;
   if (!server) throw new Error('weaviate: no server connection in the open context (the runner starts the server)');
   const pool = new Pool(`http://${server.host}:${server.port}`, { connections: Math.max(1, ctx.maxConcurrency), pipelining: 1, keepAliveTimeout: 60_000 });
-  return new Http(pool, String(server.params.apiKey));
+  return new Http(pool, server.params.apiKey === undefined ? null : String(server.params.apiKey));
 }
+
+/** A Weaviate the user runs (--connect weaviate=http://:APIKEY@host:8080, the API key as the
+ * URL's password; none when it allows anonymous access): vecbench makes and drops its own class
+ * there, VbItems. Plain http (REST); a server serving only https is refused by the check. */
+const remote: RemoteServer = {
+  schemes: ['http'],
+  defaultPort: 8080,
+  connection(url) {
+    const apiKey = decodeURIComponent(url.password);
+    const params: ServerConnection['params'] = apiKey ? { apiKey } : {};
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 8080), dataDir: '', params };
+  },
+  async check(c) {
+    const pool = new Pool(`http://${c.host}:${c.port}`, { connections: 1 });
+    const http = new Http(pool, c.params.apiKey === undefined ? null : String(c.params.apiKey));
+    try {
+      const meta = await http.call<{ version?: string; message?: string; error?: { message: string }[] }>('GET', '/v1/schema');
+      if (meta.status === 401 || meta.status === 403)
+        throw new Error(`it refused the API key (${meta.status}); give the key as the URL's password, http://:KEY@host:port`);
+      if (meta.status !== 200) throw new Error(`GET /v1/schema answered ${meta.status}`);
+    } finally {
+      await http.close();
+    }
+  },
+};
 
 const participant: Participant<Settings> = {
   engine: 'Weaviate',
@@ -431,7 +459,7 @@ const participant: Participant<Settings> = {
   filterStrategy:
     'pre-filter: the where filter becomes an allow-list from the inverted (roaring bitmap) indexes; fewer matches than flatSearchCutoff (40,000) are scanned exactly, more than 40 % of the rows go through the sweeping HNSW walk, the rest through the ACORN walk (filterStrategy acorn)',
   concurrentSearch: true,
-  server: { provision: 'provision.sh', start: startWeaviate },
+  server: { provision: 'provision.sh', start: startWeaviate, remote },
   async open(ctx) {
     const http = httpFor(ctx);
     const gone = await http.call('DELETE', `/v1/schema/${CLASS}`);

@@ -7,6 +7,8 @@
 // writes and reopen (which restarts the server on its data).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { filterQuery } from '../../participants/opensearch/adapter.ts';
@@ -14,7 +16,7 @@ import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { reapOrphans } from '../../src/runner/server.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
-import { openServerOnSynthetic } from '../helpers/server-harness.ts';
+import { openServerOnSynthetic, remoteAnswersAsLoaded } from '../helpers/server-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
 
@@ -27,6 +29,26 @@ after(async () => {
 });
 
 contractSuite('opensearch', join(PARTICIPANTS_DIR, 'opensearch'), { shared: () => opened, part: 'reads' });
+
+test('a server the user runs (--connect opensearch=http://host:port): checked, answered through as loaded; an HTTP server that is not OpenSearch refused', async () => {
+  const { port } = opened.handle.connection;
+  await remoteAnswersAsLoaded(opened, `http://127.0.0.1:${port}`, { ef_search: 64 });
+  const remote = opened.participant.adapter.server!.remote!;
+  assert.deepEqual(remote.connection(new URL('http://vb:s%40cret@search.example')), {
+    host: 'search.example',
+    port: 9200,
+    dataDir: '',
+    params: { user: 'vb', password: 's@cret' },
+  });
+  const other = createServer((_req, res) => res.end('{"name":"not a search engine"}'));
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  try {
+    const otherPort = (other.address() as AddressInfo).port;
+    await assert.rejects(remote.check(remote.connection(new URL(`http://127.0.0.1:${otherPort}`))), /does not answer GET \/ as OpenSearch does/);
+  } finally {
+    other.close();
+  }
+});
 
 test('the versions are read from the server', async () => {
   assert.match(await opened.participant.adapter.engineVersion(), /^OpenSearch 2\.19\.1 \(Lucene 9\.12\.1\), k-NN plugin 2\.19\.1\.0$/);

@@ -17,7 +17,7 @@ import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { reapOrphans } from '../../src/runner/server.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { assertClean, checkLadder, checkPoint } from '../helpers/participant-harness.ts';
-import { openServerOnSynthetic } from '../helpers/server-harness.ts';
+import { openServerOnSynthetic, remoteAnswersAsLoaded } from '../helpers/server-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
 
@@ -38,6 +38,14 @@ function serverPorts(): number[] {
   const names = ['GRPC_PORT', 'CLUSTER_GOSSIP_BIND_PORT', 'CLUSTER_DATA_BIND_PORT', 'RAFT_PORT', 'RAFT_INTERNAL_RPC_PORT'];
   return [opened.handle.connection.port, ...names.map(port)];
 }
+
+test('a server the user runs (--connect weaviate=http://:KEY@host:port): checked, a wrong key refused, and answered through as loaded', async () => {
+  const { port, params } = opened.handle.connection;
+  await remoteAnswersAsLoaded(opened, `http://:${params.apiKey}@127.0.0.1:${port}`, { ef: 64 });
+  const remote = opened.participant.adapter.server!.remote!;
+  await assert.rejects(remote.check(remote.connection(new URL(`http://:wrong-key@127.0.0.1:${port}`))), /refused the API key \(401\)/);
+  assert.deepEqual(remote.connection(new URL('http://db.example:9000')), { host: 'db.example', port: 9000, dataDir: '', params: {} });
+});
 
 test('the version is read from the server', async () => {
   assert.equal(await opened.participant.adapter.engineVersion(), 'Weaviate 1.39.0');

@@ -1,10 +1,11 @@
 // Starts a server participant's real server (as the runner does: free 127.0.0.1 port, data
 // directory of its own, health check) and opens the participant on the harness's small
 // synthetic set. A missing server fails with the adapter's message naming its provision script.
+import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineSession, RowAttributes, ServerHandle } from '../../src/contracts.ts';
+import type { EngineSession, Knobs, RowAttributes, ServerHandle } from '../../src/contracts.ts';
 import { syntheticForTests } from './participant-harness.ts';
 import { loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
@@ -105,4 +106,30 @@ export async function openServerOnSynthetic(
       120,
     );
   return { data, participant, session, workDir, handle, ctx, started, cleanup, stopKeepingData, restartOnData };
+}
+
+/**
+ * A server the user runs, given by URL (--connect): the adapter's connection for `url` passes
+ * its check, and a session reopened through it (no ingest) answers the first queries at `knobs`
+ * exactly as the session the test loaded on the same server does.
+ */
+export async function remoteAnswersAsLoaded(opened: Awaited<ReturnType<typeof openServerOnSynthetic>>, url: string, knobs: Knobs, queries = 10): Promise<void> {
+  const { participant, data, session, ctx } = opened;
+  const remote = participant.adapter.server?.remote;
+  assert.ok(remote, `${participant.name} takes no server given by URL (server.remote)`);
+  assert.ok(participant.adapter.reopen, `${participant.name} cannot open a server's existing data (reopen)`);
+  const connection = remote.connection(new URL(url));
+  assert.equal(connection.dataDir, '', "a user's server keeps its data where it likes: no data directory");
+  await remote.check(connection);
+  const through = await participant.adapter.reopen({ ...ctx, server: connection });
+  try {
+    await session.setKnobs(knobs);
+    await through.setKnobs(knobs);
+    for (let q = 0; q < queries; q++) {
+      const request = { vector: data.queries.subarray(q * data.d, (q + 1) * data.d), k: 10, filter: null };
+      assert.deepEqual(Array.from(await through.search(request)), Array.from(await session.search(request)), `query ${q}`);
+    }
+  } finally {
+    await through.close();
+  }
 }
