@@ -23,6 +23,8 @@ import {
   serverSideFile,
   SetupNeeded,
   spawnServer,
+  type RemoteServer,
+  type ServerConnection,
   type ServerHandle,
   type ServerStartContext,
 } from '../../src/sdk/index.ts';
@@ -137,6 +139,42 @@ export async function loggedIn(port: number, password: string): Promise<boolean>
   }
 }
 
+/** Milvus's REST reply to a login that failed, or null when the collections were listed. */
+async function loginRefusal(host: string, port: number, params: ServerConnection['params']): Promise<string | null> {
+  const headers: Record<string, string> = params.user === undefined ? {} : { authorization: `Bearer ${String(params.user)}:${String(params.password ?? '')}` };
+  const r = await request(`http://${host}:${port}/v1/vector/collections`, { headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
+  const body = await r.body.text();
+  let reply: { code?: number; message?: string } = {};
+  try {
+    reply = JSON.parse(body) as typeof reply;
+  } catch {
+    return `it does not answer Milvus's REST API (GET /v1/vector/collections: ${r.statusCode})`;
+  }
+  if (r.statusCode === 200 && reply.code === 200) return null;
+  return `the login was refused (${reply.code ?? r.statusCode}: ${reply.message ?? 'no message'})`;
+}
+
+/** A Milvus 2.3 the user runs (--connect milvus=http://user:password@host:19530, or without user
+ * and password when its authorization is off): the Python host connects to it with pymilvus and
+ * makes and drops its own collection there. Plain http: the check uses Milvus's REST API on
+ * the same port. */
+const remote: RemoteServer = {
+  schemes: ['http'],
+  defaultPort: 19530,
+  connection(url) {
+    const params: ServerConnection['params'] = {};
+    if (url.username) {
+      params.user = decodeURIComponent(url.username);
+      params.password = decodeURIComponent(url.password);
+    }
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 19530), dataDir: '', params };
+  },
+  async check(c) {
+    const refused = await loginRefusal(c.host, c.port, c.params);
+    if (refused) throw new Error(refused);
+  },
+};
+
 export default foreignParticipant({
   name: 'milvus',
   engine: 'Milvus',
@@ -145,7 +183,7 @@ export default foreignParticipant({
   filterStrategy:
     'boolean expression over INT32 scalar fields: a bitset of the matching rows, then the HNSW walk skips the rest (Knowhere searches the matches exhaustively when the filter keeps few rows)',
   reopen: true,
-  server: { provision: 'provision.sh', start: startMilvus },
+  server: { provision: 'provision.sh', start: startMilvus, remote },
   host: () => ({
     command: python(),
     args: ['-u', besideSource(import.meta.url, 'host.py')],

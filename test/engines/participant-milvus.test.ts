@@ -15,7 +15,7 @@ import { PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { reapOrphans } from '../../src/runner/server.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder } from '../helpers/participant-harness.ts';
-import { openServerOnSynthetic } from '../helpers/server-harness.ts';
+import { openServerOnSynthetic, remoteAnswersAsLoaded } from '../helpers/server-harness.ts';
 
 let opened: Awaited<ReturnType<typeof openServerOnSynthetic>>;
 
@@ -38,6 +38,14 @@ function serverPorts(): Record<string, number> {
   assert.ok(json, args.join(' '));
   return JSON.parse(json) as Record<string, number>;
 }
+
+test('a server the user runs (--connect milvus=http://user:password@host:port): checked, a wrong password refused, answered through as loaded', async () => {
+  const { port, params } = opened.handle.connection;
+  await remoteAnswersAsLoaded(opened, `http://root:${encodeURIComponent(String(params.password))}@127.0.0.1:${port}`, { ef: 64 });
+  const remote = opened.participant.adapter.server!.remote!;
+  await assert.rejects(remote.check(remote.connection(new URL(`http://root:wrong@127.0.0.1:${port}`))), /the login was refused/);
+  assert.deepEqual(remote.connection(new URL('http://milvus.example')), { host: 'milvus.example', port: 19530, dataDir: '', params: {} });
+});
 
 test('the version is read from the server', async () => {
   assert.match(await opened.participant.adapter.engineVersion(), /^Milvus v2\.3\.5-lite \(server; pymilvus 2\.3\.8\)$/);
