@@ -9,11 +9,17 @@
 //
 // One nftables table per guarded server, named after the runner's PID and the port, so a table
 // whose runner is gone (killed before it could remove it) is recognised and removed by the next
-// run (reapPortGuards, called with reapOrphans). Only root can add rules; other users get an
-// unguarded server and a reason to say.
+// run (reapPortGuards, called with reapOrphans). Only root can add rules: for anyone else such a
+// server does not start (requireClosed), unless the user accepts open ports in so many words
+// (VECBENCH_OPEN_PORTS=1), and then the run's log says which ports are open to whom.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { UserError } from '../util/errors.ts';
+import { log } from '../util/progress.ts';
 import { isRunning } from '../util/proc.ts';
+
+/** The variable by which a user accepts a server whose ports no guard closes. */
+export const OPEN_PORTS_ENV = 'VECBENCH_OPEN_PORTS';
 
 const NFT = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
 const TABLE_RE = /^vecbench_(\d+)_(\d+)$/;
@@ -88,6 +94,23 @@ export function closePortToOthers(guarded: number | GuardedPorts): PortGuard {
       nft(path, ['delete', 'table', 'inet', table]);
     },
   };
+}
+
+/**
+ * A server that authenticates no one starts only behind a closed guard: otherwise one line says
+ * why and what to do, unless OPEN_PORTS_ENV is 1, when the log says the ports are open.
+ * `server` names it ("the chroma server"), `connect` is the --connect form that avoids it.
+ */
+export function requireClosed(guard: PortGuard, guarded: number | GuardedPorts, server: string, env: NodeJS.ProcessEnv = process.env): void {
+  if (guard.closed) return;
+  const { ports, everyInterface = false } = typeof guarded === 'number' ? { ports: [guarded] } : guarded;
+  const which = `port${ports.length > 1 ? 's' : ''} ${ports.join(', ')}`;
+  const whom = everyInterface ? 'every other local user and every other host' : 'every other local user';
+  if (env[OPEN_PORTS_ENV] !== '1')
+    throw new UserError(
+      `${server} checks no credential on its ${which}, and vecbench cannot close them to ${whom}: ${guard.why}; run vecbench as root, or run the server yourself with authentication and give it with --connect, or set ${OPEN_PORTS_ENV}=1 to start it with those ports open`,
+    );
+  log(`${server}: its ${which} answer ${whom} without a credential while it runs (${guard.why}); ${OPEN_PORTS_ENV}=1 allowed it`);
 }
 
 function unguarded(why: string): PortGuard {

@@ -22,7 +22,7 @@ import { checkPrivateDir, privateDir, readOwnFile, writeNewPrivateFile } from '.
 import { declaredCredentialEnvVars } from '../util/credential-env.ts';
 import { SECRETS_ENV } from '../util/redact.ts';
 import { isRunning as processAlive, startTicks as processStartTicks } from '../util/proc.ts';
-import { closePortToOthers, reapPortGuards, type GuardedPorts, type PortGuard } from './port-guard.ts';
+import { closePortToOthers, reapPortGuards, requireClosed, type GuardedPorts, type PortGuard } from './port-guard.ts';
 
 /** Where pid files of live servers are kept ($VECBENCH_SERVER_REGISTRY overrides, for tests):
  * a directory of this user's own (one per uid), checked each time it is used. */
@@ -271,6 +271,7 @@ export function spawnServer(spec: ServerSpawnSpec): ServerProcess {
   // Closed before the server listens: no moment in which another user could reach it.
   const guard = spec.closeToOthers === undefined ? null : closePortToOthers(spec.closeToOthers);
   try {
+    if (guard && spec.closeToOthers !== undefined) requireClosed(guard, spec.closeToOthers, `the ${spec.name} server`);
     const child = spawn(setprivPath(), ['--pdeathsig', 'KILL', '--', spec.command, ...spec.args], {
       cwd: spec.cwd,
       env,
