@@ -2,7 +2,7 @@
 // HTML page.
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { deriveCells, VIEWS } from '../report/cells.ts';
+import { deriveCells, REPORT_VIEWS } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
 import { deriveGeneral, renderGeneral } from '../report/general.ts';
 import { writePage } from '../report/html.ts';
@@ -18,7 +18,7 @@ export function printReport(out: string, json: boolean): void {
   const results = readAllResults(out);
   if (results.length === 0) throw new UserError(`no result files in ${out}; run vecbench run first (or pass --out DIR)`);
   // Both views in --json; the terminal table prints throughput.
-  const cells = deriveCells(results, json ? VIEWS : ['throughput']);
+  const cells = deriveCells(results, json ? REPORT_VIEWS : ['throughput']);
   const quality = deriveQuality(results);
   const general = deriveGeneral(results);
   const churn = deriveChurn(results);

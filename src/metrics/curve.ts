@@ -2,11 +2,11 @@
 // the flags that keep a point off the frontier, and a view's value and interval per point. Pure
 // (types only from the result format), shared by the report, which derives the cells, and the
 // runner, which knows before timing which points the cells will read.
-import type { ResultGroup, ResultPoint } from '../results/schema.ts';
+import type { ResultGroup, ResultPoint, View } from '../results/schema.ts';
 import type { CurvePoint } from './frontier.ts';
 
 /** Which figure a curve reads: throughput (QPS, higher is better) or latency (p50 ms, lower). */
-export type View = 'throughput' | 'latency';
+export type { View };
 
 /** The recalls the table reads each curve at. */
 export const TARGETS = [0.9, 0.95, 0.99] as const;

@@ -10,7 +10,8 @@ export type { DerivedCell, View } from './cell-types.ts';
 export { cellText, columnName, fmtMaxRecall, fmtPct, fmtQps, fmtShare, halfWidth, leadText, markLeads, sharesText } from './cell-text.ts';
 import { EXACT, exactSearchTest, type Search } from './exact-search.ts';
 
-export const VIEWS: readonly View[] = ['throughput', 'latency'];
+/** The views in the order the report shows them: throughput first (the table's cells). */
+export const REPORT_VIEWS: readonly View[] = ['throughput', 'latency'];
 /** Which way a view's value is better: more QPS, less latency. */
 const BETTER: Record<View, 'higher' | 'lower'> = { throughput: 'higher', latency: 'lower' };
 
@@ -214,7 +215,7 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
   return cells.sort(
     (a, b) =>
       a.dataset.localeCompare(b.dataset) ||
-      VIEWS.indexOf(a.view) - VIEWS.indexOf(b.view) ||
+      REPORT_VIEWS.indexOf(a.view) - REPORT_VIEWS.indexOf(b.view) ||
       groupOrder(a.group)[0] - groupOrder(b.group)[0] ||
       groupOrder(a.group)[1] - groupOrder(b.group)[1] ||
       a.target - b.target ||

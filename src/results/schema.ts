@@ -5,6 +5,12 @@ import { z } from 'zod';
 
 export const RESULT_FORMAT = 'vecbench-result/1';
 
+/** The two views every point is measured in: one request at a time (latency), and requests in
+ * flight (throughput). The one list runner, metrics and report read; the report shows
+ * throughput first (REPORT_VIEWS, src/report/cells.ts). */
+export const VIEWS = ['latency', 'throughput'] as const;
+export type View = (typeof VIEWS)[number];
+
 export const latencySchema = z.object({
   mean: z.number(),
   p50: z.number(),
@@ -50,7 +56,7 @@ export const pointSchema = z.object({
   ladder_index: z.number().int().nonnegative(),
   knobs: z.record(z.string(), z.union([z.number(), z.string()])),
   /** latency: one request at a time; throughput: `clients` requests in flight. */
-  view: z.enum(['latency', 'throughput']),
+  view: z.enum(VIEWS),
   clients: z.number().int().positive(),
   queries: z.number().int().positive(),
   /** Indices (into the dataset's query set) of the first and last query of the slice. */

@@ -18,7 +18,7 @@
 import type { Knobs, Strategy } from '../contracts.ts';
 import { recallInterval, singlePassIntervals } from '../metrics/intervals.ts';
 import { pointReadings, summarize } from '../metrics/recall.ts';
-import type { ResultPoint } from '../results/schema.ts';
+import { VIEWS, type ResultPoint } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
 import { TARGETS, throughputCurve } from '../metrics/curve.ts';
 import { readCell } from '../metrics/frontier.ts';
@@ -26,7 +26,7 @@ import { log } from '../util/progress.ts';
 import { calibrate, type CalibrationRecord } from './calibrate.ts';
 import { HostError } from './client.ts';
 import { ladderFor } from './participants.ts';
-import { VIEWS, scorePoint } from './points.ts';
+import { scorePoint } from './points.ts';
 import { drivenBy, GroupTiming, timeInRounds, type Item } from './timed-rounds.ts';
 import { SLICE_CAP } from './query-order.ts';
 import { latencySummary } from '../metrics/latency.ts';

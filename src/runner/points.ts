@@ -93,8 +93,6 @@ export function scorePoint(ds: Dataset, g: AskedGroup, queries: number[], reply:
   return scores;
 }
 
-export const VIEWS = ['latency', 'throughput'] as const;
-
 /** Queries in the between-load probe (docs/method.md §6: does the engine answer before its index?). */
 export const PROBE_QUERIES = 20;
 

@@ -5,7 +5,7 @@ import type { Knobs } from '../contracts.ts';
 import type { PassFigures } from '../metrics/intervals.ts';
 import type { summarize } from '../metrics/recall.ts';
 import type { PointReply } from './point-reply.ts';
-import type { VIEWS } from './points.ts';
+import type { View } from '../results/schema.ts';
 
 /** A knob setting of a group, with its recall pass once measured. */
 export interface Item {
@@ -21,7 +21,7 @@ export interface Item {
 /** One (item, view) being timed: its passes so far. */
 export interface Entry {
   item: Item;
-  view: (typeof VIEWS)[number];
+  view: View;
   /** How the view drives the participant (timed-rounds.ts' drivenBy). */
   drive: { clients: number; threads: number; text: string };
   pass: PassFigures & {

@@ -15,7 +15,8 @@ import { keyOf, passRecord, replayPasses, type KeptProgress } from './kept-passe
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
 import type { LoadedParticipant } from './participants.ts';
 import type { PointReply } from './point-reply.ts';
-import type { AskedGroup, VIEWS } from './points.ts';
+import type { AskedGroup } from './points.ts';
+import type { View } from '../results/schema.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
 
 /** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
@@ -55,12 +56,7 @@ export interface TimedEngine {
 }
 
 /** How a view drives the participant, as results and tables say it. */
-export function drivenBy(
-  p: LoadedParticipant,
-  view: (typeof VIEWS)[number],
-  clients: number,
-  threads: number,
-): { clients: number; threads: number; text: string } {
+export function drivenBy(p: LoadedParticipant, view: View, clients: number, threads: number): { clients: number; threads: number; text: string } {
   if (view === 'latency') return { clients: 1, threads: 1, text: '1 at a time' };
   if (p.adapter.concurrentSearch) return { clients, threads: 1, text: `${clients} in flight` };
   if (p.adapter.reopenInThreads && threads > 1) return { clients: 1, threads, text: `${threads} threads` };
@@ -114,7 +110,7 @@ export class GroupTiming {
   constructor(
     readonly spec: GroupTimingSpec,
     items: Item[],
-    views: readonly (typeof VIEWS)[number][],
+    views: readonly View[],
   ) {
     const { p, g, queries } = spec;
     this.filters = queries.map((q) => g.filters[q]);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCell } from '../../src/metrics/frontier.ts';
-import { deriveCells, fmtMaxRecall, VIEWS, type DerivedCell } from '../../src/report/cells.ts';
+import { deriveCells, fmtMaxRecall, REPORT_VIEWS, type DerivedCell } from '../../src/report/cells.ts';
 import { convertVectorBench } from '../../src/report/import/vectorbench.ts';
 import { deriveGeneral, renderGeneral } from '../../src/report/general.ts';
 import { renderTable } from '../../src/report/table.ts';
@@ -74,7 +74,7 @@ test('imported VectorBench exact-search runs are their own row too', () => {
 
 test('the latency view has cells of its own, read by the same rule with lower is better', () => {
   const [alpha, beta] = fixtureResults();
-  const cells = deriveCells([alpha, beta], VIEWS);
+  const cells = deriveCells([alpha, beta], REPORT_VIEWS);
   const latency = cells.filter((c) => c.view === 'latency');
   const throughput = cells.filter((c) => c.view === 'throughput');
   assert.equal(latency.length, throughput.length, 'a latency cell per throughput cell');
@@ -107,7 +107,7 @@ test('report --json prints latency-view cells beside the throughput ones, each n
     const run = spawnSync(process.execPath, [bin, 'report', '--out', dir, '--json'], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     const cells = (JSON.parse(run.stdout) as { cells: DerivedCell[] }).cells;
-    const want = deriveCells(readAllResults(dir), VIEWS);
+    const want = deriveCells(readAllResults(dir), REPORT_VIEWS);
     assert.deepEqual(cells, JSON.parse(JSON.stringify(want)));
     const latency = cells.filter((c) => c.view === 'latency');
     assert.ok(
