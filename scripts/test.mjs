@@ -1,5 +1,5 @@
 // The test driver behind `npm test` and `npm run test:quick`. Tests live in tiers named by what
-// they cost (docs/contracts.md, "Tests"):
+// they cost (docs/design.md, "Tests"):
 //   test/unit/     pure: no engine, no process, no server
 //   test/engines/  one real engine (in process, or its server) per file
 //   test/e2e/      the CLI, servers, the browser, fault injection

@@ -123,7 +123,7 @@ export interface ServerLifecycle<S> {
   remote?: RemoteServer;
 }
 
-/** A server the user runs, reached by URL (docs/contracts.md, "Server lifecycle"). */
+/** A server the user runs, reached by URL (docs/servers.md, "Server lifecycle"). */
 export interface RemoteServer {
   /** URL schemes taken, e.g. ['postgres', 'postgresql']; the first is shown in messages. */
   schemes: readonly string[];
@@ -204,7 +204,7 @@ export interface EngineSession {
   /** The timed loop run next to the engine, in its own process (a host in another language):
    * the requests with `clients` in flight, each search timed there, so the crossing between the
    * participant host and that process is paid once per pass, not per query. The participant
-   * host uses it in place of its own loop when present (docs/contracts.md, "The participant
+   * host uses it in place of its own loop when present (docs/protocol.md, "The participant
    * protocol"). */
   timedPass?(requests: SearchRequest[], clients: number): Promise<TimedPass>;
 
@@ -215,7 +215,7 @@ export interface EngineSession {
   /** Waits for the engine's flush / compaction / optimize, where it has one. */
   compact?(): Promise<void>;
 
-  /** For the load generator (docs/contracts.md, "Load generator"): how a worker thread builds a
+  /** For the load generator (docs/loadgen.md, "Load generator"): how a worker thread builds a
    * client of its own for this engine (a network engine: the module connects to the server the
    * session talks to). Called after setKnobs; absent: the engine is driven inside its host. */
   loadClient?(): LoadClientSpec;

@@ -4,7 +4,7 @@
 //
 // This file declares what the harness must know before the host starts (the settings schema,
 // which filters the engine takes, how the JVM starts); the engine is driven by TemplateHost.java
-// over the participant protocol (docs/contracts.md, "The participant protocol") through the SDK's
+// over the participant protocol (docs/protocol.md, "The participant protocol") through the SDK's
 // Java reference host (src/sdk/java/VecbenchHost.java). provision.sh compiles both.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

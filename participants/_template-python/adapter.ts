@@ -4,7 +4,7 @@
 //
 // This file declares what the harness must know before the host starts (the settings schema,
 // which filters the engine takes, how it starts); the engine is driven by host.py, in Python,
-// over the participant protocol (docs/contracts.md, "The participant protocol").
+// over the participant protocol (docs/protocol.md, "The participant protocol").
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 // One host process of a participant in another language and the frames in flight to it: the
-// transport of the participant protocol (docs/contracts.md, "The participant protocol"); what the
+// transport of the participant protocol (docs/protocol.md, "The participant protocol"); what the
 // frames mean is foreign.ts.
 //
 // Frames, both ways, little-endian:

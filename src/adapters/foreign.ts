@@ -1,7 +1,7 @@
 // Participants whose engine exists only in another language (Python, Java, ...): the adapter is
 // a short TypeScript file (settings schema, what the engine can filter, how to start its host)
 // and the engine is driven by a host process in the engine's own language that speaks the
-// participant protocol over its stdin and stdout. docs/contracts.md, "The participant
+// participant protocol over its stdin and stdout. docs/protocol.md, "The participant
 // protocol", is the specification; src/sdk/python/vecbench_host.py and src/sdk/java/VecbenchHost.java
 // are the reference hosts.
 //

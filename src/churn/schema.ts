@@ -1,4 +1,4 @@
-// The `extra.churn` section of a result file (docs/contracts.md, "Live churn"): per runbook,
+// The `extra.churn` section of a result file (docs/churn.md, "Live churn"): per runbook,
 // what was run and every step's measured figures. Report rows are derived from it.
 import { z } from 'zod';
 import { latencySchema } from '../results/schema.ts';

@@ -6,7 +6,7 @@ import { acquireLock, type HeldLock } from '../util/lock.ts';
 export const dataDir = (o: { data?: string }) => resolve(o.data ?? process.env.VECBENCH_DATA ?? '.vecbench/data');
 export const outDir = (o: { out?: string }) => resolve(o.out ?? 'results');
 
-/** The lock of a results directory (docs/contracts.md, "Locks"). */
+/** The lock of a results directory (docs/runs.md, "Locks"). */
 export const OUT_LOCK_FILE = '.vecbench.lock';
 
 /** Every command that writes into --out holds its lock until it exits: one writer at a time.

@@ -1,4 +1,4 @@
-// What a prepare holds while it runs (docs/contracts.md, "Locks"): the dataset's lock in the
+// What a prepare holds while it runs (docs/runs.md, "Locks"): the dataset's lock in the
 // data directory, so one prepare per dataset runs at a time, and its temporary directory
 // `<name>.tmp-<pid>`, removed on every way out (an error, SIGINT / SIGTERM) and, when a
 // process died without removing it (SIGKILL, a power cut), by the next prepare.

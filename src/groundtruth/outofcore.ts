@@ -1,4 +1,4 @@
-// Ground truth at scale (docs/contracts.md, "Ground truth at scale"): exact top-depth of every
+// Ground truth at scale (docs/datasets.md, "Ground truth at scale"): exact top-depth of every
 // query with the base set read from base.f32 in blocks, so memory is bounded by a setting
 // (VECBENCH_GT_MEMORY), not by n. The rows are split into shards (contiguous row ranges);
 // each shard walks its blocks, keeps a partial top-depth per query and checkpoints it

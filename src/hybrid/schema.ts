@@ -1,4 +1,4 @@
-// The `extra.quality` section of a result file (docs/contracts.md, "Answer quality"):
+// The `extra.quality` section of a result file (docs/quality.md, "Answer quality"):
 // measured arms only; lifts and deltas are computed at measurement time from per-query
 // scores, which are not stored.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Result sections of the load generator (docs/contracts.md, "Load generator"): the closed-loop
+// Result sections of the load generator (docs/loadgen.md, "Load generator"): the closed-loop
 // concurrency sweep in `extra.concurrency` and the open-loop ramp in `extra.open_loop`,
 // validated before they are stored and when a report reads them. Row fields are flat numbers so
 // the page's generic charts can draw them (x: in_flight / offered_qps).

@@ -1,4 +1,4 @@
-// Estimates and 95 % intervals of a point's figures (docs/contracts.md, "Stable points"). Pure
+// Estimates and 95 % intervals of a point's figures (docs/measurement.md, "Stable points"). Pure
 // and seeded, so the same passes always give the same intervals.
 //
 // - Warm points (several timed passes over one query set): each figure (QPS, mean latency, each

@@ -67,7 +67,7 @@ export interface DerivedCell {
   reason?: string;
   /** Why a cell is read above its target, too wide or not reached (calibration's account). */
   why?: string;
-  /** How the engine answered at the point(s) the cell was read on (docs/contracts.md, "Plans"):
+  /** How the engine answered at the point(s) the cell was read on (docs/measurement.md, "Plans"):
    * the strategy label, `(declared)` when the adapter states it rather than a plan showing it;
    * null where the points carry none. */
   strategy?: string | null;

@@ -2,7 +2,7 @@
 // and timed passes, one JSON line each, appended and fsynced to
 // <out>/<dataset>/.<participant>.progress as they complete. A run stopped during timing and
 // resumed reads them back, so its groups continue where they were instead of probing and timing
-// again (docs/contracts.md, "Resume"). Not results: nothing here is read by the report; the file
+// again (docs/runs.md, "Resume"). Not results: nothing here is read by the report; the file
 // is removed when the participant's result is complete, and a run started afresh discards it.
 //
 // Each record is keyed by the group, the build, a hash of the group's query set and the knobs,

@@ -26,7 +26,7 @@ export type Interval = z.infer<typeof intervalSchema>;
 
 const latencyIntervalSchema = z.object({ mean: intervalSchema, p50: intervalSchema, p95: intervalSchema, p99: intervalSchema, p999: intervalSchema });
 
-/** The per-pass figures a warm point's estimates and intervals come from (docs/contracts.md,
+/** The per-pass figures a warm point's estimates and intervals come from (docs/measurement.md,
  * "Stable points"). */
 const passFiguresSchema = z.object({
   qps: z.array(z.number()),
@@ -38,7 +38,7 @@ const passFiguresSchema = z.object({
   /** Per pass: the host-speed probe that judged its round, ms (src/runner/host-speed.ts). */
   host_ms: z.array(z.number().nullable()).optional(),
   /** Per pass: when it started (Unix seconds), so a point's passes can be laid out in time beside
-   * the run's other points (docs/contracts.md, "Interleaved timing"). */
+   * the run's other points (docs/measurement.md, "Interleaved timing"). */
   at_unix_s: z.array(z.number()).optional(),
   /** Per pass taken: whether its round was busy. qps, wall_s and latency_ms hold the quiet passes
    * only (all of them when too few were quiet), the other per-pass arrays every pass taken; this
@@ -106,10 +106,10 @@ export const pointSchema = z.object({
   machine: z.object({ other_cores: z.number().nullable(), steal: z.number().nullable(), host_ms: z.number().nullable().optional() }).optional(),
   /** The host's own cost per query (null-engine loop), ms, and its share of the mean latency. */
   harness_ms: z.number().optional(),
-  /** How the engine answered at this point's knobs (docs/contracts.md, "Plans"): a short label,
+  /** How the engine answered at this point's knobs (docs/measurement.md, "Plans"): a short label,
    * observed in the engine's plan or declared by the adapter; asked after the point's passes. */
   strategy: z.object({ label: z.string(), observed: z.boolean() }).optional(),
-  /** Storage the engine read per query over the point's kept passes (docs/contracts.md, "Bytes
+  /** Storage the engine read per query over the point's kept passes (docs/measurement.md, "Bytes
    * read per query"): bytes and major page faults; absent where /proc could not tell. */
   io: z.object({ read_bytes_per_query: z.number().nonnegative(), major_faults_per_query: z.number().nonnegative() }).optional(),
 });
@@ -133,7 +133,7 @@ const groupSchema = z.object({
   points: z.array(pointSchema),
   /** False while the group is being measured: a resumed run measures only missing points. */
   complete: z.boolean().default(true),
-  /** Calibration to the table's target recalls (docs/contracts.md, "Calibration"). */
+  /** Calibration to the table's target recalls (docs/measurement.md, "Calibration"). */
   calibration: z
     .array(
       z.object({
@@ -156,7 +156,7 @@ const groupSchema = z.object({
 });
 export type ResultGroup = z.infer<typeof groupSchema>;
 
-/** Load, size, memory and cold start of the engine (docs/method.md §6; docs/contracts.md, "Resources").
+/** Load, size, memory and cold start of the engine (docs/method.md §6; docs/runs.md, "Resources").
  * Every figure is measured or null; `unmeasured` says why a null is null. */
 const resourcesSchema = z.object({
   /** Which process tree was measured: the participant's server, or its host process (an
@@ -207,7 +207,7 @@ const resourcesSchema = z.object({
     .default([]),
   /** Why a null field is null, by field name. */
   unmeasured: z.record(z.string(), z.string()).default({}),
-  /** The engine's memory budget (--memory-limit; docs/contracts.md, "Memory budget"): the limit
+  /** The engine's memory budget (--memory-limit; docs/runs.md, "Memory budget"): the limit
    * asked, the harness's allowance added for an in-process engine's host, the cgroup's limit,
    * peak use (page cache included), limit hits and OOM kills. Absent without a budget. */
   memory_budget: z
@@ -257,7 +257,7 @@ export const resultSchema = z.object({
      * group (docs/method.md §5). */
     protocol: z.enum(['warm', 'cold']).optional(),
     /** Warm protocol: every point of a group answers the same queries: all of them, or a seeded
-     * subset of `size` (docs/contracts.md, "Stable points"). Cold: slices, every query once. */
+     * subset of `size` (docs/measurement.md, "Stable points"). Cold: slices, every query once. */
     query_set: z.object({ mode: z.enum(['all', 'subset', 'slices']), size: z.number().int().positive(), seed: z.number().int() }).optional(),
     /** Timing of warm points: passes until both min_passes and min_seconds are reached, at most max_passes. */
     timing: z
@@ -279,7 +279,7 @@ export const resultSchema = z.object({
     /** Throughput view: in-flight requests (servers, async engines) and threads (synchronous in-process engines). */
     threads: z.number().int().positive().optional(),
     /** Warm protocol: the other participants whose timed passes shared this one's rounds
-     * (docs/contracts.md, "Interleaved timing"); empty or absent: timed on its own. */
+     * (docs/measurement.md, "Interleaved timing"); empty or absent: timed on its own. */
     interleaved_with: z.array(z.string()).optional(),
     /** --memory-limit: the bytes each engine may use, page cache included (absent: no budget). */
     memory_limit_bytes: z.number().optional(),
@@ -293,7 +293,7 @@ export const resultSchema = z.object({
       /** Loads after the first (a resumed run or a restarted engine), each timed again. */
       reloads: z.array(z.object({ reason: z.string(), ingest_s: z.number(), index_s: z.number() })).default([]),
       /** Starts of a resumed run that reopened the index a previous run built instead of loading
-       * it again (docs/contracts.md, "Resume and index reuse"): when that build finished, the
+       * it again (docs/runs.md, "Resume and index reuse"): when that build finished, the
        * seconds reopen() took, and how many check queries answered as after the build. */
       reused: z.array(z.object({ reason: z.string(), built: z.string(), open_s: z.number().nullable(), check_queries: z.number().int() })).default([]),
     })

@@ -1,4 +1,4 @@
-// Calibration to a target recall (docs/contracts.md, "Calibration"): rather than reading a cell
+// Calibration to a target recall (docs/measurement.md, "Calibration"): rather than reading a cell
 // between coarse ladder points, search the participant's main knob until a measured point lies
 // within CALIBRATION_TOLERANCE of the target. Recall-only probes: they need no timing, so the
 // search is cheap; the point found is then timed like any other.

@@ -1,5 +1,5 @@
 // Where a participant's engine keeps its data between runs, so that a resumed run can reopen
-// the built index instead of loading it again (issue 7; docs/contracts.md, "Resume and index
+// the built index instead of loading it again (issue 7; docs/runs.md, "Resume and index
 // reuse"). <out>/.engines/<dataset>/<participant>/ holds `work/` (the engine's work directory,
 // the server's data directory under it, or a link to it: src/runner/server-data.ts) and
 // `built.json`, a marker written atomically only after the load finished, naming what was

@@ -1,4 +1,4 @@
-// What the engine's processes read from storage while a pass ran (docs/contracts.md, "Bytes
+// What the engine's processes read from storage while a pass ran (docs/measurement.md, "Bytes
 // read per query"): read_bytes of /proc/PID/io (bytes the block layer fetched for the process,
 // not page-cache hits) and major page faults (field majflt of /proc/PID/stat: a page of a mapped
 // file or swap that was not in memory), summed over the engine's process tree.

@@ -4,7 +4,7 @@
 // misses them. A fixed workload (random reads over 8 MiB with multiply-adds: the memory and
 // arithmetic an index search does) runs on every core at once; its time, held against the
 // fastest this run has seen, says whether the round just measured ran on a slowed host.
-// docs/method.md §9 and docs/contracts.md "Busy machine" describe the rule.
+// docs/method.md §9 and docs/measurement.md, "Stable points" (busy-machine), describe the rule.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 

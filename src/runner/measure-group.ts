@@ -1,4 +1,4 @@
-// Measuring one query group of one participant (docs/contracts.md, "Stable points",
+// Measuring one query group of one participant (docs/measurement.md, "Stable points",
 // "Calibration"). Warm protocol, in this order:
 // 1. the group's first query, timed on its own before anything else touches the engine, then the
 //    plan check (explain runs after it: an engine's explain may execute the query);

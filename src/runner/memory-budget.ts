@@ -1,4 +1,4 @@
-// A memory budget per engine (docs/contracts.md, "Memory budget"): the engine's processes run in
+// A memory budget per engine (docs/runs.md, "Memory budget"): the engine's processes run in
 // a memory cgroup of their own whose limit counts the page cache too (cgroup v1's memory
 // controller charges a process's file pages to its group; v2's memory.max likewise), so an engine
 // whose working set exceeds the budget must read from storage, or is killed by the kernel. The

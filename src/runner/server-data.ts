@@ -74,7 +74,7 @@ export function checkReachable(dir: string, user: ServerUser): void {
   const closed = closedAncestor(dir, user);
   if (closed)
     throw new UserError(
-      `the ${user.name} server cannot reach its data directory ${dir}: ${closed} is closed to it; give it a directory it can reach (vecbench run does: docs/contracts.md, "Server data outside --out") or chmod o+x ${closed}`,
+      `the ${user.name} server cannot reach its data directory ${dir}: ${closed} is closed to it; give it a directory it can reach (vecbench run does: docs/runs.md, "Server data outside --out") or chmod o+x ${closed}`,
     );
 }
 

@@ -1,4 +1,4 @@
-// Timed passes in rounds (docs/contracts.md, "Stable points", "Interleaved timing").
+// Timed passes in rounds (docs/measurement.md, "Stable points", "Interleaved timing").
 //
 // A group's (point, view) entries are timed in rounds, each entry's passes spread evenly over all
 // the rounds (3 passes among 60 fall near rounds 0, 20 and 40). Several groups, and several
@@ -23,7 +23,7 @@ import type { HostReply, HostRequest } from './protocol.ts';
  * toward the maximum only). A point a table cell reads (throughput view) then goes on until its
  * QPS interval's relative half-width is at most cellHalfWidth, for at most cellSeconds of quiet
  * passes and cellMaxPasses passes: the cells' precision is where the time goes, the rest of the
- * curve keeps the base timing (docs/contracts.md, "Stable points"). cellHalfWidth 0 or absent:
+ * curve keeps the base timing (docs/measurement.md, "Stable points"). cellHalfWidth 0 or absent:
  * no such extension. */
 export interface Timing {
   minPasses: number;

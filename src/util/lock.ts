@@ -1,4 +1,4 @@
-// Exclusive locks (docs/contracts.md, "Locks"): one vecbench at a time writes a results
+// Exclusive locks (docs/runs.md, "Locks"): one vecbench at a time writes a results
 // directory or prepares a dataset. A lock is a small JSON file naming its holder (PID, the
 // PID's start time, the command, since when). It appears whole or not at all: it is written
 // beside its place and hard-linked there, which fails if a lock exists. A lock whose holder
@@ -189,7 +189,7 @@ export function acquireLock(path: string, opts: LockOptions): HeldLock {
     removeQuietly(tmp);
     if (!diskFullError(e, tmp)) throw e;
     // No room for 200 bytes: the command's own first write will fail on the full disk and
-    // name its file (docs/contracts.md, "Bad input"), so only a live holder is refused here.
+    // name its file (docs/runs.md, "Bad input"), so only a live holder is refused here.
     const other = liveHolder(path);
     if (other) throw refusal(opts, other);
     log(`note: ${opts.what}: no room on the disk for the lock ${path}; going on without it`);

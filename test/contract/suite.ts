@@ -9,7 +9,7 @@
 // runs the suite there, on the engine it loaded: the read checks first, its own tests, then the
 // write checks and the reopen (`part`, `shared`). test/engines/participant-contract.test.ts runs it
 // whole over every other participant the registry lists and over the templates by their path.
-// docs/contracts.md, "The template and the contract suite", lists the checks.
+// docs/design.md, "The template and the contract suite", lists the checks.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -174,7 +174,7 @@ export function contractSuite(name: string, dir: string, opts: ContractOptions =
 
       test('strategy: the session names how it answers, unfiltered and filtered, observed in its plan or declared', async () => {
         const { session, data } = opened;
-        assert.ok(session.strategy, 'the session has no strategy(): every participant says how it answers (docs/contracts.md, "Plans")');
+        assert.ok(session.strategy, 'the session has no strategy(): every participant says how it answers (docs/measurement.md, "Plans")');
         const vector = data.queries.slice(0, data.d);
         for (const filter of [null, STANDARD_KINDS.find((f) => f.name === 'cat10')!.forQuery(0, data.queryAttrs)]) {
           const top = topOf(p, filter === null ? 'none' : 'cat10') ?? topOf(p, 'none')!;

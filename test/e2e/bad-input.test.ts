@@ -1,7 +1,7 @@
 // The bad-input matrix of issue 7 (item 3), through the real command line: every bad input gets
 // exit code 2, one line on stderr naming the problem and the fix, and leaves no file behind
 // (every file under --data and --out is the same before and after, finished results included).
-// docs/contracts.md, "Bad input", lists each case with its message and the test here.
+// docs/runs.md, "Bad input", lists each case with its message and the test here.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

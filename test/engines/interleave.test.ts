@@ -1,4 +1,4 @@
-// Interleaved timing in a real run (docs/contracts.md, "Interleaved timing"): two real in-process
+// Interleaved timing in a real run (docs/measurement.md, "Interleaved timing"): two real in-process
 // engines loaded together have their timed passes in shared rounds, so each one's passes span
 // the other's; with interleave off, one participant is timed after the other. Recall is checked
 // against exact ground truth either way.

@@ -1,4 +1,4 @@
-// The memory, disk and cold-start tables of the results page (docs/method.md §6, docs/contracts.md
+// The memory, disk and cold-start tables of the results page (docs/method.md §6, docs/runs.md
 // "Resources"): a row per participant, columns under grouped headers, figures with their units.
 // Participants are rows so the tables stay as wide as their columns, however many take part;
 // a reason for a missing figure is a numbered note under its table instead of a long cell.

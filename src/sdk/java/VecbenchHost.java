@@ -1,6 +1,6 @@
 // The reference host of vecbench's participant protocol, in Java (17 or later, standard library
 // only). A participant whose engine is a Java library writes one subclass of Engine and calls
-// serve() with it; this class speaks the protocol (docs/contracts.md, "The participant
+// serve() with it; this class speaks the protocol (docs/protocol.md, "The participant
 // protocol"; src/adapters/foreign.ts is the harness's side) over stdin and stdout.
 //
 // In the unnamed package, like the hosts that use it: compile it beside the engine's host,

@@ -1,7 +1,7 @@
 """The reference host of vecbench's participant protocol, in Python.
 
 A participant whose engine is a Python library writes one class with the engine's operations and
-calls serve() with it; this module speaks the protocol (docs/contracts.md, "The participant
+calls serve() with it; this module speaks the protocol (docs/protocol.md, "The participant
 protocol") over stdin and stdout. Standard library only; when numpy is importable, vectors and
 id columns arrive as numpy arrays (no copy), otherwise as memoryviews.
 
