@@ -13,16 +13,15 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import {
   ATTRIBUTES,
+  RowColumns,
   besideSource,
   compileFilter,
   declaredStrategy,
   fileBytes,
   filterKey,
   packageVersion,
-  readColumns,
   SetupNeeded,
   UserError,
-  writeColumns,
   type AttrName,
   type EngineSession,
   type FilterExpr,
@@ -121,8 +120,6 @@ export function filterClauses(f: FilterExpr): { clauses: Float64Array; fields: A
   return { clauses: Float64Array.from(out), fields };
 }
 
-type Columns = Record<AttrName, Int32Array>;
-
 /** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
 const INDEX_FILE = 'hnswlib.index';
 /** The adapter's side of a row: attribute columns and live / deleted flags, by label. */
@@ -132,11 +129,8 @@ class HnswDirectSession implements EngineSession {
   private readonly native: Addon;
   private handle: Handle;
   private readonly d: number;
-  private cols: Columns;
-  /** 1 = the label is in the graph and not deleted. */
-  private live: Uint8Array;
-  /** 1 = the label was deleted (it may still own a tombstoned slot in the graph). */
-  private deleted: Uint8Array;
+  /** Attributes and live / deleted flags, by label. */
+  private rows: RowColumns;
   /** The graph's capacity and element count as this session tracks them (the addon's info
    * costs an N-API object a call). count never drops: deletes only mark. */
   private capacity: number;
@@ -155,22 +149,18 @@ class HnswDirectSession implements EngineSession {
     d: number,
     private readonly space: Space,
     private readonly workDir: string,
-    saved?: { handle: Handle; cols: Columns; live: Uint8Array; deleted: Uint8Array },
+    saved?: { handle: Handle; rows: RowColumns },
   ) {
     this.native = addon();
     this.d = d;
     if (saved) {
       this.handle = saved.handle;
-      this.cols = saved.cols;
-      this.live = saved.live;
-      this.deleted = saved.deleted;
+      this.rows = saved.rows;
       this.dirty = false;
     } else {
       const cap = Math.max(1, n);
       this.handle = this.native.create(space, d, cap, settings.M, settings.efConstruction, settings.seed, settings.replaceDeleted);
-      this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(cap)])) as Columns;
-      this.live = new Uint8Array(cap);
-      this.deleted = new Uint8Array(cap);
+      this.rows = RowColumns.empty(cap);
     }
     const info = this.native.info(this.handle);
     this.capacity = info.maxElements;
@@ -182,45 +172,30 @@ class HnswDirectSession implements EngineSession {
   static reopen(settings: HnswDirectSettings, d: number, space: Space, workDir: string): HnswDirectSession {
     const native = addon();
     const rowsPath = join(workDir, ROWS_FILE);
-    const { meta, columns } = readColumns(rowsPath);
+    const { meta, rows } = RowColumns.read(rowsPath);
     if (meta.d !== d || meta.space !== space) {
       throw new Error(`hnswlib-direct: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.space)} index, the dataset is d=${d} ${space}`);
     }
     const handle = native.load(space, d, join(workDir, INDEX_FILE), settings.replaceDeleted);
-    const live = columns.live as Uint8Array;
-    let liveRows = 0;
-    for (let i = 0; i < live.length; i++) liveRows += live[i];
     let inGraph = 0;
-    for (const id of native.labels(handle)) if (live[id] === 1) inGraph++;
-    if (liveRows !== inGraph) {
+    for (const id of native.labels(handle)) if (rows.isLive(id)) inGraph++;
+    if (rows.liveCount() !== inGraph) {
       native.free(handle);
       throw new Error(`hnswlib-direct: ${join(workDir, INDEX_FILE)} and ${rowsPath} disagree on the live rows (saved by different sessions)`);
     }
-    const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
-    return new HnswDirectSession(settings, 0, d, space, workDir, { handle, cols, live, deleted: columns.deleted as Uint8Array });
+    return new HnswDirectSession(settings, 0, d, space, workDir, { handle, rows });
   }
 
   /** Saves the graph (hnswlib's saveIndex) and the columns to workDir. */
   private persist(): void {
     this.native.save(this.handle, join(this.workDir, INDEX_FILE));
-    writeColumns(join(this.workDir, ROWS_FILE), { d: this.d, space: this.space }, { ...this.cols, live: this.live, deleted: this.deleted });
+    this.rows.save(join(this.workDir, ROWS_FILE), { d: this.d, space: this.space });
     this.dirty = false;
   }
 
-  /** Grows the JS-side columns so that `id` fits. */
-  private ensureRows(id: number): void {
-    if (id < this.live.length) return;
-    const size = Math.max(id + 1, Math.ceil(this.live.length * 1.5));
-    const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(size);
-      b.set(a);
-      return b;
-    };
-    for (const a of ATTRIBUTES) this.cols[a] = grow(this.cols[a], (s) => new Int32Array(s));
-    this.live = grow(this.live, (s) => new Uint8Array(s));
-    this.deleted = grow(this.deleted, (s) => new Uint8Array(s));
-    // The cached predicates close over the old columns.
-    this.filters.clear();
+  /** Makes room in the columns for `id`; grown columns leave the cached predicates reading the old arrays. */
+  private fitRows(id: number): void {
+    if (this.rows.fit(id)) this.filters.clear();
   }
 
   /** Makes room in the graph for one more element (the `hnswlib` participant's growth rule). */
@@ -228,10 +203,6 @@ class HnswDirectSession implements EngineSession {
     if (this.count < this.capacity) return;
     this.capacity = Math.ceil(this.capacity * 1.25) + 16;
     this.native.resize(this.handle, this.capacity);
-  }
-
-  private setAttrs(batch: RowBatch, i: number, id: number): void {
-    for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
   }
 
   private check(batch: RowBatch): void {
@@ -257,7 +228,7 @@ class HnswDirectSession implements EngineSession {
     let prev = -1;
     for (const id of ids) {
       if (id <= prev) return false;
-      if (id < this.live.length && (this.live[id] || this.deleted[id])) return false;
+      if (id < this.rows.live.length && (this.rows.live[id] || this.rows.deleted[id])) return false;
       prev = id;
     }
     return true;
@@ -270,12 +241,12 @@ class HnswDirectSession implements EngineSession {
   /** Adds or replaces one row (participants/hnswlib/adapter.ts's put, over this addon). */
   private put(batch: RowBatch, i: number): void {
     const id = batch.ids[i];
-    this.ensureRows(id);
-    this.setAttrs(batch, i, id);
-    if (this.live[id]) {
+    this.fitRows(id);
+    this.rows.setAttrs(batch, i, id);
+    if (this.rows.live[id]) {
       // addPoint on an existing label overwrites its vector and repairs its links.
       this.add(batch, i, id, false, false);
-    } else if (this.deleted[id]) {
+    } else if (this.rows.deleted[id]) {
       if (this.settings.replaceDeleted) {
         // With replacement enabled hnswlib refuses addPoint on a deleted label; bring the old
         // slot back and overwrite it, unless another label has taken that slot over since.
@@ -299,8 +270,7 @@ class HnswDirectSession implements EngineSession {
       this.ensureSlot();
       this.add(batch, i, id, this.settings.replaceDeleted, true);
     }
-    this.live[id] = 1;
-    this.deleted[id] = 0;
+    this.rows.markLive(id);
   }
 
   async buildIndex(): Promise<void> {
@@ -325,7 +295,7 @@ class HnswDirectSession implements EngineSession {
     let c = this.filters.get(key);
     if (!c) {
       if (this.filters.size >= 4096) this.filters.clear();
-      c = { ...filterClauses(filter), pred: compileFilter(filter, this.cols) };
+      c = { ...filterClauses(filter), pred: compileFilter(filter, this.rows.cols) };
       this.filters.set(key, c);
     }
     return c;
@@ -343,7 +313,7 @@ class HnswDirectSession implements EngineSession {
     } else {
       const c = this.compiled(request.filter);
       pred = c.pred;
-      const cols = this.cols;
+      const cols = this.rows.cols;
       const f = c.fields;
       // At most 10 fields (the attributes): the common shapes without spreading an array.
       if (f.length === 1) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]]);
@@ -351,7 +321,7 @@ class HnswDirectSession implements EngineSession {
       else ids = this.native.search(this.handle, request.vector, k, c.clauses, ...f.map((a) => cols[a]));
     }
     // hnswlib already applied both; re-checking k labels costs nothing and guards the contract.
-    const live = this.live;
+    const live = this.rows.live;
     let j = 0;
     while (j < ids.length && live[ids[j]] === 1 && (pred === null || pred(ids[j]))) j++;
     return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
@@ -382,10 +352,10 @@ class HnswDirectSession implements EngineSession {
     if (this.allFresh(batch)) {
       // The bulk path of ingest: one call, every vector read in place.
       const ids = batch.ids;
-      this.ensureRows(ids[ids.length - 1]);
-      for (let i = 0; i < ids.length; i++) this.setAttrs(batch, i, ids[i]);
+      this.fitRows(ids[ids.length - 1]);
+      for (let i = 0; i < ids.length; i++) this.rows.setAttrs(batch, i, ids[i]);
       this.native.addPoints(this.handle, batch.vectors, ids, this.settings.replaceDeleted);
-      for (const id of ids) this.live[id] = 1;
+      for (const id of ids) this.rows.markLive(id);
       this.count = this.native.info(this.handle).count;
     } else {
       for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
@@ -399,10 +369,9 @@ class HnswDirectSession implements EngineSession {
 
   async delete(ids: Int32Array): Promise<void> {
     for (const id of ids) {
-      if (id >= this.live.length || !this.live[id]) continue;
+      if (!this.rows.isLive(id)) continue;
       this.native.markDelete(this.handle, id);
-      this.live[id] = 0;
-      this.deleted[id] = 1;
+      this.rows.markDeleted(id);
       this.dirty = true;
     }
   }

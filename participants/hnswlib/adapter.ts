@@ -15,8 +15,7 @@ import {
   compileFilter,
   packageVersion,
   fileBytes,
-  readColumns,
-  writeColumns,
+  RowColumns,
   type AttrName,
   type EngineSession,
   type FilterExpr,
@@ -55,7 +54,6 @@ export type HnswSettings = z.infer<typeof settingsSchema>;
 
 const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;
 type Predicate = RowPredicate;
-type Columns = Record<AttrName, Int32Array>;
 
 /** hnswlib's own file: the graph and the vectors. */
 const INDEX_FILE = 'hnswlib.index';
@@ -65,11 +63,8 @@ const ROWS_FILE = 'hnswlib.rows.bin';
 class HnswSession implements EngineSession {
   private index: Hnsw;
   private readonly d: number;
-  private cols: Columns;
-  /** 1 = the label is in the graph and not deleted. */
-  private live: Uint8Array;
-  /** 1 = the label was deleted (it may still own a tombstoned slot in the graph). */
-  private deleted: Uint8Array;
+  /** Attributes and live / deleted flags, by label. */
+  private rows: RowColumns;
   private capacity: number;
   private ef = 10;
   /** The query as the binding takes it (a plain array), refilled for every search: the
@@ -88,15 +83,13 @@ class HnswSession implements EngineSession {
     d: number,
     private readonly space: 'ip' | 'l2',
     private readonly workDir: string,
-    saved?: { index: Hnsw; cols: Columns; live: Uint8Array; deleted: Uint8Array },
+    saved?: { index: Hnsw; rows: RowColumns },
   ) {
     this.d = d;
     if (saved) {
       this.index = saved.index;
       this.capacity = this.index.getMaxElements();
-      this.cols = saved.cols;
-      this.live = saved.live;
-      this.deleted = saved.deleted;
+      this.rows = saved.rows;
       this.dirty = false;
     } else {
       this.capacity = Math.max(1, n);
@@ -108,9 +101,7 @@ class HnswSession implements EngineSession {
         randomSeed: settings.seed,
         allowReplaceDeleted: settings.replaceDeleted,
       });
-      this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(this.capacity)])) as Columns;
-      this.live = new Uint8Array(this.capacity);
-      this.deleted = new Uint8Array(this.capacity);
+      this.rows = RowColumns.empty(this.capacity);
     }
     this.index.setEf(this.ef);
     this.queryBuf = new Array<number>(d).fill(0);
@@ -120,42 +111,23 @@ class HnswSession implements EngineSession {
   /** Reads the index and the columns a previous session saved in workDir. */
   static async reopen(settings: HnswSettings, d: number, space: 'ip' | 'l2', workDir: string): Promise<HnswSession> {
     const rowsPath = join(workDir, ROWS_FILE);
-    const { meta, columns } = readColumns(rowsPath);
+    const { meta, rows } = RowColumns.read(rowsPath);
     if (meta.d !== d || meta.space !== space) {
       throw new Error(`hnswlib: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.space)} index, the dataset is d=${d} ${space}`);
     }
     const index = new hnswlib.HierarchicalNSW(space, d);
     await index.readIndex(join(workDir, INDEX_FILE), settings.replaceDeleted);
-    const live = columns.live as Uint8Array;
-    let liveRows = 0;
-    for (let i = 0; i < live.length; i++) liveRows += live[i];
-    if (liveRows !== index.getIdsList().filter((id) => live[id] === 1).length) {
+    if (rows.liveCount() !== index.getIdsList().filter((id) => rows.isLive(id)).length) {
       throw new Error(`hnswlib: ${join(workDir, INDEX_FILE)} and ${rowsPath} disagree on the live rows (saved by different sessions)`);
     }
-    const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
-    return new HnswSession(settings, 0, d, space, workDir, { index, cols, live, deleted: columns.deleted as Uint8Array });
+    return new HnswSession(settings, 0, d, space, workDir, { index, rows });
   }
 
   /** Saves the graph (hnswlib's writeIndex) and the columns to workDir. */
   private async persist(): Promise<void> {
     await this.index.writeIndex(join(this.workDir, INDEX_FILE));
-    writeColumns(join(this.workDir, ROWS_FILE), { d: this.d, space: this.space }, { ...this.cols, live: this.live, deleted: this.deleted });
+    this.rows.save(join(this.workDir, ROWS_FILE), { d: this.d, space: this.space });
     this.dirty = false;
-  }
-
-  /** Grows the JS-side columns so that `id` fits (the cached predicates hold the old arrays). */
-  private ensureRows(id: number): void {
-    if (id < this.live.length) return;
-    const size = Math.max(id + 1, Math.ceil(this.live.length * 1.5));
-    const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(size);
-      b.set(a);
-      return b;
-    };
-    for (const a of ATTRIBUTES) this.cols[a] = grow(this.cols[a], (s) => new Int32Array(s));
-    this.live = grow(this.live, (s) => new Uint8Array(s));
-    this.deleted = grow(this.deleted, (s) => new Uint8Array(s));
-    this.predicates.clear();
   }
 
   /** Makes room in the graph for one more element. */
@@ -168,10 +140,6 @@ class HnswSession implements EngineSession {
   private row(batch: RowBatch, i: number): number[] {
     // The binding takes a plain JS array (it checks IsArray, so a typed array is refused).
     return Array.from(batch.vectors.subarray(i * this.d, (i + 1) * this.d));
-  }
-
-  private setAttrs(batch: RowBatch, i: number, id: number): void {
-    for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
   }
 
   private check(batch: RowBatch): void {
@@ -189,13 +157,14 @@ class HnswSession implements EngineSession {
   /** Adds or replaces one row. */
   private put(batch: RowBatch, i: number): void {
     const id = batch.ids[i];
-    this.ensureRows(id);
-    this.setAttrs(batch, i, id);
+    // Grown columns leave the cached predicates reading the old arrays.
+    if (this.rows.fit(id)) this.predicates.clear();
+    this.rows.setAttrs(batch, i, id);
     const vec = this.row(batch, i);
-    if (this.live[id]) {
+    if (this.rows.live[id]) {
       // addPoint on an existing label overwrites its vector and repairs its links.
       this.index.addPoint(vec, id);
-    } else if (this.deleted[id]) {
+    } else if (this.rows.deleted[id]) {
       if (this.settings.replaceDeleted) {
         // With replacement enabled hnswlib refuses addPoint on a deleted label; bring the old
         // slot back and overwrite it, unless another label has taken that slot over since.
@@ -219,8 +188,7 @@ class HnswSession implements EngineSession {
       this.ensureSlot();
       this.index.addPoint(vec, id, this.settings.replaceDeleted);
     }
-    this.live[id] = 1;
-    this.deleted[id] = 0;
+    this.rows.markLive(id);
     this.empty = false;
   }
 
@@ -246,7 +214,7 @@ class HnswSession implements EngineSession {
     let p = this.predicates.get(key);
     if (!p) {
       if (this.predicates.size >= 4096) this.predicates.clear();
-      p = compileFilter(filter, this.cols);
+      p = compileFilter(filter, this.rows.cols);
       this.predicates.set(key, p);
     }
     return p;
@@ -271,7 +239,7 @@ class HnswSession implements EngineSession {
     const pred = request.filter === null ? null : this.predicate(request.filter);
     const res = pred ? this.index.searchKnn(query, k, pred) : this.index.searchKnn(query, k);
     const ids = res.neighbors;
-    const live = this.live;
+    const live = this.rows.live;
     // hnswlib already applied both; re-checking k labels costs nothing and guards the contract.
     // The binding's array is returned as it is unless a label fails (never, so far).
     let j = 0;
@@ -307,10 +275,9 @@ class HnswSession implements EngineSession {
 
   async delete(ids: Int32Array): Promise<void> {
     for (const id of ids) {
-      if (id >= this.live.length || !this.live[id]) continue;
+      if (!this.rows.isLive(id)) continue;
       this.index.markDelete(id);
-      this.live[id] = 0;
-      this.deleted[id] = 1;
+      this.rows.markDeleted(id);
       this.dirty = true;
     }
   }

@@ -14,14 +14,12 @@ import { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import {
   ATTRIBUTES,
+  RowColumns,
   filterKey,
   UserError,
   compileFilter,
   packageVersion,
   fileBytes,
-  readColumns,
-  writeColumns,
-  type AttrName,
   type EngineSession,
   type FilterExpr,
   type Knobs,
@@ -49,22 +47,20 @@ export type UsearchSettings = z.infer<typeof settingsSchema>;
 
 const KNOBS = ['expansion_search', 'expansion'] as const;
 type Predicate = RowPredicate;
-type Columns = Record<AttrName, Int32Array>;
 
 /** USearch's own file: the graph and the vectors. */
 const INDEX_FILE = 'usearch.index';
 /** An index of no vectors, loaded into a replaced Index to free its memory (release()). */
 const EMPTY_FILE = 'usearch.empty.index';
-/** The adapter's side of a row: attribute columns and the live flag, by key. */
+/** The adapter's side of a row: attribute columns and the live flag, by key (RowColumns). */
 const ROWS_FILE = 'usearch.rows.bin';
 
 class UsearchSession implements EngineSession {
   private index: Index;
   private readonly d: number;
   private readonly metric: MetricKind;
-  private cols: Columns;
-  /** 1 = the key is in the index (not removed). */
-  private live: Uint8Array;
+  /** Attributes and the live flag (1: the key is in the index, not removed), by key. */
+  private rows: RowColumns;
   private expansionSearch: number;
   private expansion = 1;
   /** The saved index file matches the in-memory index. */
@@ -87,9 +83,7 @@ class UsearchSession implements EngineSession {
     this.metric = metric;
     this.expansionSearch = settings.expansion_search;
     this.index = this.makeIndex(this.expansionSearch);
-    const rows = Math.max(1, n);
-    this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(rows)])) as Columns;
-    this.live = new Uint8Array(rows);
+    this.rows = RowColumns.empty(n);
     this.path = join(workDir, INDEX_FILE);
     this.rowsPath = join(workDir, ROWS_FILE);
     this.emptyPath = join(workDir, EMPTY_FILE);
@@ -99,15 +93,13 @@ class UsearchSession implements EngineSession {
    * the whole file into memory, as the session that built it held it). */
   static reopen(settings: UsearchSettings, d: number, metric: MetricKind, workDir: string): UsearchSession {
     const s = new UsearchSession(settings, 0, d, metric, workDir);
-    const { meta, columns } = readColumns(s.rowsPath);
+    const { meta, rows } = RowColumns.read(s.rowsPath);
     if (meta.d !== d || meta.metric !== metric) {
       throw new Error(`usearch: ${s.rowsPath} belongs to a d=${String(meta.d)} metric ${String(meta.metric)} index, the dataset is d=${d} metric ${metric}`);
     }
     s.index.load(s.path);
-    s.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
-    s.live = columns.live as Uint8Array;
-    let liveRows = 0;
-    for (let i = 0; i < s.live.length; i++) liveRows += s.live[i];
+    s.rows = rows;
+    const liveRows = rows.liveCount();
     if (liveRows !== s.index.size())
       throw new Error(`usearch: ${s.path} holds ${s.index.size()} vectors, ${s.rowsPath} ${liveRows} live rows (saved by different sessions)`);
     s.savedClean = s.colsClean = true;
@@ -121,7 +113,7 @@ class UsearchSession implements EngineSession {
       this.savedClean = true;
     }
     if (!this.colsClean) {
-      writeColumns(this.rowsPath, { d: this.d, metric: this.metric }, { ...this.cols, live: this.live });
+      this.rows.save(this.rowsPath, { d: this.d, metric: this.metric });
       this.colsClean = true;
     }
   }
@@ -138,21 +130,6 @@ class UsearchSession implements EngineSession {
     });
   }
 
-  /** Grows the JS-side columns so that `id` fits (the cached predicates hold the old arrays). */
-  private ensureRows(id: number): void {
-    if (id < this.live.length) return;
-    const size = Math.max(id + 1, Math.ceil(this.live.length * 1.5));
-    for (const a of ATTRIBUTES) {
-      const b = new Int32Array(size);
-      b.set(this.cols[a]);
-      this.cols[a] = b;
-    }
-    const l = new Uint8Array(size);
-    l.set(this.live);
-    this.live = l;
-    this.predicates.clear();
-  }
-
   /** Adds rows whose ids are not live. Keys are BigInt; vectors are always a fresh copy (the
    * binding is documented to have read typed arrays from the start of their buffer). */
   private add(batch: RowBatch): void {
@@ -163,13 +140,14 @@ class UsearchSession implements EngineSession {
     if (count === 0) return;
     for (let i = 0; i < count; i++) {
       const id = batch.ids[i];
-      this.ensureRows(id);
-      for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
+      // Grown columns leave the cached predicates reading the old arrays.
+      if (this.rows.fit(id)) this.predicates.clear();
+      this.rows.setAttrs(batch, i, id);
     }
     const keys = BigUint64Array.from(batch.ids, (id) => BigInt(id));
     this.savedClean = this.colsClean = false;
     this.index.add(keys, batch.vectors.slice(), this.settings.threads);
-    for (const id of batch.ids) this.live[id] = 1;
+    for (const id of batch.ids) this.rows.markLive(id);
   }
 
   /** The last occurrence of each id in a batch (USearch refuses a key twice in one add). */
@@ -245,7 +223,7 @@ class UsearchSession implements EngineSession {
     let p = this.predicates.get(key);
     if (!p) {
       if (this.predicates.size >= 4096) this.predicates.clear();
-      p = compileFilter(filter, this.cols);
+      p = compileFilter(filter, this.rows.cols);
       this.predicates.set(key, p);
     }
     return p;
@@ -261,7 +239,7 @@ class UsearchSession implements EngineSession {
     // A fresh copy: never hand the binding a view into a larger buffer.
     const m = this.index.search(request.vector.slice(), wanted, 1);
     const out: number[] = [];
-    const live = this.live;
+    const live = this.rows.live;
     const keys = m.keys;
     for (let i = 0; i < keys.length && out.length < k; i++) {
       const id = Number(keys[i]);
@@ -295,17 +273,17 @@ class UsearchSession implements EngineSession {
     const b = this.dedupe(batch);
     // USearch refuses a key that is present: remove the live ones first (a removed key can be
     // added again).
-    const present = b.ids.filter((id) => id < this.live.length && this.live[id] === 1);
+    const present = b.ids.filter((id) => this.rows.isLive(id));
     if (present.length > 0) await this.delete(present);
     this.add(b);
   }
 
   async delete(ids: Int32Array): Promise<void> {
-    const gone = ids.filter((id) => id < this.live.length && this.live[id] === 1);
+    const gone = ids.filter((id) => this.rows.isLive(id));
     if (gone.length === 0) return;
     this.savedClean = this.colsClean = false;
     this.index.remove(BigUint64Array.from(gone, (id) => BigInt(id)));
-    for (const id of gone) this.live[id] = 0;
+    for (const id of gone) this.rows.markDeleted(id);
   }
 
   async close(): Promise<void> {

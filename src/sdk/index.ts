@@ -11,6 +11,8 @@ export { SetupNeeded, UserError } from '../util/errors.ts';
 export { compileFilter, declaredStrategy, packageVersion, type RowPredicate } from '../adapters/kit.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.
 export { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../adapters/persist.ts';
+// The attribute columns and live / deleted flags of an engine that keeps neither, saved beside it.
+export { RowColumns } from '../adapters/row-columns.ts';
 // Filters by name and the rows they match (the predicate cache of in-process engines keys on it).
 export { filterKey, matchingRows } from '../datasets/groups.ts';
 // Exact top-k (the native addon or its portable fallback), for exact-scan participants.
