@@ -201,11 +201,11 @@ export interface EngineSession {
    * answered at once. The harness-overhead null pass runs through it, so that crossing counts as
    * the harness's cost. Absent: the null engine answers inside the participant host. */
   nullPath?(): Pick<EngineSession, 'setKnobs' | 'search' | 'timedPass'>;
-  /** The timed loop run next to the engine, in its own process (a host in another language):
-   * the requests with `clients` in flight, each search timed there, so the crossing between the
-   * participant host and that process is paid once per pass, not per query. The participant
-   * host uses it in place of its own loop when present (docs/protocol.md, "The participant
-   * protocol"). */
+  /** The timed loop run next to the engine, in its own process (a host in another language) or
+   * in its native code (an addon's own loop): the requests with `clients` in flight, each search
+   * timed there, so the crossing into that process or that code is paid once per pass, not per
+   * query. The participant host uses it in place of its own loop when present
+   * (docs/protocol.md, "The participant protocol"). */
   timedPass?(requests: SearchRequest[], clients: number): Promise<TimedPass>;
 
   // Writes, for live churn (docs/method.md §7).

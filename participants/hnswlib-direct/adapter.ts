@@ -30,6 +30,7 @@ import {
   type RowBatch,
   type RowPredicate,
   type SearchRequest,
+  type TimedPass,
   type Strategy,
 } from '../../src/sdk/index.ts';
 
@@ -66,6 +67,9 @@ interface Addon {
   info(h: Handle): { count: number; maxElements: number; deleted: number };
   labels(h: Handle): Int32Array;
   search(h: Handle, query: Float32Array, k: number, clauses?: Float64Array | null, ...columns: Int32Array[]): Int32Array;
+  /** n queries (n x d), each searched as search() does and timed alone in C++: labels one
+   * query after another, their offsets (n + 1) and each query's nanoseconds. */
+  timedSearch(h: Handle, queries: Float32Array, k: number, clauses: Float64Array | null, ...columns: Int32Array[]): [Int32Array, Int32Array, Float64Array];
   free(h: Handle): void;
 }
 
@@ -301,6 +305,57 @@ class HnswDirectSession implements EngineSession {
     return c;
   }
 
+  /** Labels that are live and pass the filter: hnswlib applied both already; re-checking k
+   * labels costs nothing and guards the contract. */
+  private kept(ids: Int32Array, pred: RowPredicate | null): Int32Array {
+    const live = this.rows.live;
+    let j = 0;
+    while (j < ids.length && live[ids[j]] === 1 && (pred === null || pred(ids[j]))) j++;
+    return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
+  }
+
+  /** A pass timed in C++, query by query (timedSearch), so the figure is the library's search
+   * and not the call from JS around each one (docs/measurement.md, "Harness overhead"). Requests
+   * of one k whose filters, if any, read the same fields (a query group's) go in one call;
+   * anything else is searched one request at a time, each timed here. */
+  async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
+    const n = requests.length;
+    const errors = new Array<string | null>(n).fill(null);
+    const k = Math.min(requests[0]?.k ?? 0, this.capacity);
+    const compiled = requests.map((r) => (r.filter === null ? null : this.compiled(r.filter)));
+    const fields = compiled[0]?.fields.join() ?? null;
+    const uniform =
+      this.count > 0 &&
+      requests.every(
+        (r, i) => r.k === requests[0].k && (compiled[i]?.fields.join() ?? null) === fields && compiled[i]?.clauses.length === compiled[0]?.clauses.length,
+      );
+    if (!uniform) {
+      const results: ArrayLike<number>[] = [];
+      const latenciesMs = new Float64Array(n);
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) {
+        const s = performance.now();
+        results.push(await this.search(requests[i]));
+        latenciesMs[i] = performance.now() - s;
+      }
+      return { results, latenciesMs, errors, wallS: (performance.now() - t0) / 1000 };
+    }
+    const queries = new Float32Array(n * this.d);
+    for (let i = 0; i < n; i++) queries.set(requests[i].vector, i * this.d);
+    const first = compiled[0];
+    let clauses: Float64Array | null = null;
+    if (first !== null) {
+      clauses = new Float64Array(n * first.clauses.length);
+      for (let i = 0; i < n; i++) clauses.set(compiled[i]!.clauses, i * first.clauses.length);
+    }
+    const cols = first === null ? [] : first.fields.map((a) => this.rows.cols[a]);
+    const t0 = performance.now();
+    const [labels, offsets, ns] = this.native.timedSearch(this.handle, queries, k, clauses, ...cols);
+    const wallS = (performance.now() - t0) / 1000;
+    const results = Array.from({ length: n }, (_, i) => this.kept(labels.subarray(offsets[i], offsets[i + 1]), compiled[i]?.pred ?? null));
+    return { results, latenciesMs: ns.map((x) => x / 1e6), errors, wallS };
+  }
+
   async search(request: SearchRequest): Promise<ArrayLike<number>> {
     if (this.count === 0) return [];
     // hnswlib returns fewer labels when fewer are live or pass the filter; k above the
@@ -320,11 +375,7 @@ class HnswDirectSession implements EngineSession {
       else if (f.length === 2) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]], cols[f[1]]);
       else ids = this.native.search(this.handle, request.vector, k, c.clauses, ...f.map((a) => cols[a]));
     }
-    // hnswlib already applied both; re-checking k labels costs nothing and guards the contract.
-    const live = this.rows.live;
-    let j = 0;
-    while (j < ids.length && live[ids[j]] === 1 && (pred === null || pred(ids[j]))) j++;
-    return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
+    return this.kept(ids, pred);
   }
 
   async explain(request: SearchRequest): Promise<string> {

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { RowAttributes, RowBatch } from '../../src/contracts.ts';
+import type { FilterExpr, RowAttributes, RowBatch } from '../../src/contracts.ts';
 import { ATTRIBUTES } from '../../src/contracts.ts';
-import { passes } from '../../src/datasets/groups.ts';
+import { passes, STANDARD_KINDS } from '../../src/datasets/groups.ts';
 import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
@@ -133,6 +133,37 @@ test('filters become native clauses: eq as [v, v+1), range as given, and over th
   });
   assert.deepEqual(f.fields, ['cat10', 'num']);
   assert.deepEqual(Array.from(f.clauses), [0, 4, 5, 1, -5, 2 ** 31, 0, 1, 0]);
+});
+
+test('a pass timed in C++ (timedPass) answers each request as search() does, with a latency per query', async () => {
+  const { session, data } = opened;
+  assert.ok(session.timedPass, 'hnswlib-direct times its passes in C++');
+  await session.setKnobs({ ef: 32 });
+  const n = 40;
+  const kind = (name: string) => STANDARD_KINDS.find((x) => x.name === name)!;
+  const group = (name: string) => Array.from({ length: n }, (_, q) => kind(name).forQuery(q, data.queryAttrs) as FilterExpr | null);
+  const cat100 = group('cat100');
+  const kinds: (FilterExpr | null)[][] = [
+    group('none'),
+    // A query group's filters: the same fields, each query's own values.
+    group('cat10'),
+    group('cat10+num10'),
+    // Fields that differ within a pass: searched one at a time from JavaScript.
+    cat100.map((f, q) => (q % 2 ? null : f)),
+  ];
+  for (const filters of kinds) {
+    const requests = filters.map((filter, q) => ({ vector: queryOf(q), k: 10, filter }));
+    const pass = await session.timedPass(requests, 1);
+    assert.equal(pass.results.length, n);
+    assert.equal(pass.latenciesMs.length, n);
+    assert.ok(pass.errors.every((e) => e === null));
+    assert.ok(pass.wallS > 0);
+    for (let q = 0; q < n; q++) {
+      assert.ok(pass.latenciesMs[q] > 0 && pass.latenciesMs[q] < 1000, `latency ${pass.latenciesMs[q]} ms`);
+      assert.deepEqual(Array.from(pass.results[q]), Array.from(await session.search(requests[q])), `query ${q}, filter ${JSON.stringify(filters[q])}`);
+      if (filters[q]) for (const id of Array.from(pass.results[q])) assert.ok(passes(filters[q]!, data.attrs, id));
+    }
+  }
 });
 
 test('writes: deleted ids never come back; reinserted and new ids are found', async () => {
