@@ -99,7 +99,7 @@ export function closePortToOthers(guarded: number | GuardedPorts): PortGuard {
 /**
  * A server that authenticates no one starts only behind a closed guard: otherwise one line says
  * why and what to do, unless OPEN_PORTS_ENV is 1, when the log says the ports are open.
- * `server` names it ("the chroma server"), `connect` is the --connect form that avoids it.
+ * `server` names it in the message ("the NAME server").
  */
 export function requireClosed(guard: PortGuard, guarded: number | GuardedPorts, server: string, env: NodeJS.ProcessEnv = process.env): void {
   if (guard.closed) return;

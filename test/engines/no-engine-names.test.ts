@@ -129,7 +129,14 @@ describe('src/ names no participant', () => {
 describe("the participants' declarations (settings.json registry)", () => {
   test('they give src/ what it used to name', () => {
     assert.deepEqual(defaultRunParticipants(), ['exact', 'hnswlib', 'usearch', 'lancedb', 'pgvector-pglite']);
-    assert.deepEqual(connectExamples(), ['pgvector=postgres://user:password@host:5432/db', 'redis=redis://:password@host:6379', 'chroma=http://host:8000']);
+    assert.deepEqual(connectExamples(), [
+      'pgvector=postgres://user:password@host:5432/db',
+      'redis=redis://:password@host:6379',
+      'chroma=http://host:8000',
+      'opensearch=http://host:9200',
+      'weaviate=http://:apikey@host:8080',
+      'milvus=http://user:password@host:19530',
+    ]);
     assert.deepEqual(
       ceilingProtocols().map((c) => [c.protocol, c.participant, c.name]),
       [
