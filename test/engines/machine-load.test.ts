@@ -1,9 +1,7 @@
 // The machine-load meter (src/runner/machine-load.ts) against real CPU hogs. Other engineers'
-// processes share this machine, so every check compares two measurements instead of expecting
-// a quiet machine. The checks that need a free core for their hog wait for one, within a time
-// budget, and fail when the meter is wrong (the hog's core would never show up) or when other
-// processes kept the cores busy all along (the hog cannot show then; the message says so).
-// The other checks read several meters over one interval, which background load cannot spoil.
+// processes share this machine, so no check expects a quiet one: each compares the meter with
+// the hogs' own /proc counters over the same interval, or several meters read over one interval,
+// so background load (even a core kept busy the whole time) lands on both sides alike.
 // vecbench-test: alone (it measures other processes' CPU use and makes its own hogs).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
