@@ -111,6 +111,15 @@ export function registerRun(program: Command): void {
       },
     )
     .option(
+      '--lead-ci <fraction>',
+      `warm protocol: where the row's participants are timed in shared rounds, a cell's points are timed until their leads' paired intervals are within this fraction instead (default ${DEFAULT_TIMING.leadHalfWidth ?? 0}; 0: the cell's own interval)`,
+      (v: string) => {
+        const n = Number(v);
+        if (!(n >= 0 && n < 1)) throw new InvalidArgumentError('--lead-ci must be a fraction in [0, 1), e.g. 0.03');
+        return n;
+      },
+    )
+    .option(
       '--cell-seconds <s>',
       `warm protocol: timed seconds at most a cell's point gets to reach --cell-ci (default ${DEFAULT_TIMING.cellSeconds ?? 0})`,
       (v: string) => {
@@ -175,6 +184,7 @@ export function registerRun(program: Command): void {
         minSeconds?: number;
         maxPasses?: number;
         cellCi?: number;
+        leadCi?: number;
         cellSeconds?: number;
         threads?: number;
         builds?: number;
@@ -247,6 +257,7 @@ export function registerRun(program: Command): void {
         cellHalfWidth: o.cellCi ?? DEFAULT_TIMING.cellHalfWidth,
         cellSeconds: o.cellSeconds ?? DEFAULT_TIMING.cellSeconds,
         cellMaxPasses: DEFAULT_TIMING.cellMaxPasses,
+        leadHalfWidth: o.leadCi ?? DEFAULT_TIMING.leadHalfWidth,
       };
       if (timing.maxPasses < timing.minPasses)
         throw new UserError(`--max-passes ${timing.maxPasses} is below --min-passes ${timing.minPasses}; raise --max-passes`);

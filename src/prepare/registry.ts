@@ -26,19 +26,19 @@ export const DEFAULT_BUILDS = 2;
 
 export const SOURCES: DatasetSource[] = [
   {
-    pattern: 'synthetic-<N>[-<D>]',
+    pattern: 'synthetic-<N>[-<D>][-i<L>]',
     describe:
-      'generated embedding-like data (clustered, anisotropic, unit length, ip), N rows of D dimensions (default 128), e.g. synthetic-20k, synthetic-100k, synthetic-1m, synthetic-20k-768',
+      'generated embedding-like data (clustered, anisotropic, unit length, ip), N rows of D dimensions (default 128) and with -i<L>, L directions of equal spread in overlapping clusters (harder, like real embeddings; the default model has a few dominant directions and separated clusters), e.g. synthetic-20k, synthetic-1m, synthetic-20k-768, synthetic-20k-128-i64',
     matches: (name) => parseSyntheticName(name) !== null,
     make: async (name) => {
-      const { n, nq, d } = parseSyntheticName(name)!;
-      return generateSynthetic(n, nq, { d });
+      const { n, nq, d, intrinsic } = parseSyntheticName(name)!;
+      return generateSynthetic(n, nq, { d, intrinsic });
     },
     // Sets larger than STREAM_ABOVE_BYTES are generated to disk block by block.
     prepare: async (dataDir, name, opts) => {
-      const { n, nq, d } = parseSyntheticName(name)!;
-      if (n * d * 4 > STREAM_ABOVE_BYTES) return prepareSyntheticStreamed(dataDir, name, n, nq, { d, quiet: opts?.quiet });
-      return writePrepared(dataDir, name, generateSynthetic(n, nq, { d }));
+      const { n, nq, d, intrinsic } = parseSyntheticName(name)!;
+      if (n * d * 4 > STREAM_ABOVE_BYTES) return prepareSyntheticStreamed(dataDir, name, n, nq, { d, intrinsic, quiet: opts?.quiet });
+      return writePrepared(dataDir, name, generateSynthetic(n, nq, { d, intrinsic }));
     },
   },
   debianPackagesSource,

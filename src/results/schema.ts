@@ -272,6 +272,9 @@ export const resultSchema = z.object({
         cell_half_width: z.number().nonnegative().optional(),
         cell_seconds: z.number().nonnegative().optional(),
         cell_max_passes: z.number().int().positive().optional(),
+        /** ... and, where the row's participants share rounds (interleaved_with), until the
+         * paired intervals of their leads are within lead_half_width instead. */
+        lead_half_width: z.number().nonnegative().optional(),
       })
       .optional(),
     /** Index builds measured (--builds). */

@@ -64,6 +64,8 @@ export function replayPasses(e: Entry, recs: PassRecord[]): void {
     e.pass.read_bytes.push(r.read_bytes);
     e.pass.major_faults.push(r.major_faults);
     e.busy.push(r.busy);
+    // Rounds of an earlier run do not line up with this one's: such passes pair with none.
+    (e.rounds ??= []).push(-1);
     if (!r.busy) e.quietSeconds += r.wall_s;
     e.maxLatency = Math.max(e.maxLatency, r.latency_ms.max);
     for (const q of r.varied) e.varied.add(q);

@@ -233,10 +233,6 @@ class PointFailed extends Error {}
  * shape), which picks the calibrated points, the lowest point of a cell read above its target
  * and the two points around an interpolated one. Later builds time only such points. */
 export function markCellPoints(items: Item[], build: number): void {
-  if (build > 0) {
-    for (const it of items) it.readsCell = true;
-    return;
-  }
   const curve = items
     .filter((it) => it.recall !== undefined)
     .map((it) => ({
@@ -246,9 +242,14 @@ export function markCellPoints(items: Item[], build: number): void {
       ladderIndex: it.li,
       calibratedFor: it.calibratedFor,
     }));
-  const read = new Set<number>();
-  for (const target of TARGETS) for (const f of readCell(curve, target, 'higher').from ?? []) read.add(f.ladderIndex);
-  for (const it of items) if (read.has(it.li)) it.readsCell = true;
+  // Each point's targets: its lead is paired at those (src/runner/lead-precision.ts).
+  const read = new Map<number, number[]>();
+  for (const target of TARGETS)
+    for (const f of readCell(curve, target, 'higher').from ?? []) read.set(f.ladderIndex, [...(read.get(f.ladderIndex) ?? []), target]);
+  for (const it of items) {
+    if (read.has(it.li)) it.cellTargets = read.get(it.li);
+    if (read.has(it.li) || build > 0) it.readsCell = true;
+  }
 }
 
 /** The engine's strategy at these knobs for the group's first query, and a plan check that

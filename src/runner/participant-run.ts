@@ -53,6 +53,7 @@ function timingRecord(t: Timing | undefined, busyCores: number | undefined, host
           cell_half_width: x.cellHalfWidth,
           ...(x.cellSeconds !== undefined ? { cell_seconds: x.cellSeconds } : {}),
           ...(x.cellMaxPasses !== undefined ? { cell_max_passes: x.cellMaxPasses } : {}),
+          ...((x.leadHalfWidth ?? 0) > 0 ? { lead_half_width: x.leadHalfWidth } : {}),
         }
       : {}),
   };

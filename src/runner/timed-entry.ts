@@ -15,6 +15,8 @@ export interface Item {
   /** A table cell is expected to read this point (from the recalls, before timing): its
    * throughput view is timed to the cells' precision. */
   readsCell?: boolean;
+  /** The target recalls the cells reading this point are for (its lead is paired at those). */
+  cellTargets?: number[];
   recall?: { digests: PointReply['digests']; summary: ReturnType<typeof summarize>; perQuery: number[]; wallS?: number };
 }
 
@@ -34,6 +36,8 @@ export interface Entry {
     major_faults: (number | null)[];
   };
   busy: boolean[];
+  /** Per pass: the shared timing's round it was taken in (-1: kept by an earlier run). */
+  rounds?: number[];
   quietSeconds: number;
   maxLatency: number;
   varied: Set<number>;

@@ -18,6 +18,7 @@ import type { PointReply } from './point-reply.ts';
 import type { AskedGroup } from './points.ts';
 import type { View } from '../results/schema.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
+import { leadWidths, type LeadWidth } from './lead-precision.ts';
 
 /** Passes of a warm point: until both minimums are met, at most maxPasses (busy passes count
  * toward the maximum only). A point a table cell reads (throughput view) then goes on until its
@@ -32,6 +33,10 @@ export interface Timing {
   cellHalfWidth?: number;
   cellSeconds?: number;
   cellMaxPasses?: number;
+  /** A cell's point whose row has other participants timed in the same rounds: passes until its
+   * leads' paired intervals (src/runner/lead-precision.ts) are within this relative half-width,
+   * instead of its own QPS interval; within the same caps. 0 or absent: the own interval only. */
+  leadHalfWidth?: number;
 }
 
 /** The fewest quiet passes whose interval may end a cell point's timing: the bootstrap over a
@@ -106,6 +111,8 @@ export class GroupTiming {
   private readonly meter: { start(): void; stop(): { otherCores: number | null; steal: number | null } };
   private waitedS = 0;
   private ownRound = 0;
+  /** The same group's timings of the other participants in the shared rounds (timeInRounds). */
+  peers: GroupTiming[] = [];
 
   constructor(
     readonly spec: GroupTimingSpec,
@@ -162,7 +169,14 @@ export class GroupTiming {
     // half-width shrinks as one over the square root of the passes), within its caps.
     const quiet = quietPasses(e);
     const hw = quietHalfWidth(e);
-    const forWidth = Math.max(MIN_CELL_PASSES, Number.isFinite(hw) && hw > 0 ? Math.ceil(quiet * (hw / t.cellHalfWidth!) ** 2) : base);
+    let forWidth = Math.max(MIN_CELL_PASSES, Number.isFinite(hw) && hw > 0 ? Math.ceil(quiet * (hw / t.cellHalfWidth!) ** 2) : base);
+    const leads = this.leadWidths(e);
+    if (leads) {
+      // Its leads' pairs so far say what the lead target needs (a lead with too few pairs to
+      // judge keeps the own interval's estimate).
+      const judged = leads.filter((l) => Number.isFinite(l.hw));
+      if (judged.length === leads.length) forWidth = Math.max(MIN_CELL_PASSES, ...judged.map((l) => Math.ceil(l.pairs * (l.hw / t.leadHalfWidth!) ** 2)));
+    }
     const caps = cellCaps(t);
     const cap = Math.min(caps.passes, meanWall > 0 ? Math.max(1, Math.floor(caps.seconds / meanWall)) : caps.passes);
     return Math.max(base, Math.min(cap, forWidth));
@@ -181,8 +195,16 @@ export class GroupTiming {
     if (!base || !cell) return base;
     if (e.quietSeconds >= cellCaps(t).seconds) return true;
     if (quiet < MIN_CELL_PASSES) return false;
+    const leads = this.leadWidths(e);
+    // A lead whose other side is done takes no more pairs: it is as precise as it will get.
+    if (leads) return leads.every((l) => l.other.done || l.hw <= t.leadHalfWidth!);
     const hw = quietHalfWidth(e);
     return Number.isFinite(hw) && hw <= t.cellHalfWidth!;
+  }
+
+  /** A cell point's leads that must be precise, or null when the lead rule does not apply. */
+  private leadWidths(e: Entry): LeadWidth[] | null {
+    return (this.spec.timing.leadHalfWidth ?? 0) > 0 ? leadWidths(e, this, this.peers) : null;
   }
 
   /** Rounds this group's timing is expected to take: its most-wanting entry's passes. */
@@ -275,6 +297,7 @@ export class GroupTiming {
       e.pass.steal.push(load.steal);
       e.pass.host_ms.push(host?.ms ?? null);
       e.busy.push(busy);
+      (e.rounds ??= []).push(r);
       if (!busy) e.quietSeconds += e.pass.wall_s[e.pass.wall_s.length - 1];
       if (this.spec.kept) this.spec.kept.journal.keepPass(keyOf(this.spec.kept, e.item.knobs), passRecord(e, found.get(e)!));
       e.done = this.finished(e);
@@ -343,6 +366,8 @@ export async function timeInRounds(timings: GroupTiming[], onRound?: (p: RoundsP
     handed.add(t);
     await onDone(t);
   };
+  // A group's row: the other participants' timings of the same group, whose leads pair by round.
+  for (const t of timings) t.peers = timings.filter((o) => o !== t && o.spec.g.key === t.spec.g.key && o.spec.p.name !== t.spec.p.name);
   for (const t of timings) await handOn(t);
   for (let r = 0; timings.some((t) => !t.done); r++) {
     const rounds = Math.max(1, ...timings.map((t) => t.plannedRounds()));

@@ -11,7 +11,10 @@ import type { Timing } from './timed-rounds.ts';
 // 15-20 % around its mean with the host (deterministic brute force too), ±3 % would take over
 // 100 passes, and with 4 s a cell the default run took 606-634 s (2026-12-02), so the cap binds.
 // The ladder's other points only draw the curve, and keep the base timing.
-const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 2, cellMaxPasses: 300 };
+// Where the row's participants are timed in shared rounds, a cell's point aims at its leads'
+// paired interval instead (±3 % too): the common drift cancels in a lead, so that takes a
+// handful of passes where the cell's own interval would need a hundred.
+const PRODUCT_TIMING: Timing = { minPasses: 3, minSeconds: 0.5, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 2, cellMaxPasses: 300, leadHalfWidth: 0.03 };
 /** Queries in a warm group's query set unless --queries says otherwise. */
 const PRODUCT_QUERY_SET = 1000;
 
@@ -31,12 +34,13 @@ export function envDefaults(env = process.env.VECBENCH_TIMING): { timing: Timing
     else if (key === 'cell_half_width') out.timing.cellHalfWidth = v;
     else if (key === 'cell_seconds') out.timing.cellSeconds = v;
     else if (key === 'cell_max_passes') out.timing.cellMaxPasses = Math.max(1, Math.round(v));
+    else if (key === 'lead_half_width') out.timing.leadHalfWidth = v;
     else if (key === 'queries') out.queries = Math.max(1, Math.round(v));
     else if (key === 'busy_cores') out.busyCores = v;
     else if (key === 'host_slow') out.hostSlow = v;
     else
       throw new UserError(
-        `VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, cell_half_width, cell_seconds, cell_max_passes, queries, busy_cores, host_slow`,
+        `VECBENCH_TIMING: unknown name ${key}; the names are min_passes, min_seconds, max_passes, cell_half_width, cell_seconds, cell_max_passes, lead_half_width, queries, busy_cores, host_slow`,
       );
   }
   out.timing.maxPasses = Math.max(out.timing.maxPasses, out.timing.minPasses);

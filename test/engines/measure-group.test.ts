@@ -291,4 +291,18 @@ test('the points cells will read are marked before timing: calibrated points, th
   assert.deepEqual(marked([item(0, 0.995), item(1, 0.999), item(2, 1)]), [0]);
   // A later build times only such points: all are marked.
   assert.deepEqual(marked([item(0, 0.5), item(4, 0.7)], 1), [0, 4]);
+  // Each marked point knows the targets it is read for: its lead is made precise at those.
+  const targets = (items: ReturnType<typeof item>[]) => {
+    markCellPoints(items, 0);
+    return Object.fromEntries(items.map((i) => [i.li, (i as { cellTargets?: number[] }).cellTargets ?? []]));
+  };
+  assert.deepEqual(targets([item(0, 0.8), item(1, 0.985), item(2, 0.995), item(3, 0.999), item(10, 0.901, 0.9), item(11, 0.952, 0.95)]), {
+    0: [],
+    1: [0.99],
+    2: [0.99],
+    3: [],
+    10: [0.9],
+    11: [0.95],
+  });
+  assert.deepEqual(targets([item(0, 0.995), item(1, 0.999)]), { 0: [0.9, 0.95, 0.99], 1: [] });
 });

@@ -117,6 +117,26 @@ describe("the dimension is part of a synthetic set's name", () => {
     assert.equal(parseSyntheticName('synthetic-20k')!.d, 128);
     assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 1000, d: 768 });
     assert.equal(parseSyntheticName('synthetic-1m-768x'), null);
+    // The intrinsic dimension: -i<L>, with or without the dimension before it.
+    assert.deepEqual(parseSyntheticName('synthetic-20k-128-i64'), { n: 20_000, nq: 10_000, d: 128, intrinsic: 64 });
+    assert.deepEqual(parseSyntheticName('synthetic-20k-i96'), { n: 20_000, nq: 10_000, d: 128, intrinsic: 96 });
+    assert.equal(parseSyntheticName('synthetic-20k-i'), null);
+  });
+
+  test('a set named with an intrinsic dimension is made by that model from the same seed, recorded in the source; out of range is one line', async () => {
+    const easy = await prepareDataset(dir, 'synthetic-300-32');
+    const hard = await prepareDataset(dir, 'synthetic-300-32-i32');
+    assert.deepEqual([hard.n, hard.d], [300, 32]);
+    assert.notDeepEqual(hard.base, easy.base);
+    assert.deepEqual(hard.base, generateSynthetic(300, 10_000, { d: 32, intrinsic: 32 }).base);
+    assert.deepEqual([hard.source.latent, hard.source.intrinsic], [32, 32]);
+    assert.deepEqual([easy.source.latent, easy.source.intrinsic], [24, undefined]);
+    for (const name of ['synthetic-300-32-i0', 'synthetic-300-32-i33'])
+      assert.throws(
+        () => sourceFor(name),
+        (e: unknown) =>
+          e instanceof UserError && /the intrinsic dimension after -i must be 1 to the dimension \(32\), e\.g\. synthetic-20k-128-i64/.test(e.message),
+      );
   });
 
   test('a set generated to disk block by block has the rows and queries generateSynthetic makes, and 1,000 queries above 1 GiB', async () => {

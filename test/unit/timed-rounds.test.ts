@@ -10,6 +10,7 @@ import type { AskedGroup } from '../../src/runner/points.ts';
 import type { HostRequest } from '../../src/runner/protocol.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
 import { qpsHalfWidth } from '../../src/metrics/intervals.ts';
+import { leadCounterparts, pairedHalfWidth, roundPairs } from '../../src/runner/lead-precision.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
 import { GroupTiming, timeInRounds, type Item, type TimedEngine, type Timing } from '../../src/runner/timed-rounds.ts';
 import { thinToFit, TIMING_OVERHEAD } from '../../src/runner/thin-to-fit.ts';
@@ -86,7 +87,7 @@ function timingOf(
       loadMeter: meter,
       onProgress: () => {},
     },
-    efs.map((ef) => ({ ...item(ef), ...(cellEfs.has(ef) ? { readsCell: true } : {}) })),
+    efs.map((ef) => ({ ...item(ef), ...(cellEfs.has(ef) ? { readsCell: true, cellTargets: [0.9] } : {}) })),
     views,
   );
 }
@@ -215,6 +216,70 @@ test("a cell's point stops at cell_seconds (or cell_max_passes) when its interva
   );
   await timeInRounds([off]);
   assert.equal(off.entries[0].pass.qps.length, 3);
+});
+
+/** A machine whose speed drifts by ±40 % over a few hundred requests, the same for every engine
+ * that asks (as on a shared VM), each engine with its own ±1 % noise on top. */
+function driftingMachine() {
+  let requests = 0;
+  return (seed: number) => {
+    const rand = mulberry32(seed);
+    return () => (1 + 0.4 * Math.sin(requests++ / 40)) * (1 + 0.01 * (2 * rand() - 1));
+  };
+}
+
+test("a row's cell points timed together stop when their lead's paired interval is within lead_half_width, long before their own", async () => {
+  const timing: Timing = { minPasses: 3, minSeconds: 0, maxPasses: 8, cellHalfWidth: 0.03, cellSeconds: 100, cellMaxPasses: 120, leadHalfWidth: 0.03 };
+  const run = async (t: Timing) => {
+    const jitter = driftingMachine();
+    // a's point at ef 1 (10 ms a pass), b's at ef 2 (20 ms): b's QPS is half a's.
+    const a = timingOf(fakeEngine('a', [], jitter(1)), 'a', [1], t, new Set(), ['throughput'], new Set([1]));
+    const b = timingOf(fakeEngine('b', [], jitter(2)), 'b', [2], t, new Set(), ['throughput'], new Set([2]));
+    await timeInRounds([a, b]);
+    return [a.entries[0], b.entries[0]];
+  };
+  const [a, b] = await run(timing);
+  // The drift keeps each point's own interval wide, the lead's is narrow: each stopped near the
+  // fewest passes a cell takes, not at the cap.
+  for (const e of [a, b]) {
+    assert.ok(e.pass.qps.length >= 10 && e.pass.qps.length <= 20, `${e.pass.qps.length} passes`);
+    assert.ok(qpsHalfWidth(e.pass.qps) > 0.03, `own half-width ${qpsHalfWidth(e.pass.qps)}`);
+  }
+  const logs = roundPairs(b, a);
+  assert.ok(logs.length >= 10, `${logs.length} pairs`);
+  const hw = pairedHalfWidth(logs);
+  assert.ok(hw <= 0.03, `lead half-width ${hw}`);
+  // The lead read from the pairs covers the true ratio (b / a = 0.5).
+  const lead = Math.exp(logs.reduce((x, y) => x + y, 0) / logs.length);
+  assert.ok(lead / (1 + hw) <= 0.5 && 0.5 <= lead * (1 + hw), `lead ${lead} ±${hw}`);
+  // lead_half_width 0: the own interval is the rule, and the drift makes it cost several times
+  // the passes (the machine is seeded: the same counts every run).
+  const [a0, b0] = await run({ ...timing, leadHalfWidth: 0 });
+  for (const [own, lead] of [
+    [a0, a],
+    [b0, b],
+  ])
+    assert.ok(own.pass.qps.length >= 2 * lead.pass.qps.length, `${own.pass.qps.length} passes by the own interval, ${lead.pass.qps.length} by the lead's`);
+});
+
+test("the leads a cell point waits for: the row's best waits for every other's lead over it; another waits for its own lead over the best", () => {
+  const entry = (qps: number, targets: number[]) =>
+    ({ view: 'throughput', item: { li: 0, knobs: {}, readsCell: true, cellTargets: targets }, pass: { qps: [qps] }, busy: [false] }) as never;
+  const best = entry(300, [0.9]);
+  const second = entry(200, [0.9, 0.95]);
+  const third = entry(100, [0.9]);
+  const alone = entry(50, [0.99]);
+  const side = (owner: string, entries: unknown[]) => ({ owner, entries: entries as never[] });
+  const sidesAt = (target: number) =>
+    [side('A', [best]), side('B', [second]), side('C', [third, alone])].map((s) => ({
+      ...s,
+      entries: s.entries.filter((e) => (e as { item: { cellTargets: number[] } }).item.cellTargets.includes(target)),
+    }));
+  assert.deepEqual(leadCounterparts(best, 'A', sidesAt), [second, third]);
+  assert.deepEqual(leadCounterparts(third, 'C', sidesAt), [best]);
+  // At 0.95 B is read alone, so it waits only for its 0.90 lead; at 0.99 nobody shares C's row.
+  assert.deepEqual(leadCounterparts(second, 'B', sidesAt), [best]);
+  assert.equal(leadCounterparts(alone, 'C', sidesAt), null);
 });
 
 test('a group whose points are done is handed on (stored) at once, while the others go on timing', async () => {
