@@ -267,6 +267,10 @@ export interface Participant<S = unknown> {
    * write. 'copy': the open data cannot be opened twice (PGlite), so each thread reopens its
    * own copy of workDir, made after buildIndex and removed when the threads close. */
   reopenInThreads?: boolean | 'copy';
+  /** For an engine that spreads one search over threads of its own (neither concurrentSearch nor
+   * reopenInThreads): how, e.g. "each search on 2 threads (native addon)", or null when it does
+   * not in this installation. Results and tables say it beside "1 at a time". */
+  searchParallelism?(): string | null;
   /** Present when the engine is a server the runner must start and stop. */
   server?: ServerLifecycle<S>;
   /** Optional: why these settings cannot run on this dataset (e.g. PQ sub-vectors that do not

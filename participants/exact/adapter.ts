@@ -5,6 +5,7 @@
 // Its "index" is a flat file: buildIndex writes the rows (vectors, ids, attribute columns,
 // deleted ids) to workDir, and reopen reads them back into memory, so a cold start and a
 // resumed run need no ingest.
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
@@ -174,7 +175,8 @@ const participant: Participant<z.infer<typeof settingsSchema>> = {
   filterStrategy: 'exact scan of the rows that pass the filter',
   concurrentSearch: false,
   // reopen reads the two files buildIndex saved into memory; searches never write them.
-  // Not reopenInThreads: each search already runs on every core (the native addon's threads).
+  // Not reopenInThreads: with the native addon each search already runs on every core.
+  searchParallelism: () => (nativeAvailable() ? `each search on ${availableParallelism()} threads (native addon)` : null),
 
   open: async (ctx: OpenContext<z.infer<typeof settingsSchema>>) => new ExactSession(ctx.dataset.d, ctx.dataset.metric, ctx.dataset.n, ctx.workDir),
   reopen: async (ctx: OpenContext<z.infer<typeof settingsSchema>>) => ExactSession.reopen(ctx.dataset.d, ctx.dataset.metric, ctx.workDir),

@@ -373,6 +373,9 @@ const participant: Participant<LibsqlSettings> = {
   filterStrategy:
     'post-filter: vector_top_k returns max(k, search_l) DiskANN candidates, a SQL WHERE on their rows keeps the first k (short results when too few pass); search_l "exact" scans the WHERE matches exactly',
   concurrentSearch: false,
+  // search_l is a write to the database file, so threads sharing it would race on that write:
+  // each search thread reopens its own copy of the work directory instead.
+  reopenInThreads: 'copy',
   async open(ctx) {
     return openSession(ctx, false);
   },

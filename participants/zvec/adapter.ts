@@ -271,6 +271,9 @@ const participant: Participant<ZvecSettings> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "prefilter: zvec evaluates the expression on the attribute fields' inverted indexes, and only matching documents may enter the HNSW result",
   concurrentSearch: false,
+  // zvec locks an open collection against a second open, read-only too: each search thread
+  // reopens its own copy of the work directory.
+  reopenInThreads: 'copy',
   async open(ctx) {
     return openSession(ctx, false);
   },

@@ -62,10 +62,11 @@ export interface TimedEngine {
 
 /** How a view drives the participant, as results and tables say it. */
 export function drivenBy(p: LoadedParticipant, view: View, clients: number, threads: number): { clients: number; threads: number; text: string } {
-  if (view === 'latency') return { clients: 1, threads: 1, text: '1 at a time' };
+  const own = p.adapter.searchParallelism?.() ?? null;
+  if (view === 'latency') return { clients: 1, threads: 1, text: own ? `1 at a time, ${own}` : '1 at a time' };
   if (p.adapter.concurrentSearch) return { clients, threads: 1, text: `${clients} in flight` };
   if (p.adapter.reopenInThreads && threads > 1) return { clients: 1, threads, text: `${threads} threads` };
-  return { clients: 1, threads: 1, text: '1 at a time (no concurrent search)' };
+  return { clients: 1, threads: 1, text: own ? `1 at a time, ${own}` : '1 at a time (no concurrent search)' };
 }
 
 export type { Entry, Item } from './timed-entry.ts';

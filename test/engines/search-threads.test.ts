@@ -4,7 +4,7 @@
 // every thread.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FilterExpr, Knobs } from '../../src/contracts.ts';
@@ -12,6 +12,8 @@ import { prepareDataset } from '../../src/prepare/registry.ts';
 import type { Dataset } from '../../src/datasets/layout.ts';
 import { HostClient, HostError } from '../../src/runner/client.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
+import { loadParticipant } from '../../src/runner/participants.ts';
+import { drivenBy } from '../../src/runner/timed-rounds.ts';
 
 const DATASET = 'synthetic-2000';
 const LIMIT_S = 240;
@@ -166,6 +168,11 @@ test('exact is not threaded: each of its searches already runs on every core', {
     const one = await point(host, {}, queries, 1);
     const two = await point(host, {}, queries, 2);
     assert.equal(two.threadsUsed, undefined, 'threads: 2 still runs in the host loop');
+    // What results and tables say of how it was driven: one at a time, each search on every core
+    // (the native addon, which the suite builds), in both views.
+    const p = await loadParticipant('exact');
+    for (const view of ['throughput', 'latency'] as const)
+      assert.equal(drivenBy(p, view, 32, 2).text, `1 at a time, each search on ${availableParallelism()} threads (native addon)`);
     for (let i = 0; i < queries.length; i++) assert.deepEqual(idsOf(two, i), idsOf(one, i));
   } finally {
     await host.close();
@@ -188,25 +195,38 @@ for (const [name, knobs] of [['usearch', { expansion_search: 12 }]] as const) {
   });
 }
 
-test('pgvector-pglite: each thread reopens its own copy of the work directory, removed when the threads close', { timeout: 600_000 }, async () => {
-  const host = new HostClient('pgvector-pglite');
-  const workDir = mkdtempSync(join(root, 'pglite-'));
-  try {
-    await host.request<'opened'>({ type: 'open', participant: 'pgvector-pglite', dataDir, dataset: DATASET, workDir, maxConcurrency: 2 }, LIMIT_S);
-    await host.request<'loaded'>({ type: 'load', batchSize: 1000 }, LIMIT_S);
-    const knobs = { ef_search: 40 };
-    const queries = repeated(1).slice(0, 200);
-    const one = await point(host, knobs, queries, 1);
-    const two = await point(host, knobs, queries, 2);
-    checkSameAnswers(one, two, queries.length);
-    const copies = join(workDir, 'search-threads');
-    assert.deepEqual(readdirSync(copies).sort(), ['0', '1'], 'one copy per thread');
-    assert.ok(existsSync(join(copies, '0', 'pgdata', 'PG_VERSION')), 'the copy holds the data directory');
-  } finally {
-    await host.close();
-  }
-  await exited(host);
-  assert.equal(host.alive, false);
-  assert.equal(existsSync(join(workDir, 'search-threads')), false, 'the copies are removed when the threads close');
-  assert.ok(existsSync(join(workDir, 'pgdata', 'PG_VERSION')), "the session's own data stays");
-});
+// Engines whose open data cannot be opened twice, or whose knob is a write to it: each thread
+// reopens its own copy. Per engine: its knobs and a file of its data the copy must hold.
+for (const [name, knobs, dataFile] of [
+  ['pgvector-pglite', { ef_search: 40 }, join('pgdata', 'PG_VERSION')],
+  ['libsql', { search_l: 40 }, 'libsql.db'],
+  ['zvec', { ef: 32 }, 'zvec'],
+] as const) {
+  test(`${name}: each thread reopens its own copy of the work directory, removed when the threads close`, { timeout: 600_000 }, async () => {
+    const host = new HostClient(name);
+    const workDir = mkdtempSync(join(root, `${name}-copies-`));
+    try {
+      await host.request<'opened'>({ type: 'open', participant: name, dataDir, dataset: DATASET, workDir, maxConcurrency: 2 }, LIMIT_S);
+      await host.request<'loaded'>({ type: 'load', batchSize: 1000 }, LIMIT_S);
+      const queries = repeated(1).slice(0, 200);
+      const one = await point(host, knobs, queries, 1);
+      const two = await point(host, knobs, queries, 2);
+      checkSameAnswers(one, two, queries.length);
+      for (let i = 0; i < queries.length; i++) assert.deepEqual(idsOf(two, i), idsOf(one, i), `query ${i}`);
+      // Another knob reaches every thread's copy: the answers still match one at a time.
+      const other = Object.fromEntries(Object.entries(knobs).map(([k, v]) => [k, v * 2]));
+      const oneOther = await point(host, other, queries, 1);
+      const twoOther = await point(host, other, queries, 2);
+      for (let i = 0; i < queries.length; i++) assert.deepEqual(idsOf(twoOther, i), idsOf(oneOther, i), `query ${i} at ${JSON.stringify(other)}`);
+      const copies = join(workDir, 'search-threads');
+      assert.deepEqual(readdirSync(copies).sort(), ['0', '1'], 'one copy per thread');
+      assert.ok(existsSync(join(copies, '0', dataFile)), `the copy holds ${dataFile}`);
+    } finally {
+      await host.close();
+    }
+    await exited(host);
+    assert.equal(host.alive, false);
+    assert.equal(existsSync(join(workDir, 'search-threads')), false, 'the copies are removed when the threads close');
+    assert.ok(existsSync(join(workDir, dataFile)), "the session's own data stays");
+  });
+}
