@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { issueLine } from '../util/zod-issue.ts';
+import { toCurrentFormat } from './migrate.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile } from './schema.ts';
 
 export function resultPath(outDir: string, dataset: string, participant: string): string {
@@ -36,12 +37,14 @@ export function readResult(path: string): ResultFile {
     throw new UserError(`result file ${path} is not valid JSON (${(e as Error).message.split('\n')[0]}); delete it and run again`);
   }
   const format = (raw as { format?: unknown })?.format;
-  if (format !== RESULT_FORMAT) {
+  // An earlier format is lifted to today's (src/results/migrate.ts); a later one is refused.
+  const current = toCurrentFormat(raw);
+  if (current === null) {
     throw new UserError(
       `result file ${path} has format ${JSON.stringify(format)}, this vecbench reads ${RESULT_FORMAT}; use a fresh --out directory or the vecbench version that wrote it`,
     );
   }
-  const parsed = resultSchema.safeParse(raw);
+  const parsed = resultSchema.safeParse(current);
   if (!parsed.success) {
     throw new UserError(`result file ${path} does not validate: ${issueLine(parsed.error)}; delete it (or --out another directory) and run again`);
   }
