@@ -115,26 +115,33 @@ export function kmeans(
       counts[best]++;
       for (let j = 0; j < d; j++) sums[best * d + j] += v[row * d + j];
     }
-    for (let k = 0; k < c; k++) {
-      if (counts[k] === 0) {
-        // An empty cluster restarts at a random sample row.
-        const row = sample[Math.floor(rng.uniform() * sampleSize)];
-        cent.set(v.subarray(row * d, row * d + d), k * d);
-        continue;
-      }
-      let norm = 0;
-      for (let j = 0; j < d; j++) {
-        const x = sums[k * d + j] / counts[k];
-        cent[k * d + j] = x;
-        norm += x * x;
-      }
-      if (metric !== 'l2' && norm > 0) {
-        const inv = 1 / Math.sqrt(norm);
-        for (let j = 0; j < d; j++) cent[k * d + j] *= inv;
-      }
-    }
+    updateCentroids(cent, sums, counts, d, metric, () => {
+      const row = sample[Math.floor(rng.uniform() * sampleSize)];
+      return v.subarray(row * d, row * d + d);
+    });
   }
   return cent;
+}
+
+/** One k-means update: each centroid becomes the mean of its rows (`sums` / `counts`), unit
+ * length unless the metric is l2; an empty cluster restarts at the row `restart()` draws. */
+export function updateCentroids(cent: Float32Array, sums: Float64Array, counts: Int32Array, d: number, metric: Metric, restart: () => Float32Array): void {
+  for (let k = 0; k < counts.length; k++) {
+    if (counts[k] === 0) {
+      cent.set(restart(), k * d);
+      continue;
+    }
+    let norm = 0;
+    for (let j = 0; j < d; j++) {
+      const x = sums[k * d + j] / counts[k];
+      cent[k * d + j] = x;
+      norm += x * x;
+    }
+    if (metric !== 'l2' && norm > 0) {
+      const inv = 1 / Math.sqrt(norm);
+      for (let j = 0; j < d; j++) cent[k * d + j] *= inv;
+    }
+  }
 }
 
 /** Nearest and farthest centroid of each row. */

@@ -11,7 +11,7 @@ import { UserError, diskFullError } from '../../util/errors.ts';
 import { makeRng } from '../../util/hash.ts';
 import { Progress } from '../../util/progress.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
-import { assignClusters, hashedAttributes, otherLanguages } from '../../datasets/attributes.ts';
+import { assignClusters, hashedAttributes, otherLanguages, updateCentroids } from '../../datasets/attributes.ts';
 import { buildRegionTree, regionsOf } from '../../datasets/regions.ts';
 import { exactTopK } from '../../groundtruth/exact.ts';
 import { clearStalePrepares, TempDatasetDir } from '../../datasets/preparing.ts';
@@ -140,23 +140,10 @@ function sampledKmeans(
       counts[k]++;
       for (let j = 0, o = s * d, ko = k * d; j < d; j++) sums[ko + j] += sample[o + j];
     }
-    for (let k = 0; k < c; k++) {
-      if (counts[k] === 0) {
-        const row = Math.floor(rng.uniform() * rows);
-        cent.set(sample.subarray(row * d, row * d + d), k * d);
-        continue;
-      }
-      let norm = 0;
-      for (let j = 0; j < d; j++) {
-        const x = sums[k * d + j] / counts[k];
-        cent[k * d + j] = x;
-        norm += x * x;
-      }
-      if (metric !== 'l2' && norm > 0) {
-        const inv = 1 / Math.sqrt(norm);
-        for (let j = 0; j < d; j++) cent[k * d + j] *= inv;
-      }
-    }
+    updateCentroids(cent, sums, counts, d, metric, () => {
+      const row = Math.floor(rng.uniform() * rows);
+      return sample.subarray(row * d, row * d + d);
+    });
     progress.update(it + 1);
   }
   return cent;
