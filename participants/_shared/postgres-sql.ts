@@ -2,25 +2,12 @@
 // FilterExpr -> WHERE with positional parameters, the distance operator per metric, the
 // search statement text, PostgreSQL's binary encodings (COPY rows, vector parameters) and
 // the EXPLAIN plan checks. Nothing here knows which PostgreSQL it talks to.
-import { ATTRIBUTES, type AttrName, type FilterExpr, type Metric, type RowBatch, type Strategy } from '../../src/sdk/index.ts';
+import { ATTRIBUTES, filterSql, type FilterExpr, type Metric, type RowBatch, type Strategy } from '../../src/sdk/index.ts';
 
 export const TABLE = 'items';
 export const HNSW_INDEX = 'items_embedding_hnsw';
 /** Column order of the items table (and of COPY rows). */
 export const COLUMNS = ['id', 'embedding', ...ATTRIBUTES] as const;
-
-const ATTR_SET: ReadonlySet<string> = new Set(ATTRIBUTES);
-
-function column(field: AttrName): string {
-  // Field names reach SQL text, so they are checked against the fixed list, never quoted in.
-  if (!ATTR_SET.has(field)) throw new Error(`unknown filter field "${field}"; known fields: ${ATTRIBUTES.join(', ')}`);
-  return field;
-}
-
-function int32(v: number, what: string): number {
-  if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) throw new Error(`filter ${what}: ${v} is not a 32-bit integer`);
-  return v;
-}
 
 interface SqlWhere {
   /** The condition text, e.g. "cat10 = $2 AND num >= $3 AND num < $4"; "" for no filter. */
@@ -33,26 +20,8 @@ interface SqlWhere {
 
 /** Translates a filter into a WHERE condition whose values are parameters $firstParam.. */
 export function filterToSql(filter: FilterExpr | null, firstParam = 1): SqlWhere {
-  const params: number[] = [];
-  const next = (v: number, what: string) => {
-    params.push(int32(v, what));
-    return `$${firstParam + params.length - 1}`;
-  };
-  const walk = (f: FilterExpr): string => {
-    switch (f.op) {
-      case 'eq':
-        return `${column(f.field)} = ${next(f.value, `${f.field} =`)}`;
-      case 'range':
-        return `${column(f.field)} >= ${next(f.gte, `${f.field} >=`)} AND ${column(f.field)} < ${next(f.lt, `${f.field} <`)}`;
-      case 'and': {
-        if (f.args.length === 0) return 'TRUE';
-        return f.args.map((a) => (a.op === 'and' ? `(${walk(a)})` : walk(a))).join(' AND ');
-      }
-      default:
-        throw new Error(`unsupported filter op "${(f as { op: string }).op}"`);
-    }
-  };
-  const sql = filter === null ? '' : walk(filter);
+  if (filter === null) return { sql: '', params: [], shape: '' };
+  const { sql, params } = filterSql(filter, { numberedFrom: firstParam });
   return { sql, params, shape: sql };
 }
 

@@ -16,13 +16,13 @@ import {
   packageVersion,
   type AttrName,
   type EngineSession,
-  type FilterExpr,
   type Knobs,
   type Metric,
   type OpenContext,
   type Participant,
   type RowBatch,
   type SearchRequest,
+  filterLiteral,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -99,18 +99,6 @@ function checkUnitLength(batch: RowBatch, d: number): void {
         `lancedb: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`,
       );
     }
-  }
-}
-
-/** FilterExpr -> LanceDB SQL predicate (DataFusion dialect). */
-export function toSql(f: FilterExpr): string {
-  switch (f.op) {
-    case 'eq':
-      return `${f.field} = ${Math.trunc(f.value)}`;
-    case 'range':
-      return `${f.field} >= ${Math.trunc(f.gte)} AND ${f.field} < ${Math.trunc(f.lt)}`;
-    case 'and':
-      return f.args.map((a) => `(${toSql(a)})`).join(' AND ');
   }
 }
 
@@ -245,7 +233,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     // value below that is raised to it (LanceDB's own default ef is 1.5 x that k).
     const refine = knobs.refine_factor !== null && knobs.refine_factor > 0 ? knobs.refine_factor : 1;
     if (knobs.ef !== null) q = q.ef(Math.max(knobs.ef, req.k * refine));
-    if (req.filter) q = q.where(toSql(req.filter)); // prefilter is the default
+    if (req.filter) q = q.where(filterLiteral(req.filter)); // prefilter is the default
     // Selecting _distance explicitly avoids a warning per query on stderr.
     return q.select(['id', '_distance']);
   };
@@ -376,7 +364,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     // The keyword arm: LanceDB's full-text search (prefiltered like the vector search).
     session.keywordSearch = async (text, k, filter) => {
       let q = need().query().fullTextSearch(text).limit(k);
-      if (filter) q = q.where(toSql(filter));
+      if (filter) q = q.where(filterLiteral(filter));
       // Selecting _score explicitly avoids a warning per query on stderr.
       const ids = (await q.select(['id', '_score']).toArrow()).getChild('id');
       return ids ? (ids.toArray() as Int32Array) : new Int32Array(0);

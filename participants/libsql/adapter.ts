@@ -17,7 +17,6 @@ import type LibsqlTypes from 'libsql';
 import {
   ATTRIBUTES,
   type EngineSession,
-  type FilterExpr,
   type Knobs,
   type Metric,
   type OpenContext,
@@ -28,6 +27,7 @@ import {
   UserError,
   type Strategy,
   declaredStrategy,
+  filterSql,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -66,20 +66,6 @@ const META_TABLE = 'libsql_vector_meta_shadow';
 /** The search_l tag in that blob: 9-byte records of a tag byte and a little-endian u64. */
 const SEARCH_L_TAG = 9;
 const RECORD = 9;
-
-/** FilterExpr -> SQL with ? placeholders; the values are pushed onto `params` in order. */
-function filterSql(f: FilterExpr, params: number[], prefix = ''): string {
-  switch (f.op) {
-    case 'eq':
-      params.push(Math.trunc(f.value));
-      return `${prefix}${f.field} = ?`;
-    case 'range':
-      params.push(Math.trunc(f.gte), Math.trunc(f.lt));
-      return `${prefix}${f.field} >= ? AND ${prefix}${f.field} < ?`;
-    case 'and':
-      return f.args.length === 0 ? '1' : f.args.map((a) => `(${filterSql(a, params, prefix)})`).join(' AND ');
-  }
-}
 
 /** A vector as libSQL's text form, '[x,y,...]' (this build panics when a blob is bound). */
 const vectorText = (v: Float32Array) => `[${v.join(',')}]`;
@@ -239,20 +225,24 @@ class LibsqlSession implements EngineSession {
     const v = vectorText(request.vector);
     const k = request.k;
     if (this.searchL === 'exact' || !this.indexed) {
-      const fp: number[] = [];
-      const where = request.filter ? ` WHERE ${filterSql(request.filter, fp)}` : '';
-      return { sql: `SELECT id FROM ${TABLE}${where} ORDER BY ${this.distance}(emb, vector32(?)) LIMIT ?`, params: [...fp, v, k], exact: true, candidates: 0 };
+      const f = request.filter ? filterSql(request.filter, { always: '1' }) : null;
+      const where = f ? ` WHERE ${f.sql}` : '';
+      return {
+        sql: `SELECT id FROM ${TABLE}${where} ORDER BY ${this.distance}(emb, vector32(?)) LIMIT ?`,
+        params: [...(f?.params ?? []), v, k],
+        exact: true,
+        candidates: 0,
+      };
     }
     // vector_top_k yields index keys, the rowid, which is the row id.
     if (!request.filter) return { sql: `SELECT id FROM vector_top_k('${INDEX}', vector32(?), ?)`, params: [v, k], exact: false, candidates: k };
     // Post-filter: max(k, search_l) candidates in vector_top_k's order (CROSS JOIN keeps it the
     // outer loop), joined to their rows by rowid, the first k whose row passes the WHERE.
     const candidates = Math.max(k, this.searchL);
-    const fp: number[] = [];
-    const where = filterSql(request.filter, fp, 't.');
+    const where = filterSql(request.filter, { always: '1', prefix: 't.' });
     return {
-      sql: `SELECT t.id FROM vector_top_k('${INDEX}', vector32(?), ?) AS v CROSS JOIN ${TABLE} AS t ON t.id = v.id WHERE ${where} LIMIT ?`,
-      params: [v, candidates, ...fp, k],
+      sql: `SELECT t.id FROM vector_top_k('${INDEX}', vector32(?), ?) AS v CROSS JOIN ${TABLE} AS t ON t.id = v.id WHERE ${where.sql} LIMIT ?`,
+      params: [v, candidates, ...where.params, k],
       exact: false,
       candidates,
     };

@@ -26,6 +26,7 @@ import {
   type SearchRequest,
   type Strategy,
   declaredStrategy,
+  filterSql,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -67,21 +68,6 @@ const RRF_K = 60;
 
 type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
-
-/** FilterExpr -> SQL over the attribute columns (`prefix` names the table), with its values
- * as parameters, in order. */
-export function toSql(f: FilterExpr, prefix = ''): { sql: string; params: number[] } {
-  switch (f.op) {
-    case 'eq':
-      return { sql: `${prefix}${f.field} = ?`, params: [f.value] };
-    case 'range':
-      return { sql: `${prefix}${f.field} >= ? AND ${prefix}${f.field} < ?`, params: [f.gte, f.lt] };
-    case 'and': {
-      const parts = f.args.map((a) => toSql(a, prefix));
-      return { sql: parts.map((p) => `(${p.sql})`).join(' AND ') || '1', params: parts.flatMap((p) => p.params) };
-    }
-  }
-}
 
 /** cosine and l2 rank as ip does only on unit vectors. */
 function checkUnitLength(batch: RowBatch, d: number): void {
@@ -234,7 +220,7 @@ class SqliteVecSession implements EngineSession {
   }
 
   private knn(filter: FilterExpr | null): { sql: string; params: number[] } {
-    const f = filter ? toSql(filter) : null;
+    const f = filter ? filterSql(filter, { always: '1' }) : null;
     return { sql: `SELECT rowid FROM ${TABLE} WHERE embedding MATCH ? AND k = ?${f ? ` AND ${f.sql}` : ''} ORDER BY distance`, params: f?.params ?? [] };
   }
 
@@ -252,7 +238,7 @@ class SqliteVecSession implements EngineSession {
   private keyword(text: string, k: number, filter: FilterExpr | null): number[] {
     const match = ftsQuery(text);
     if (match === null) return [];
-    const f = filter ? toSql(filter) : null;
+    const f = filter ? filterSql(filter, { always: '1' }) : null;
     const sql = `SELECT rowid FROM ${TEXT_TABLE} WHERE ${TEXT_TABLE} MATCH ?${f ? ` AND ${f.sql}` : ''} ORDER BY rank LIMIT ?`;
     return this.statement(sql).all(match, ...(f?.params ?? []), k) as number[];
   }
@@ -260,7 +246,7 @@ class SqliteVecSession implements EngineSession {
   private hybrid(request: SearchRequest, text: string): number[] {
     const k = Math.min(request.k, K_MAX);
     const match = ftsQuery(text);
-    const f = request.filter ? toSql(request.filter) : null;
+    const f = request.filter ? filterSql(request.filter, { always: '1' }) : null;
     const params = f?.params ?? [];
     if (match === null) return this.statement(this.knn(request.filter).sql).all(this.setQuery(request.vector), k, ...params) as number[];
     // Each arm's top k, ranked, fused by reciprocal rank in one statement (ties by rowid).

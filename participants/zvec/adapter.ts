@@ -26,7 +26,6 @@ import {
 import {
   ATTRIBUTES,
   type EngineSession,
-  type FilterExpr,
   type Knobs,
   type Metric,
   type OpenContext,
@@ -37,6 +36,7 @@ import {
   UserError,
   type Strategy,
   declaredStrategy,
+  filterLiteral,
 } from '../../src/sdk/index.ts';
 
 const settingsSchema = z
@@ -63,18 +63,6 @@ const VECTOR_FIELD = 'v';
 const WRITE_BATCH = 1024;
 
 const QUANTIZE = { none: ZVecQuantizeType.UNDEFINED, fp16: ZVecQuantizeType.FP16, int8: ZVecQuantizeType.INT8 } as const;
-
-/** FilterExpr -> zvec's filter expression. */
-function toExpression(f: FilterExpr): string {
-  switch (f.op) {
-    case 'eq':
-      return `${f.field} = ${Math.trunc(f.value)}`;
-    case 'range':
-      return `${f.field} >= ${Math.trunc(f.gte)} AND ${f.field} < ${Math.trunc(f.lt)}`;
-    case 'and':
-      return f.args.map((a) => `(${toExpression(a)})`).join(' AND ');
-  }
-}
 
 let initialized = false;
 /** zvec's global configuration is set once per process: warnings and errors only on stderr. */
@@ -170,7 +158,7 @@ class ZvecSession implements EngineSession {
       topk: request.k,
       // No scalar fields and no vectors back: only the ids are needed.
       outputFields: [],
-      ...(request.filter ? { filter: toExpression(request.filter) } : {}),
+      ...(request.filter ? { filter: filterLiteral(request.filter) } : {}),
       params: { indexType: ZVecIndexType.HNSW, ef: this.ef },
     });
     const out = new Int32Array(docs.length);
@@ -180,7 +168,7 @@ class ZvecSession implements EngineSession {
 
   async explain(request: SearchRequest): Promise<string> {
     const f =
-      request.filter === null ? 'no filter' : `prefilter "${toExpression(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
+      request.filter === null ? 'no filter' : `prefilter "${filterLiteral(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
     const pending = this.unindexed > 0 ? `; ${this.unindexed} rows written since the last optimize are searched by brute force` : '';
     return `HNSW search, ef=${this.ef}, topk=${request.k}; ${f}${pending}`;
   }

@@ -9,6 +9,8 @@ export * from '../contracts.ts';
 export { SetupNeeded, UserError } from '../util/errors.ts';
 // The adapter kit: filters compiled to row predicates, and the installed package's version.
 export { compileFilter, declaredStrategy, packageVersion, type RowPredicate } from '../adapters/kit.ts';
+// Filters as query text: SQL with bound values (? or $n) or an expression with its values written in.
+export { filterLiteral, filterSql } from '../adapters/filter-text.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.
 export { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../adapters/persist.ts';
 // The attribute columns and live / deleted flags of an engine that keeps neither, saved beside it.
