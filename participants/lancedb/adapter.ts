@@ -23,6 +23,7 @@ import {
   type RowBatch,
   type SearchRequest,
   filterLiteral,
+  firstNonUnitRow,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -90,16 +91,11 @@ function distanceFor(metric: Metric, s: LanceSettings): Distance {
 
 /** For ip with a distance other than dot the ranking is only the same on unit vectors. */
 function checkUnitLength(batch: RowBatch, d: number): void {
-  const v = batch.vectors;
-  for (let r = 0; r < batch.ids.length; r++) {
-    let s = 0;
-    for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
-    if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(
-        `lancedb: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`,
-      );
-    }
-  }
+  const off = firstNonUnitRow(batch, d);
+  if (off)
+    throw new UserError(
+      `lancedb: row ${off.id} has norm ${off.norm.toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`,
+    );
 }
 
 function makeSchema(d: number, withText = false) {

@@ -28,6 +28,7 @@ import {
   type Strategy,
   declaredStrategy,
   filterSql,
+  firstNonUnitRow,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -72,16 +73,11 @@ const vectorText = (v: Float32Array) => `[${v.join(',')}]`;
 
 /** For ip served with the cosine metric the ranking is only the same on unit vectors. */
 function checkUnitLength(batch: RowBatch, d: number): void {
-  const v = batch.vectors;
-  for (let r = 0; r < batch.ids.length; r++) {
-    let s = 0;
-    for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
-    if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(
-        `libsql: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; libSQL's vector index has no inner-product metric, so metric ip is served as cosine, which ranks alike only for unit vectors; normalise the dataset or use metric cosine`,
-      );
-    }
-  }
+  const off = firstNonUnitRow(batch, d);
+  if (off)
+    throw new UserError(
+      `libsql: row ${off.id} has norm ${off.norm.toFixed(4)}; libSQL's vector index has no inner-product metric, so metric ip is served as cosine, which ranks alike only for unit vectors; normalise the dataset or use metric cosine`,
+    );
 }
 
 /** Offset of the search_l record in an index parameter blob, or -1. */

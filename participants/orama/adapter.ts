@@ -30,6 +30,7 @@ import {
   type SearchRequest,
   type Strategy,
   declaredStrategy,
+  firstNonUnitRow,
 } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
@@ -89,16 +90,11 @@ export function toWhere(f: FilterExpr): Record<string, unknown> {
 
 /** Orama ranks by cosine: for metric ip that is the same ranking only on unit vectors. */
 function checkUnitLength(batch: RowBatch, d: number): void {
-  const v = batch.vectors;
-  for (let r = 0; r < batch.ids.length; r++) {
-    let s = 0;
-    for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
-    if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(
-        `orama: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; Orama ranks by cosine, the same as ip only for unit vectors: leave orama out of --participants for this dataset`,
-      );
-    }
-  }
+  const off = firstNonUnitRow(batch, d);
+  if (off)
+    throw new UserError(
+      `orama: row ${off.id} has norm ${off.norm.toFixed(4)}; Orama ranks by cosine, the same as ip only for unit vectors: leave orama out of --participants for this dataset`,
+    );
 }
 
 function metricProblem(dataset: { name: string; metric: Metric }): string | null {

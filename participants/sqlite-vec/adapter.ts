@@ -27,6 +27,7 @@ import {
   type Strategy,
   declaredStrategy,
   filterSql,
+  firstNonUnitRow,
 } from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -71,16 +72,11 @@ type Statement = Database.Statement<unknown[], unknown>;
 
 /** cosine and l2 rank as ip does only on unit vectors. */
 function checkUnitLength(batch: RowBatch, d: number): void {
-  const v = batch.vectors;
-  for (let r = 0; r < batch.ids.length; r++) {
-    let s = 0;
-    for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
-    if (Math.abs(s - 1) > 1e-3) {
-      throw new UserError(
-        `sqlite-vec: row ${batch.ids[r]} has norm ${Math.sqrt(s).toFixed(4)}; vec0 has no inner-product distance, and cosine or l2 rank as ip only for unit vectors: leave sqlite-vec out of --participants for this dataset`,
-      );
-    }
-  }
+  const off = firstNonUnitRow(batch, d);
+  if (off)
+    throw new UserError(
+      `sqlite-vec: row ${off.id} has norm ${off.norm.toFixed(4)}; vec0 has no inner-product distance, and cosine or l2 rank as ip only for unit vectors: leave sqlite-vec out of --participants for this dataset`,
+    );
 }
 
 /** The query text as an FTS5 expression: its words, each quoted, any of them (FTS5's own

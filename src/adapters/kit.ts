@@ -2,7 +2,7 @@
 // an engine: it is what several adapters need, written once.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { AttrName, FilterExpr, SearchRequest, Strategy } from '../contracts.ts';
+import type { AttrName, FilterExpr, RowBatch, SearchRequest, Strategy } from '../contracts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -62,4 +62,17 @@ export function compileFilter(f: FilterExpr, cols: Record<AttrName, Int32Array>)
 /** A strategy the adapter declares (no plan shows it): one label without a filter, one with. */
 export function declaredStrategy(request: SearchRequest, unfiltered: string, filtered: string): Strategy {
   return { label: request.filter === null ? unfiltered : filtered, observed: false };
+}
+
+/** The first row of a batch whose vector is not unit length (|norm^2 - 1| > 1e-3), with its
+ * norm, or null: an engine that serves ip as cosine or another distance ranks alike only on
+ * unit vectors, and says so in its own words. */
+export function firstNonUnitRow(batch: RowBatch, d: number): { id: number; norm: number } | null {
+  const v = batch.vectors;
+  for (let r = 0; r < batch.ids.length; r++) {
+    let s = 0;
+    for (let j = r * d; j < (r + 1) * d; j++) s += v[j] * v[j];
+    if (Math.abs(s - 1) > 1e-3) return { id: batch.ids[r], norm: Math.sqrt(s) };
+  }
+  return null;
 }

@@ -8,7 +8,7 @@ export * from '../contracts.ts';
 // Errors a participant throws: a bad setting or input (one line, exit 2), a missing install.
 export { SetupNeeded, UserError } from '../util/errors.ts';
 // The adapter kit: filters compiled to row predicates, and the installed package's version.
-export { compileFilter, declaredStrategy, packageVersion, type RowPredicate } from '../adapters/kit.ts';
+export { compileFilter, declaredStrategy, firstNonUnitRow, packageVersion, type RowPredicate } from '../adapters/kit.ts';
 // Filters as query text: SQL with bound values (? or $n) or an expression with its values written in.
 export { filterLiteral, filterSql } from '../adapters/filter-text.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.
