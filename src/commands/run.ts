@@ -3,7 +3,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { isPrepared } from '../datasets/layout.ts';
-import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, sourceFor } from '../prepare/registry.ts';
+import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, DEFAULT_MAX_TIME_S, sourceFor } from '../prepare/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants, tierParticipants } from '../runner/registry.ts';
@@ -169,7 +169,7 @@ export function registerRun(program: Command): void {
     )
     .option(
       '--max-time <duration>',
-      "bound the run's time, e.g. 600, 10m or 1h: when the timing plan (printed before timing starts) would go past it, curve points that no table cell reads are left out of the timing; the cells' points keep their precision",
+      `bound the run's time, e.g. 600, 10m or 1h: when the timing plan (printed before timing starts) would go past it, curve points that no table cell reads are left out of the timing; the cells' points keep their precision (default: none; ${DEFAULT_MAX_TIME_S / 60} minutes for the embedded default run)`,
       parseDuration,
     )
     .option('--no-quality', 'on a dataset with relevance labels, skip the answer-quality run (dense, keyword, hybrid)')
@@ -270,7 +270,7 @@ export function registerRun(program: Command): void {
         builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1),
         interleave: o.interleave,
         memoryLimit: o.memoryLimit,
-        maxTimeS: o.maxTime,
+        maxTimeS: o.maxTime ?? (embedded && o.groups === undefined ? DEFAULT_MAX_TIME_S : undefined),
         dataset: o.dataset,
         participants: o.participants,
         outDir: out,

@@ -28,6 +28,11 @@ export const DEFAULT_GROUPS = ['none/10', 'cat10/10', 'none/100'];
  * fresh engine process, and two processes of the same code differ by more than the passes of
  * one vary (measured: up to 1.25x on a quiet machine), so the default's intervals span two. */
 export const DEFAULT_BUILDS = 2;
+/** The embedded default run's --max-time (unless given): ten minutes from its start, on two cores.
+ * On synthetic-20k-i64 its timing plan is about 9.5 minutes of passes before warm-ups and
+ * probes, most of them curve points no cell reads (173 of 212); the bound leaves those out first
+ * (src/runner/thin-to-fit.ts), never the cells' passes. */
+export const DEFAULT_MAX_TIME_S = 600;
 
 export const SOURCES: DatasetSource[] = [
   {
