@@ -11,8 +11,10 @@
 //   pair with the cell's own weight.
 // - Pairs: each pass of the shorter series takes the nearest unused pass of the other within a
 //   window: PAIR_WINDOW_S, or a round when rounds are longer (the median time between the denser
-//   series' consecutive passes: an entry timed every round). Too few pairs (under MIN_PAIRS, or under half of the shorter series: rounds that
-//   do not line up, cells measured apart) and the lead is not paired; the caller says so.
+//   series' consecutive passes: an entry timed every round). Too few pairs (under MIN_PAIRS over
+//   the builds, under MIN_BUILD_PAIRS in a build of several, or under half of the shorter series:
+//   rounds that do not line up, cells measured apart) and the lead is not paired; the caller
+//   says so.
 // - The estimate: the mean over builds of each build's mean log ratio (beyond 3 x IQR trimmed from
 //   8 pairs on, as a point's passes are), as a ratio. Its 95 % interval: the percentile bootstrap
 //   that resamples builds, then pairs within each (1,000 resamples, seeded), widened by the
@@ -43,8 +45,11 @@ export function pairWindow(a: Sample[], b: Sample[]): number {
     .sort((x, y) => x - y);
   return gaps.length === 0 ? PAIR_WINDOW_S : Math.max(PAIR_WINDOW_S, gaps[gaps.length >> 1]);
 }
-/** The fewest pairs a paired lead is read from. */
+/** The fewest pairs a paired lead is read from, over its builds; and the fewest of one build (a
+ * slow point gets a few passes in each of several builds: its builds' pairs together make the
+ * lead, the small-sample widening below covering so few; test/unit/paired-leads.test.ts). */
 export const MIN_PAIRS = 5;
+const MIN_BUILD_PAIRS = 3;
 const RESAMPLES = 1000;
 const TRIM_FROM = 8;
 const Z975 = 1.959964;
@@ -110,13 +115,17 @@ export function pairedLead(a: Series, b: Series, seed = 0x5eed): PairedLead {
   const builds = Math.min(a.length, b.length);
   if (builds === 0 || a.length !== b.length) return { reason: 'the cells were measured on different builds' };
   const logs: number[][] = [];
+  // One build needs MIN_PAIRS; with several, each needs MIN_BUILD_PAIRS and all MIN_PAIRS.
+  const perBuild = builds > 1 ? MIN_BUILD_PAIRS : MIN_PAIRS;
+  const shortest = a.reduce((n, s, k) => n + Math.min(s.length, b[k].length), 0);
+  if (shortest < MIN_PAIRS) return { reason: `too few passes to pair (${shortest}; at least ${MIN_PAIRS}${builds > 1 ? ' over the builds' : ''})` };
   for (let k = 0; k < builds; k++) {
     const shorter = Math.min(a[k].length, b[k].length);
     const window = pairWindow(a[k], b[k]);
     const pairs = pairSamples(a[k], b[k], window);
     const where = builds > 1 ? `, build ${k}` : '';
-    if (shorter < MIN_PAIRS) return { reason: `too few passes to pair (${shorter}; at least ${MIN_PAIRS}${where})` };
-    if (pairs.length < Math.max(MIN_PAIRS, shorter / 2)) {
+    if (shorter < perBuild) return { reason: `too few passes to pair (${shorter}; at least ${perBuild}${where})` };
+    if (pairs.length < Math.max(perBuild, shorter / 2)) {
       return { reason: `rounds do not line up (${pairs.length} of ${shorter} passes paired within ${window.toFixed(0)} s${where})` };
     }
     const l = pairs.map(([x, y]) => Math.log(x / y)).filter(Number.isFinite);

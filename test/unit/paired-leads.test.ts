@@ -116,6 +116,30 @@ test('rounds that do not line up, too few passes, different builds: no paired le
   assert.ok('reason' in pairedLead([a, a], [b]), 'a different number of builds');
 });
 
+test('a slow point with a few passes in each of two builds: their pairs together make the lead, which covers the truth in at least 93 of 100 seeded trials', () => {
+  let covered = 0;
+  for (let seed = 1; seed <= 100; seed++) {
+    // Two builds of 3 shared rounds each (a point whose passes take a second gets 3 within the
+    // cell's 2 s), each build with its own 5 % difference between the engines.
+    const rand = mulberry32(seed * 7919);
+    const effect = () => Math.exp(normal(rand) * 0.05);
+    const [e0, e1] = [effect(), effect()];
+    const [x, y] = [trial(seed, 3, 0.2, 0.05), trial(seed + 1000, 3, 0.2, 0.05)];
+    const r = pairedLead([x.a.map((p) => ({ t: p.t, v: p.v * e0 })), y.a.map((p) => ({ t: p.t, v: p.v * e1 }))], [x.b, y.b]);
+    assert.ok('lead' in r, JSON.stringify(r));
+    assert.equal(r.pairs, 6);
+    const truth = 0.6 * Math.sqrt(e0 * e1);
+    if (r.ci[0] <= truth && truth <= r.ci[1]) covered++;
+  }
+  assert.ok(covered >= 93, `covered in ${covered} of 100`);
+  // Fewer than MIN_BUILD_PAIRS in a build, or fewer than MIN_PAIRS over the builds: not paired.
+  const { a, b } = trial(5, 3, 0.2, 0.05);
+  const two = pairedLead([a, a.slice(0, 2)], [b, b.slice(0, 2)]);
+  assert.ok('reason' in two && two.reason === 'too few passes to pair (2; at least 3, build 1)', JSON.stringify(two));
+  const tiny = pairedLead([a.slice(0, 2), a.slice(0, 2)], [b.slice(0, 2), b.slice(0, 2)]);
+  assert.ok('reason' in tiny && tiny.reason === `too few passes to pair (4; at least ${MIN_PAIRS} over the builds)`, JSON.stringify(tiny));
+});
+
 test('rounds longer than 10 s (a slow machine, slow passes): the passes of one round still pair', () => {
   const { a, b } = trial(21, 30, 0.2, 0.05);
   // Rounds 40 s apart, B 12 s after A within each: beyond 10 s, within a round.
