@@ -221,6 +221,10 @@ export class GroupTiming {
   private due(e: Entry, r: number, rounds: number): boolean {
     if (e.done) return false;
     if (r >= rounds - 1) return true;
+    // A cell's point whose leads are paired takes a pass every round until done, as do its
+    // counterparts: spread over the timing, a slow point's few passes fell in rounds where the
+    // row's best, done early, took none, and its lead could not be paired.
+    if (forCell(e, this.spec.timing) && this.leadWidths(e) !== null) return true;
     return quietPasses(e) < Math.ceil(((r + 1) * this.wanted(e)) / rounds);
   }
 

@@ -262,6 +262,25 @@ test("a row's cell points timed together stop when their lead's paired interval 
     assert.ok(own.pass.qps.length >= 2 * lead.pass.qps.length, `${own.pass.qps.length} passes by the own interval, ${lead.pass.qps.length} by the lead's`);
 });
 
+test("a slow cell point's few passes fall in the rounds where the row's best takes its own, so its lead pairs", async () => {
+  // a: 10 ms passes (the best); b: 500 ms passes, 3 of them within its 1.5 s (cell_seconds).
+  // Curve points at ef 2 and 4 want passes spread over the timing, which make it many rounds.
+  const timing: Timing = { minPasses: 3, minSeconds: 0.3, maxPasses: 60, cellHalfWidth: 0.03, cellSeconds: 1.5, cellMaxPasses: 300, leadHalfWidth: 0.03 };
+  const a = timingOf(fakeEngine('a', [], noisy(0.2, 3)), 'a', [1, 2, 4], timing, new Set(), ['throughput'], new Set([1]));
+  const b = timingOf(fakeEngine('b', [], noisy(0.2, 4)), 'b', [50], timing, new Set(), ['throughput'], new Set([50]));
+  await timeInRounds([a, b]);
+  const best = a.entries.find((e) => e.item.knobs.ef === 1)!;
+  const slow = b.entries[0];
+  const n = slow.pass.qps.length;
+  assert.ok(n >= 3 && n <= 4, `${n} passes of the slow point`);
+  assert.ok(a.entries.find((e) => e.item.knobs.ef === 2)!.pass.qps.length >= 10, 'the curve point wants its passes over many rounds');
+  // Both cell points took a pass every round from the first: all of the slow point's passes pair.
+  const first = Array.from({ length: n }, (_, i) => i);
+  assert.deepEqual(slow.rounds, first);
+  assert.deepEqual(best.rounds!.slice(0, n), first);
+  assert.equal(roundPairs(slow, best).length, n);
+});
+
 test("the leads a cell point waits for: the row's best waits for every other's lead over it; another waits for its own lead over the best", () => {
   const entry = (qps: number, targets: number[]) =>
     ({ view: 'throughput', item: { li: 0, knobs: {}, readsCell: true, cellTargets: targets }, pass: { qps: [qps] }, busy: [false] }) as never;
