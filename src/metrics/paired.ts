@@ -51,7 +51,8 @@ export function pairWindow(a: Sample[], b: Sample[]): number {
 export const MIN_PAIRS = 5;
 const MIN_BUILD_PAIRS = 3;
 const RESAMPLES = 1000;
-const TRIM_FROM = 8;
+/** Pairs of this many or more are trimmed of outliers (3 x IQR), as a point's passes are. */
+export const TRIM_FROM = 8;
 const Z975 = 1.959964;
 
 /** Pairs passes one-to-one, nearest in time first, within windowS; [a value, b value] each. */

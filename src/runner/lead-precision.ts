@@ -12,11 +12,8 @@
 // since a round's passes are seconds apart); the interval is Student's t on the mean log ratio,
 // what the report's bootstrap (src/metrics/paired.ts) approaches for the pass counts used here.
 import { mean, trimOutliers } from '../metrics/stats.ts';
-import { MIN_PAIRS, t975 } from '../metrics/paired.ts';
+import { MIN_PAIRS, t975, TRIM_FROM } from '../metrics/paired.ts';
 import type { Entry } from './timed-entry.ts';
-
-/** Pairs of 8 or more are trimmed of outliers, as the report trims them. */
-const TRIM_FROM = 8;
 
 /** Log ratios (e / f) of the two entries' quiet passes taken in the same round, then of those
  * left over one round apart (an entry wanting fewer passes skips rounds). */
