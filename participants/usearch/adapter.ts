@@ -41,6 +41,10 @@ export const settingsSchema = z
     expansion_search: z.number().int().min(1).max(100_000).default(64),
     /** Threads for add (0: all hardware threads). Searches use one thread each. */
     threads: z.number().int().min(0).max(1024).default(0),
+    /** memory: the index is held in the process (loaded from its file on reopen); view: once built,
+     * the index is searched from its file, memory-mapped (USearch's view), so the page cache holds
+     * what the searches touch and a memory budget smaller than the file makes them read it. */
+    storage: z.enum(['memory', 'view']).default('memory'),
   })
   .strict();
 export type UsearchSettings = z.infer<typeof settingsSchema>;
@@ -63,6 +67,8 @@ class UsearchSession implements EngineSession {
   private rows: RowColumns;
   private expansionSearch: number;
   private expansion = 1;
+  /** The index is USearch's read-only view of its file (storage: view). */
+  private viewed = false;
   /** The saved index file matches the in-memory index. */
   private savedClean = false;
   /** The saved columns file matches the columns in memory. */
@@ -90,20 +96,38 @@ class UsearchSession implements EngineSession {
   }
 
   /** Loads the index and the columns a previous session saved in workDir (Index.load reads
-   * the whole file into memory, as the session that built it held it). */
+   * the whole file into memory, as the session that built it held it; the view layout maps it). */
   static reopen(settings: UsearchSettings, d: number, metric: MetricKind, workDir: string): UsearchSession {
     const s = new UsearchSession(settings, 0, d, metric, workDir);
     const { meta, rows } = RowColumns.read(s.rowsPath);
     if (meta.d !== d || meta.metric !== metric) {
       throw new Error(`usearch: ${s.rowsPath} belongs to a d=${String(meta.d)} metric ${String(meta.metric)} index, the dataset is d=${d} metric ${metric}`);
     }
-    s.index.load(s.path);
+    s.readFile(s.index);
     s.rows = rows;
     const liveRows = rows.liveCount();
     if (liveRows !== s.index.size())
       throw new Error(`usearch: ${s.path} holds ${s.index.size()} vectors, ${s.rowsPath} ${liveRows} live rows (saved by different sessions)`);
     s.savedClean = s.colsClean = true;
     return s;
+  }
+
+  /** The saved index into `index`: copied into memory, or mapped in the view layout. */
+  private readFile(index: Index): void {
+    if (this.settings.storage === 'view') index.view(this.path);
+    else index.load(this.path);
+    this.viewed = this.settings.storage === 'view';
+  }
+
+  /** Before a write: a viewed index is read-only, so it is loaded into memory, and stays there
+   * until the next buildIndex maps the saved file again. */
+  private writable(): void {
+    if (!this.viewed) return;
+    const next = this.makeIndex(this.expansionSearch);
+    next.load(this.path);
+    this.release(this.index);
+    this.index = next;
+    this.viewed = false;
   }
 
   /** Saves what changed since the last save: USearch's index file and the columns file. */
@@ -145,6 +169,7 @@ class UsearchSession implements EngineSession {
       this.rows.setAttrs(batch, i, id);
     }
     const keys = BigUint64Array.from(batch.ids, (id) => BigInt(id));
+    this.writable();
     this.savedClean = this.colsClean = false;
     this.index.add(keys, batch.vectors.slice(), this.settings.threads);
     for (const id of batch.ids) this.rows.markLive(id);
@@ -170,6 +195,14 @@ class UsearchSession implements EngineSession {
     // USearch links every vector into the graph during add: nothing is left to build but the
     // saved copy that reopen loads (its write is part of the build time).
     this.persist();
+    if (this.settings.storage === 'view' && !this.viewed) {
+      // The built graph is searched from its file from now on: the in-memory copy goes.
+      const next = this.makeIndex(this.expansionSearch);
+      next.view(this.path);
+      this.release(this.index);
+      this.index = next;
+      this.viewed = true;
+    }
   }
 
   /** Applies expansion_search by reloading the saved index into an Index configured with it. */
@@ -185,10 +218,10 @@ class UsearchSession implements EngineSession {
     this.release(this.index);
     const next = this.makeIndex(expansionSearch);
     try {
-      next.load(this.path);
+      this.readFile(next);
     } catch (e) {
       // Put the old copy back, so a failed knob change fails its point, not every later search.
-      this.index.load(this.path);
+      this.readFile(this.index);
       throw e;
     }
     if (next.size() !== size) throw new Error(`usearch: reloaded index has ${next.size()} vectors, expected ${size}`);
@@ -281,6 +314,7 @@ class UsearchSession implements EngineSession {
   async delete(ids: Int32Array): Promise<void> {
     const gone = ids.filter((id) => this.rows.isLive(id));
     if (gone.length === 0) return;
+    this.writable();
     this.savedClean = this.colsClean = false;
     this.index.remove(BigUint64Array.from(gone, (id) => BigInt(id)));
     for (const id of gone) this.rows.markDeleted(id);
@@ -300,8 +334,8 @@ const participant: Participant<UsearchSettings> = {
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'post-filter: HNSW search of k x expansion candidates, then the first k that pass (short results when too few pass)',
   concurrentSearch: false,
-  // reopen loads (copies, never views) the files buildIndex saved; searches and knob reloads
-  // only read them.
+  // reopen loads (or, in the view layout, maps) the files buildIndex saved; searches and knob
+  // reloads only read them.
   reopenInThreads: true,
   async open(ctx) {
     // cosine: vectors are unit length after prepare, so the index ranks by inner product.

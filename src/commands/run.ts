@@ -270,6 +270,7 @@ export function registerRun(program: Command): void {
         builds: o.builds ?? (embedded && o.groups === undefined ? DEFAULT_BUILDS : 1),
         interleave: o.interleave,
         memoryLimit: o.memoryLimit,
+        tier: o.tier,
         maxTimeS: o.maxTime ?? (embedded && o.groups === undefined ? DEFAULT_MAX_TIME_S : undefined),
         dataset: o.dataset,
         participants: o.participants,

@@ -22,6 +22,7 @@ export { esc, jsonForScript, miniMarkdown } from './page/html-text.ts';
 import { participantOrder, sortGroups, tablesSection } from './page/tables-html.ts';
 import { filtersSection } from './page/filters-html.ts';
 import { generalSection } from './page/general-html.ts';
+import { datasetTiers, diskSection } from './page/disk-html.ts';
 import { datasetSection, participantsSection } from './page/about-html.ts';
 import { build } from 'esbuild';
 import { mkdirSync } from 'node:fs';
@@ -130,11 +131,15 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
   const churnCurves: ChurnCurve[] = [];
   const churn = churnSection(results, datasets, churnCurves);
   const filtersView = filtersSection(results, cells, datasets);
+  const disk = diskSection(results, datasets, extraCurves);
+  const tiers = datasetTiers(results, datasets);
+  const tierNames = [...new Set(datasets.map((d) => tiers[d]))];
   const data: PageData = { datasets, participants, groups, series, cells, notRecorded, extraCurves, churnCurves };
 
   const ks = [...new Set(results.flatMap((r) => r.groups.map((g) => g.k)))].sort((a, b) => a - b);
   const filters = [...new Set(sortGroups(results.flatMap((r) => r.groups.map((g) => g.key))).map((g) => g.split('/')[0]))];
-  const option = (v: string, label: string, selected = false) => `<option value="${esc(v)}"${selected ? ' selected' : ''}>${esc(label)}</option>`;
+  const option = (v: string, label: string, selected = false, attrs = '') =>
+    `<option value="${esc(v)}"${attrs}${selected ? ' selected' : ''}>${esc(label)}</option>`;
   const generated = (opts.generated ?? new Date()).toISOString();
   const imported = results.filter((r) => r.origin === 'imported').length;
 
@@ -150,12 +155,13 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 <body>
 <header class="top"><h1>vecbench results</h1><p>${esc(`${results.length} result file(s)${imported ? ` (${imported} imported from other harnesses)` : ''}, ${datasets.length} dataset(s); page written ${generated}. Every number here is derived from the stored measured points.`)}</p></header>
 <nav class="controls" aria-label="selectors">
-<label>dataset <select id="sel-dataset">${datasets.map((d, i) => option(d, d, i === 0)).join('')}</select></label>
+<label>tier <select id="sel-tier">${tierNames.map((t, i) => option(t, t, i === 0)).join('')}</select></label>
+<label>dataset <select id="sel-dataset">${datasets.map((d) => option(d, d, d === datasets.find((x) => tiers[x] === tierNames[0]), ` data-tier="${esc(tiers[d])}"`)).join('')}</select></label>
 <label>k <select id="sel-k">${option('all', 'all')}${ks.map((k, i) => option(String(k), String(k), i === 0)).join('')}</select></label>
 <label>filter <select id="sel-filter">${option('all', 'all')}${filters.map((f) => option(f, f)).join('')}</select></label>
 <label>curve <select id="sel-curve">${option('qps', 'throughput: QPS', true)}${option('p50', 'latency: p50')}${option('p99', 'latency: p99')}</select></label>
 <label>recall axis <select id="sel-xaxis">${option('linear', 'linear', true)}${option('nines', 'nines: −log10(1 − recall)')}</select></label>
-<a href="#curves">curves</a><a href="#tables">tables</a>${filtersView ? '<a href="#filters">filters</a>' : ''}<a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
+<a href="#curves">curves</a><a href="#tables">tables</a>${filtersView ? '<a href="#filters">filters</a>' : ''}${disk ? '<a href="#disk">reads from storage</a>' : ''}<a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
 </nav>
 <main>
 <section class="part" id="curves"><h2>Recall vs throughput</h2>
@@ -164,6 +170,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 </section>
 ${tablesSection(results, cells, datasets)}
 ${filtersView}
+${disk}
 ${general}
 ${churn}
 ${participantsSection(results, datasets, opts.participantsDir ?? DEFAULT_PARTICIPANTS_DIR)}

@@ -219,6 +219,10 @@ const resourcesSchema = z.object({
       peak_bytes: z.number().nullable(),
       limit_hits: z.number(),
       oom_kills: z.number(),
+      /** serving: built outside the budget, then restarted within it from its files; every start:
+       * held from its first start (an engine that cannot reopen its files). Absent before it was
+       * recorded (every start). */
+      holds: z.enum(['serving', 'every start']).optional(),
     })
     .optional(),
 });
@@ -286,6 +290,8 @@ export const resultSchema = z.object({
     interleaved_with: z.array(z.string()).optional(),
     /** --memory-limit: the bytes each engine may use, page cache included (absent: no budget). */
     memory_limit_bytes: z.number().optional(),
+    /** --tier: the named tier the run measured (its dataset, budget, protocol and groups). */
+    tier: z.string().optional(),
   }),
   load: z
     .object({

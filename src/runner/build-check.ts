@@ -4,8 +4,9 @@
 // must match. Apart from engine-handle.ts, which runs the engine they are asked of.
 import type { Knobs } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
+import { log } from '../util/progress.ts';
 import type { HostClient } from './client.ts';
-import { buildSettingsHash, idsPerQuery } from './engine-home.ts';
+import { buildSettingsHash, idsPerQuery, writeMarker } from './engine-home.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import { PROBE_QUERIES } from './points.ts';
 import { queryOrder } from './query-order.ts';
@@ -37,4 +38,34 @@ export function probeRequest(p: LoadedParticipant, ds: Dataset): { knobs: Knobs;
   const order = queryOrder(ds.nq);
   const n = Math.min(PROBE_QUERIES, ds.nq);
   return { knobs: ladderFor(p.settings, 'none', 10)[0] ?? {}, k: 10, queries: Array.from(order.subarray(order.length - n)) };
+}
+
+/** After a finished load: asks the check queries and writes the marker that lets a resumed run
+ * reopen this build in `home`. Returns the build time, or null when the engine could not answer
+ * them (no marker, no reuse). */
+export async function markBuilt(
+  host: HostClient,
+  p: LoadedParticipant,
+  ds: Dataset,
+  at: { home: string; engineVersion: string; rows: number; pointTimeoutS: number },
+): Promise<string | null> {
+  const check = await askCheck(host, p, ds, at.pointTimeoutS);
+  if (typeof check === 'string') {
+    log(`${p.name}: the built index is not marked for reuse: ${check}`);
+    return null;
+  }
+  const want = wantedBuild(p, ds);
+  const built = new Date().toISOString();
+  writeMarker(at.home, {
+    format: 'vecbench-engine/1',
+    participant: want.participant,
+    dataset: ds.name,
+    dataset_hash: want.datasetHash,
+    settings_hash: want.settingsHash,
+    engine_version: at.engineVersion,
+    built,
+    rows: at.rows,
+    check,
+  });
+  return built;
 }

@@ -6,12 +6,27 @@ import type { Dataset } from '../datasets/layout.ts';
 import { HostError } from './client.ts';
 import { MemoryBudget, type BudgetReading } from './memory-budget.ts';
 import type { LoadedParticipant } from './participants.ts';
-import type { RunOptions } from './run-options.ts';
+import { threadsOf, type RunOptions } from './run-options.ts';
 
 /** What an in-process engine's host holds besides the engine: the dataset's vectors and
  * attributes, and the harness's runtime (node, the loader, vecbench's code: about 80 MB measured
  * on an idle host; 128 MiB allowed). */
 const HARNESS_RUNTIME_BYTES = 128 * 2 ** 20;
+
+/** What an in-process engine's host allocates for the harness while serving, once the dataset
+ * is loaded outside the budget (servingOnly): its replies and heap growth (5 MB measured after
+ * a reopen and first query on 24k x 768). */
+const HARNESS_SERVING_BYTES = 32 * 2 ** 20;
+/** Each search thread's own cost, the harness's way of giving a synchronous engine every core:
+ * a V8 isolate with vecbench's and the adapter's modules (57 MiB measured per thread for an HNSW library
+ * viewing its file, whose reopen is a few MB). The query vectors they share come on top. */
+const HARNESS_THREAD_BYTES = 64 * 2 ** 20;
+
+/** The harness's share of a budget that holds an in-process engine's serving only. */
+function servingAllowance(p: LoadedParticipant, ds: Dataset, opts: Pick<RunOptions, 'threads'>): number {
+  const threaded = p.adapter.reopenInThreads && !p.adapter.concurrentSearch;
+  return HARNESS_SERVING_BYTES + (threaded ? threadsOf(opts) * HARNESS_THREAD_BYTES + ds.queries.byteLength : 0);
+}
 
 function harnessAllowance(ds: Dataset): number {
   const attrs = Object.values(ds.attrs).reduce((n, a) => n + a.byteLength, 0);
@@ -27,11 +42,14 @@ export class EngineBudget {
   /** OOM kills of the budget already accounted for (each kill is reported once). */
   private oomSeen = 0;
   private budgetAllowance = 0;
+  /** While a fresh build runs outside the budget (servingOnly): processes started meanwhile
+   * stay out of it. */
+  building = false;
 
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
-    private readonly opts: Pick<RunOptions, 'memoryLimit' | 'connect'>,
+    private readonly opts: Pick<RunOptions, 'memoryLimit' | 'connect' | 'threads'>,
   ) {}
 
   /**
@@ -42,19 +60,32 @@ export class EngineBudget {
    */
   get(): MemoryBudget | null {
     const limit = this.opts.memoryLimit;
-    if (limit === undefined || this.opts.connect?.[this.p.name]) return null;
+    if (limit === undefined || this.opts.connect?.[this.p.name] || this.building) return null;
     if (!this.budget) {
-      const allowance = this.p.adapter.server ? 0 : harnessAllowance(this.ds);
+      const allowance = this.p.adapter.server ? 0 : this.servingOnly ? servingAllowance(this.p, this.ds, this.opts) : harnessAllowance(this.ds);
       this.budget = MemoryBudget.create(`${this.ds.name}-${this.p.name}`, limit + allowance);
       this.budgetAllowance = allowance;
     }
     return this.budget;
   }
 
+  /** Whether the budget holds the engine's serving only: an engine that can reopen its files is
+   * built outside it, then stopped and started again within it from those files (the published
+   * study measured search over built indexes; a build's memory is recorded apart). Others are
+   * held for their whole life. */
+  get servingOnly(): boolean {
+    return this.opts.memoryLimit !== undefined && !this.opts.connect?.[this.p.name] && this.p.adapter.reopen !== undefined;
+  }
+
   /** What the budget recorded, for the result (null without --memory-limit). */
-  reading(): (BudgetReading & { asked_bytes: number; harness_allowance_bytes: number }) | null {
+  reading(): (BudgetReading & { asked_bytes: number; harness_allowance_bytes: number; holds: 'serving' | 'every start' }) | null {
     if (!this.budget || this.opts.memoryLimit === undefined) return null;
-    return { ...this.budget.reading(), asked_bytes: this.opts.memoryLimit, harness_allowance_bytes: this.budgetAllowance };
+    return {
+      ...this.budget.reading(),
+      asked_bytes: this.opts.memoryLimit,
+      harness_allowance_bytes: this.budgetAllowance,
+      holds: this.servingOnly ? 'serving' : 'every start',
+    };
   }
 
   /** An engine the kernel killed at its budget is reported as not fitting, with the figures;

@@ -15,22 +15,12 @@ import { REMOTE_UNMEASURED, markRemoteUnmeasured } from './remote-server.ts';
 import type { StartedServer } from './server.ts';
 import { ladderFor, type LoadedParticipant } from './participants.ts';
 import type { HostReply, HostRequest } from './protocol.ts';
-import {
-  ReuseRefused,
-  checkDiffers,
-  engineHome,
-  engineWorkDir,
-  markerMismatch,
-  readMarker,
-  startFreshBuild,
-  writeMarker,
-  type BuiltMarker,
-} from './engine-home.ts';
+import { ReuseRefused, checkDiffers, engineHome, engineWorkDir, markerMismatch, readMarker, startFreshBuild } from './engine-home.ts';
 import { scoreProbe } from './points.ts';
 import { queryOrder } from './query-order.ts';
 import { RunStopped } from './stop.ts';
 import type { RunOptions } from './run-options.ts';
-import { askCheck, probeRequest, wantedBuild } from './build-check.ts';
+import { askCheck, markBuilt, probeRequest, wantedBuild } from './build-check.ts';
 import { EngineBudget } from './engine-budget.ts';
 import { EngineServer } from './engine-server.ts';
 
@@ -87,8 +77,25 @@ export class EngineHandle {
       throw diskFullError(e, this.logFile) ?? e;
     }
     const host = new HostClient(this.p.name, onProgress, this.logFile);
-    // An in-process engine lives in its host: the host goes into the budget.
-    if (!this.p.adapter.server && host.pid !== undefined) this.budget.get()?.add(host.pid);
+    // An in-process engine lives in its host: the host goes into the budget (one that holds
+    // serving only: once the harness's copy of the dataset is loaded, servingHost).
+    if (!this.p.adapter.server && host.pid !== undefined && !this.budget.servingOnly) this.budget.get()?.add(host.pid);
+    return host;
+  }
+
+  /** A host for a reopened engine: the dataset loaded first, then, for an in-process engine
+   * under a budget that holds serving, moved into it, so the budget is charged with what the
+   * engine brings in (its memory, the page cache of its files), not the harness's copy of the
+   * dataset, which stays charged where it was loaded. */
+  private async servingHost(): Promise<HostClient> {
+    const { p, ds, opts } = this;
+    const host = this.newHost();
+    this.host = host;
+    await host.request<'dataset'>(
+      { type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name },
+      opts.loadTimeoutS,
+    );
+    if (!p.adapter.server && host.pid !== undefined && this.budget.servingOnly) this.budget.get()?.add(host.pid);
     return host;
   }
 
@@ -103,32 +110,6 @@ export class EngineHandle {
   /** Where this participant's engine data lives across runs (<out>/.engines/<dataset>/<name>). */
   get home(): string {
     return engineHome(this.opts.outDir, this.ds.name, this.p.name);
-  }
-
-  /** After a finished load: asks the check queries and writes the marker that lets a resumed
-   * run reopen this build. An engine that cannot answer them gets no marker (no reuse). */
-  private async markBuilt(host: HostClient, rows: number): Promise<void> {
-    this.indexBuilt = null;
-    if (this.remote) return;
-    const check = await askCheck(host, this.p, this.ds, this.opts.pointTimeoutS);
-    if (typeof check === 'string') {
-      log(`${this.p.name}: the built index is not marked for reuse: ${check}`);
-      return;
-    }
-    const want = wantedBuild(this.p, this.ds);
-    const marker: BuiltMarker = {
-      format: 'vecbench-engine/1',
-      participant: want.participant,
-      dataset: this.ds.name,
-      dataset_hash: want.datasetHash,
-      settings_hash: want.settingsHash,
-      engine_version: this.result.engine_version,
-      built: new Date().toISOString(),
-      rows,
-      check,
-    };
-    writeMarker(this.home, marker);
-    this.indexBuilt = marker.built;
   }
 
   /**
@@ -150,8 +131,7 @@ export class EngineHandle {
     this.recorder = new ResourceRecorder(res, () => this.server.handle?.pid ?? this.host?.pid);
     try {
       const started = await this.server.start(this.workDir!, true);
-      const host = this.newHost();
-      this.host = host;
+      const host = await this.servingHost();
       const opened = await this.open(host, true, started);
       if (opened.engineVersion !== marker.engine_version)
         throw new ReuseRefused(`it was built by ${marker.engine_version}, the engine is ${opened.engineVersion} now`);
@@ -244,6 +224,8 @@ export class EngineHandle {
       notReused = reused;
     }
     this.workDir = startFreshBuild(this.home);
+    // Under a budget that holds serving only, the build runs outside it; serving starts below.
+    this.budget.building = this.budget.servingOnly;
     // Resources are measured on the first load of a result; reloads only time their load.
     const firstLoad = result.load === null;
     const res = firstLoad || !result.resources ? (result.resources = emptyResources(p.adapter.server ? 'server' : 'host')) : result.resources;
@@ -282,10 +264,17 @@ export class EngineHandle {
       result.load.reloads.push({ reason: why.length > 0 ? `${reason} (${why.join('; ')})` : reason, ingest_s: loaded.ingestS, index_s: loaded.indexS });
       this.server.death = null;
     }
-    await this.markBuilt(host, loaded.rows);
+    const at = { home: this.home, engineVersion: result.engine_version, rows: loaded.rows, pointTimeoutS: opts.pointTimeoutS };
+    this.indexBuilt = this.remote ? null : await markBuilt(host, p, ds, at);
     log(`${p.name}: loaded ${loaded.rows} rows, ingest ${fmtSeconds(loaded.ingestS)}, index ${fmtSeconds(loaded.indexS)} (${result.engine_version})`);
     this.save();
-    return host;
+    if (!this.budget.building) return host;
+    // Serving within the budget: stopped, evicted and started again from its files, inside it
+    // (a cold start under the budget, recorded as one).
+    this.budget.building = false;
+    await this.coldStart(res, 'within its memory budget');
+    if (this.host === host) throw new UserError(`${p.name}: serving within --memory-limit needs a cold start: ${res.unmeasured.cold_first_query_s}`);
+    return this.host!;
   }
 
   /** For the load generator's CPU figures: the engine's process (its server's tree, or the host
@@ -342,7 +331,7 @@ export class EngineHandle {
    * query returns, both from the start. A server is timed from its spawn (the host, with the
    * dataset loaded, waits ready); an in-process engine from its reopen() in a fresh host.
    */
-  private async coldStart(res: Resources): Promise<void> {
+  private async coldStart(res: Resources, within = ''): Promise<void> {
     const { p, ds, opts } = this;
     const why = this.remote
       ? REMOTE_UNMEASURED
@@ -363,12 +352,7 @@ export class EngineHandle {
     // What the engine keeps on disk once stopped cleanly (a memory engine saves only now).
     res.disk_stopped_bytes = diskUsage(dir);
     res.cold_eviction = evictPageCache(dir);
-    const host = this.newHost();
-    this.host = host;
-    await host.request<'dataset'>(
-      { type: 'dataset', participant: p.name, settingsPath: p.settingsPath, dataDir: opts.dataDir, dataset: ds.name },
-      opts.loadTimeoutS,
-    );
+    const host = await this.servingHost();
     const order = queryOrder(ds.nq);
     const query = order[order.length - 1];
     const knobs = ladderFor(p.settings, 'none', 10)[0] ?? {};
@@ -384,11 +368,12 @@ export class EngineHandle {
     res.cold_accept_s = started ? started.acceptS : openS;
     res.cold_first_query_s = started ? (t2 - t0) / 1000 : openS + (t2 - t1) / 1000;
     log(
-      `${p.name}: cold start: accepts after ${fmtSeconds(res.cold_accept_s)}, first query after ${fmtSeconds(res.cold_first_query_s)} (page cache: ${res.cold_eviction.resident_after_bytes} bytes of the data left resident)`,
+      `${p.name}: cold start${within && ` ${within}`}: accepts after ${fmtSeconds(res.cold_accept_s)}, first query after ${fmtSeconds(res.cold_first_query_s)} (page cache: ${res.cold_eviction.resident_after_bytes} bytes of the data left resident)`,
     );
   }
 
   async stop(): Promise<void> {
+    this.budget.building = false;
     this.recorder?.dispose();
     await this.host?.close();
     this.host = null;

@@ -111,6 +111,7 @@ function freshResult(p: LoadedParticipant, ds: Dataset, opts: RunOptions): Resul
       builds: opts.builds ?? 1,
       threads: threadsOf(opts),
       ...(opts.memoryLimit !== undefined ? { memory_limit_bytes: opts.memoryLimit } : {}),
+      ...(opts.tier !== undefined ? { tier: opts.tier } : {}),
     },
     load: null,
     groups: [],

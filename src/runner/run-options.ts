@@ -50,12 +50,14 @@ export interface RunOptions {
   /** Bytes of memory (page cache included) each engine may use (--memory-limit): its processes
    * run in a memory cgroup of their own (src/runner/memory-budget.ts). */
   memoryLimit?: number;
+  /** --tier: the named tier these options make up, recorded with each result (run.tier). */
+  tier?: string;
   /** The run's time bound, s (--max-time): curve points no cell reads are left out of the timing
    * to fit it (src/runner/thin-to-fit.ts). */
   maxTimeS?: number;
 }
 
 /** Threads of the throughput view for synchronous in-process engines. */
-export function threadsOf(opts: RunOptions): number {
+export function threadsOf(opts: Pick<RunOptions, 'threads'>): number {
   return opts.threads ?? availableParallelism();
 }

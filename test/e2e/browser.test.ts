@@ -27,6 +27,9 @@ import { renderPage } from '../../src/report/html.ts';
 import { HOSTILE, naiveTopK, vectorBenchFixture, writeAnnBenchmarksFixtures, writeJson } from '../helpers/import-fixtures.ts';
 import { SetupNeeded } from '../../src/util/errors.ts';
 import {
+  DISK_DATASET,
+  DISK_GROUPS,
+  diskFixtureResults,
   GRID_DATASET,
   GRID_SELS,
   MANY_NAMES,
@@ -622,6 +625,63 @@ describe('many participants in chromium: every table fits its section at 1,400 p
     const usearch = mp.locator('#general table.resources.cold tr[data-participant="usearch"] td').nth(2);
     assert.match((await usearch.textContent()) ?? '', /^not measured\d$/);
     assert.match((await mp.locator('#general div.scroll:has(table.resources.cold) + ol.notes').textContent()) ?? '', /vmtouch is not installed/);
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe('the disk tier in chromium: a tier selector, and MiB read per query against recall with the k side by side', () => {
+  let dp: Page;
+  const errors: string[] = [];
+  const results = diskFixtureResults();
+
+  before(async () => {
+    const path = join(dir, 'disk', 'index.html');
+    mkdirSync(join(dir, 'disk'), { recursive: true });
+    writeFileSync(path, await renderPage(results));
+    dp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+    dp.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    dp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await dp.goto(pathToFileURL(path).href);
+    await dp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+  });
+
+  test('the tier selector offers each tier its own datasets; the disk view draws every stored figure', async () => {
+    const tiers = await dp.$$eval('#sel-tier option', (os) => os.map((o) => (o as HTMLOptionElement).value));
+    assert.deepEqual(tiers.sort(), ['disk', 'in RAM']);
+    // In RAM first: its dataset, and no disk chart of the other tier shown.
+    await dp.selectOption('#sel-tier', 'in RAM');
+    assert.notEqual(await dp.locator('#sel-dataset').inputValue(), DISK_DATASET);
+    assert.ok(!(await dp.locator(`#disk [data-ds="${DISK_DATASET}"]`).isVisible()));
+    await dp.selectOption('#sel-tier', 'disk');
+    assert.equal(await dp.locator('#sel-dataset').inputValue(), DISK_DATASET);
+    assert.equal(await dp.locator('#sel-dataset option:not([hidden])').count(), 1, 'the disk tier offers its dataset only');
+    const block = dp.locator(`#disk [data-ds="${DISK_DATASET}"]`);
+    assert.ok(await block.isVisible());
+    const cards = block.locator('figure.disk-card');
+    assert.deepEqual(await cards.evaluateAll((fs) => fs.map((f) => f.getAttribute('data-group'))), ['none/10', 'none/100', 'none/1000', 'cat10/10']);
+    // The k of one filter side by side: one row, left to right by k.
+    const boxes = await block.locator('.disk-row[data-filter="none"] figure.disk-card').evaluateAll((fs) => fs.map((f) => f.getBoundingClientRect().toJSON()));
+    assert.equal(boxes.length, 3);
+    assert.ok(boxes.every((b) => Math.abs(b.top - boxes[0].top) < 1) && boxes[0].left < boxes[1].left && boxes[1].left < boxes[2].left, JSON.stringify(boxes));
+    // Every stored throughput point's figure is drawn, with its value in its tooltip.
+    const fmt = (v: number) => (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toPrecision(3));
+    for (const key of DISK_GROUPS) {
+      const drawn = (await block.locator(`figure.disk-card[data-group="${key}"] circle title`).allTextContents()).sort();
+      const stored = results
+        .filter((r) => r.dataset.name === DISK_DATASET)
+        .flatMap((r) =>
+          r.groups
+            .find((g) => g.key === key)!
+            .points.filter((p) => p.view === 'throughput')
+            .map((p) => `${r.participant}\nrecall = ${p.recall}\nMiB read per query = ${fmt(p.io!.read_bytes_per_query / 2 ** 20)}`),
+        )
+        .sort();
+      assert.deepEqual(drawn, stored, key);
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await dp.screenshot({ path: join(ARTIFACTS, 'report-disk.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });
 });

@@ -1,7 +1,7 @@
 // usearch participant, end to end on the harness's small synthetic set (real engine), with the
 // contract suite on the same load: its reads first, these tests, then its writes and reopen.
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FilterExpr, RowAttributes, RowBatch } from '../../src/contracts.ts';
@@ -199,6 +199,30 @@ test('a knob change frees the replaced index: resident memory does not grow by a
     assert.equal(ids.length, 10);
   } finally {
     await big.cleanup();
+  }
+});
+
+test('the view layout (usearch-disk): once built, the index is searched from its file, mapped; a write loads it, the next build maps it again', async () => {
+  const disk = await openOnSynthetic('usearch-disk', { n: CONTRACT_ROWS, nq: 10 });
+  const file = join(disk.workDir, 'usearch.index');
+  const mapped = () => readFileSync('/proc/self/maps', 'utf8').includes(file);
+  try {
+    const ask = async () => Array.from(await disk.session.search({ vector: disk.data.queries.subarray(0, disk.data.d), k: 10, filter: null }));
+    assert.ok(mapped(), `${file} is mapped into the process after the build`);
+    await disk.session.setKnobs({ expansion_search: 200 });
+    assert.ok(mapped(), 'a knob change maps the file again');
+    const viewed = await ask();
+    assert.equal(viewed.length, 10);
+    await disk.session.delete!(Int32Array.from([viewed[0]]));
+    assert.ok(!mapped(), 'a write loads the index into memory (a view is read-only)');
+    assert.ok(!(await ask()).includes(viewed[0]), 'the deleted row is gone');
+    await disk.session.buildIndex();
+    assert.ok(mapped(), 'the next build maps the saved file again');
+    const after = await ask();
+    assert.equal(after.length, 10);
+    assert.ok(!after.includes(viewed[0]), 'the mapped file holds the write');
+  } finally {
+    await disk.cleanup();
   }
 });
 

@@ -493,3 +493,34 @@ export function gridFixtureResults(): ResultFile[] {
     grid('gridB', 1000, () => ({ label: 'post-filter', observed: false })),
   ];
 }
+
+export const DISK_DATASET = 'disk-fixture';
+export const DISK_GROUPS = ['none/10', 'none/100', 'none/1000', 'cat10/10'];
+
+/**
+ * The disk tier's view: two participants measured as --tier disk on DISK_DATASET, every
+ * throughput point carrying bytes read per query (diskB rereads more, more so as k grows), beside
+ * the in-RAM fixture results (fixtureResults), whose points carry none.
+ */
+export function diskFixtureResults(): ResultFile[] {
+  const disk = (name: string, perQuery: number) => {
+    const groups = DISK_GROUPS.map((key) => {
+      const k = Number(key.split('/')[1]);
+      const g = measured(
+        key,
+        [0.86, 0.91, 0.955, 0.99].map((recall, i) => [{ ef: k * 2 ** i }, recall, 800 / (i + 1)]),
+      );
+      for (const p of g.points) {
+        // KiB-scale figures that are not round in MiB, read back from the tooltips.
+        if (p.view === 'throughput') p.io = { read_bytes_per_query: perQuery * (p.ladder_index + 1) * Math.sqrt(k) * 1013, major_faults_per_query: 2 };
+      }
+      return g;
+    });
+    const r = base(name, `${name}-engine`, '2.0.0', groups);
+    r.dataset.name = DISK_DATASET;
+    r.run.tier = 'disk';
+    r.run.memory_limit_bytes = 2 ** 30;
+    return r;
+  };
+  return [...fixtureResults(), disk('diskA', 40), disk('diskB', 130)];
+}

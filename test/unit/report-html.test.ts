@@ -172,7 +172,8 @@ describe('the results page', () => {
   });
 
   test('selectors for dataset, k and filter; rows tagged for them', () => {
-    assert.match(page, /<select id="sel-dataset"><option value="synthetic-fixture" selected>/);
+    assert.match(page, /<select id="sel-tier"><option value="in RAM" selected>in RAM<\/option><\/select>/);
+    assert.match(page, /<select id="sel-dataset"><option value="synthetic-fixture" data-tier="in RAM" selected>/);
     assert.match(page, /<select id="sel-k"><option value="all">all<\/option><option value="10" selected>10<\/option><option value="100">100<\/option>/);
     assert.match(page, /<select id="sel-filter">.*<option value="cat10">cat10<\/option>/);
     assert.match(page, /<tr class="first-of-group" data-k="100" data-filter="none">/);

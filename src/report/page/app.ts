@@ -35,6 +35,7 @@ const TARGET_RECALLS = [0.9, 0.95, 0.99];
 const data: PageData = JSON.parse(document.getElementById('vb-data')!.textContent ?? '{}') as PageData;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T | null;
+const selTier = $<HTMLSelectElement>('sel-tier');
 const selDataset = $<HTMLSelectElement>('sel-dataset');
 const selK = $<HTMLSelectElement>('sel-k');
 const selFilter = $<HTMLSelectElement>('sel-filter');
@@ -311,7 +312,7 @@ function drawExtraCharts(): void {
           y: 'y',
           r: 3,
           fill: color(sr.participant),
-          tip: true,
+          tip: !c.titled,
           title: (p: { x: number; y: number; flagged?: boolean }) =>
             `${sr.participant}\n${c.x} = ${p.x}\n${c.y} = ${fmt(p.y)}${p.flagged ? '\nclient-limited: the client, not the engine, may have set this figure' : ''}`,
         }),
@@ -346,6 +347,16 @@ for (const box of Array.from(document.querySelectorAll<HTMLInputElement>('input.
 }
 
 for (const sel of [selDataset, selK, selFilter, selCurve]) sel?.addEventListener('change', update);
+// A tier offers its own datasets only; the first of them is shown.
+selTier?.addEventListener('change', () => {
+  if (!selDataset) return;
+  const options = Array.from(selDataset.options);
+  for (const o of options) o.hidden = o.dataset.tier !== selTier.value;
+  const first = options.find((o) => !o.hidden);
+  if (first) selDataset.value = first.value;
+  update();
+});
+selTier?.dispatchEvent(new Event('change'));
 // The recall axis changes only the curves.
 selAxis?.addEventListener('change', drawCharts);
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -355,5 +366,5 @@ window.addEventListener('resize', () => {
     if (chartsEl && Math.abs(chartsEl.clientWidth - lastWidth) > 8) drawCharts();
   }, 150);
 });
-update();
+if (!selTier) update();
 document.body.dataset.ready = '1';

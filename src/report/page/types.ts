@@ -72,6 +72,9 @@ export interface ExtraCurve {
   x: string;
   y: string;
   logX: boolean;
+  /** Each point's figures as the SVG's own title (in the document, shown on hover) instead of
+   * Plot's drawn tip: for charts whose values are checked against the stored points. */
+  titled?: boolean;
   /** flagged: the row carries the "client-limited" flag (drawn as a red ring). */
   series: { participant: string; origin: 'measured' | 'imported'; points: { x: number; y: number; flagged?: boolean }[] }[];
 }
