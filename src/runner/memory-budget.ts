@@ -70,7 +70,7 @@ export class MemoryBudget {
   private constructor(
     readonly version: 'v1' | 'v2',
     readonly dir: string,
-    readonly limitBytes: number,
+    public limitBytes: number,
   ) {}
 
   /** A new group named for the run and participant, its limit set (swap included, so the
@@ -92,6 +92,27 @@ export class MemoryBudget {
       throw new UserError(`--memory-limit: cannot set up the memory cgroup ${dir}: ${(e as Error).message} (run as root, or give this user the cgroup)`);
     }
     return new MemoryBudget(version, dir, limitBytes);
+  }
+
+  /** Bytes the group uses now (memory and page cache), or null where the kernel says none. */
+  usage(): number | null {
+    return readNumber(join(this.dir, this.version === 'v1' ? 'memory.usage_in_bytes' : 'memory.current'));
+  }
+
+  /** Sets a new limit (the kernel reclaims the group's page cache down to it first). */
+  setLimit(bytes: number): void {
+    if (this.version === 'v2') {
+      writeFileSync(join(this.dir, 'memory.max'), String(bytes));
+      this.limitBytes = bytes;
+      return;
+    }
+    // v1 keeps memsw >= the limit: raise memsw first when growing, lower it after when shrinking.
+    const memsw = join(this.dir, 'memory.memsw.limit_in_bytes');
+    const hasMemsw = existsSync(memsw);
+    if (hasMemsw && bytes > this.limitBytes) writeFileSync(memsw, String(bytes));
+    writeFileSync(join(this.dir, 'memory.limit_in_bytes'), String(bytes));
+    if (hasMemsw && bytes <= this.limitBytes) writeFileSync(memsw, String(bytes));
+    this.limitBytes = bytes;
   }
 
   /** Moves a process into the group; its children, forked later, follow it. */
