@@ -1,6 +1,6 @@
 // npm run bench:overhead [-- --dataset synthetic-20k --queries 2000 --rounds 5 --passes 3 --ef 10,32,128 --baseline DIR]
-// What vecbench's harness costs per query, and how its hnswlib participant compares with a
-// plain Python loop over the same library:
+// What vecbench's harness costs per query, and how its in-process participants compare with
+// plain loops in their engines' own languages:
 // (a) the null engine's per-query overhead through the participant host (a 'null-pass'
 //     request: the point path against an engine that answers at once), 1 in flight;
 // (b) vecbench's hnswlib participant through the real host ('open', 'load', then 'point' at
@@ -11,7 +11,9 @@
 //     the gap into vecbench's own part and the binding's; and beside them
 //     bench/native/hnswlib_loop.py (Debian's python3-hnswlib, hnswlib 0.6.2); and the side
 //     `direct`, the hnswlib-direct participant through the same host (the same headers through
-//     vecbench's own zero-copy addon instead of hnswlib-node).
+//     vecbench's own zero-copy addon instead of hnswlib-node); (c) the usearch participant
+//     against bench/native/usearch_loop.cc, C++ over the npm package's headers and NumKong
+//     kernels built as its binding is, searching the index file the participant saved.
 // --baseline DIR adds the host of another vecbench checkout (e.g. a git worktree of an older
 // commit, its node_modules linked) as one more side, so a change is measured beside its base.
 // Rounds interleave the sides (the order rotates per round), so a neighbour's load hits all
@@ -21,8 +23,8 @@
 // when other processes take the cores: waiting for a core costs no CPU time.
 // VECBENCH_PYTHON picks the interpreter (default: Debian's /usr/bin/python3).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,6 +37,87 @@ import type { PointReply } from '../src/runner/point-reply.ts';
 import { harnessFlag, measureHarnessOverhead } from '../src/runner/harness-overhead.ts';
 
 const TIMEOUT_S = 900;
+
+/** Runs a compiler; a failure is one line naming what is missing, and exit 2. */
+function compile(what: string, command: string, args: string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+    });
+    child.on('error', (e) => {
+      err += String(e);
+    });
+    child.on('close', (code) => {
+      if (code === 0) return resolve();
+      console.error(`bench:overhead: ${what} did not compile (gcc and g++ from Debian's build-essential): ${err.trim().split('\n')[0]}`);
+      process.exit(2);
+    });
+  });
+}
+
+/**
+ * bench/native/usearch_loop.cc built as the npm package's binding is (its binding.gyp): the
+ * headers of node_modules/usearch, NumKong's kernels compiled with dynamic dispatch after its own
+ * ISA probe, -O3. Built in `dir` (a copy of NumKong there: the probe writes beside its sources);
+ * about a minute of compiling on two cores.
+ */
+async function buildUsearchLoop(dir: string, here: string): Promise<string> {
+  // The package's root, above its ESM entry (javascript/dist/esm/usearch.js).
+  const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.resolve('usearch'))), '..', '..', '..');
+  const nk = path.join(dir, 'numkong');
+  for (const part of ['c', 'include', 'probes']) cpSync(path.join(pkg, 'numkong', part), path.join(nk, part), { recursive: true });
+  const probed = spawnSync(process.execPath, [path.join(nk, 'probes', 'probe.js')], { encoding: 'utf8' });
+  if (probed.status !== 0) {
+    console.error(`bench:overhead: NumKong's ISA probe failed: ${(probed.stderr || String(probed.error)).split('\n')[0]}`);
+    process.exit(2);
+  }
+  // The sources numkong.gypi builds into the binding's static library, with its flags.
+  const gypi = readFileSync(path.join(pkg, 'numkong', 'numkong.gypi'), 'utf8');
+  const sources = [...gypi.matchAll(/<\(numkong_root\)\/(c\/[a-z0-9_]+\.c)/g)].map((m) => path.join(nk, m[1]));
+  const cflags = ['-std=c11', '-O3', '-fPIC', '-w', '-DNK_NATIVE_F16=0', '-DNK_NATIVE_BF16=0', '-DNK_DYNAMIC_DISPATCH=1'];
+  const objects = sources.map((c) => path.join(nk, `${path.basename(c, '.c')}.o`));
+  const jobs = [...sources.keys()];
+  await Promise.all(
+    Array.from({ length: availableParallelism() }, async () => {
+      for (let i = jobs.shift(); i !== undefined; i = jobs.shift())
+        await compile(`NumKong's ${path.basename(sources[i])}`, 'gcc', [
+          ...cflags,
+          '-include',
+          path.join(nk, 'nk_probes.h'),
+          '-I',
+          path.join(nk, 'include'),
+          '-c',
+          sources[i],
+          '-o',
+          objects[i],
+        ]);
+    }),
+  );
+  const out = path.join(dir, 'usearch_loop');
+  await compile('the USearch loop', 'g++', [
+    '-O3',
+    '-std=c++17',
+    '-pthread',
+    '-fexceptions',
+    '-w',
+    '-DUSEARCH_USE_NUMKONG=1',
+    '-DNK_DYNAMIC_DISPATCH=1',
+    '-DUSEARCH_USE_OPENMP=0',
+    '-DNK_NATIVE_F16=0',
+    '-DNK_NATIVE_BF16=0',
+    '-I',
+    path.join(pkg, 'include'),
+    '-I',
+    path.join(nk, 'include'),
+    path.join(here, 'usearch_loop.cc'),
+    ...objects,
+    '-o',
+    out,
+  ]);
+  return out;
+}
 
 const { values } = parseArgs({
   options: {
@@ -125,7 +208,7 @@ try {
     return hits / (nq * k);
   };
   /** A participant host of this checkout, or of `root` (its own client.ts forks its host.ts). */
-  const hostSide = async (name: string, root: string | null, participant = 'hnswlib'): Promise<Side> => {
+  const hostSide = async (name: string, root: string | null, participant = 'hnswlib', knob = 'ef'): Promise<Side & { workDir: string }> => {
     const Client: typeof HostClient = root === null ? HostClient : (await import(pathToFileURL(path.join(root, 'src/runner/client.ts')).href)).HostClient;
     const host = new Client(participant);
     const workDir = path.join(tmp, `work-${sides.length}`);
@@ -135,11 +218,13 @@ try {
     console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s`);
     return {
       name,
+      workDir,
       async run(ef) {
         const out: Pass = { qps: [], cpuQps: [], meanMs: [], recall: 0 };
         for (let i = 0; i < passes; i++) {
           const cpu0 = runS(host.pid);
-          const r = (await host.request<'point'>({ type: 'point', knobs: { ef }, k, queries, filters: queries.map(() => null), clients: 1 }, TIMEOUT_S)).reply;
+          const r = (await host.request<'point'>({ type: 'point', knobs: { [knob]: ef }, k, queries, filters: queries.map(() => null), clients: 1 }, TIMEOUT_S))
+            .reply;
           out.cpuQps.push(nq / (runS(host.pid) - cpu0));
           const failed = r.errors.find((e) => e !== null);
           if (failed) throw new Error(`${name} ef=${ef}: ${failed}`);
@@ -175,11 +260,7 @@ try {
   /** A plain loop in a process of its own (bench/native): the same files, one stdin line per
    * measurement, one JSON line back. */
   const loopSide = async (name: string, command: string, args: string[]): Promise<Side> => {
-    const child = spawn(
-      command,
-      [...args, tmp, String(ds.n), String(ds.d), String(nq), String(k), String(idx.M), String(idx.efConstruction), String(idx.seed), space],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const nextLine = async (): Promise<Record<string, unknown>> => {
       const r = await lines.next();
@@ -208,7 +289,9 @@ try {
   // The same participant with hnswlib-node replaced by vecbench's own addon over the same headers.
   sides.push(await hostSide('direct', null, 'hnswlib-direct'));
   const here = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native');
-  sides.push(await loopSide('node-loop', process.execPath, ['--import', import.meta.resolve('tsx'), path.join(here, 'hnswlib_node_loop.ts')]));
+  // The hnswlib loops' arguments: the files, the sizes and the build settings.
+  const hnswArgs = [tmp, String(ds.n), String(ds.d), String(nq), String(k), String(idx.M), String(idx.efConstruction), String(idx.seed), space];
+  sides.push(await loopSide('node-loop', process.execPath, ['--import', import.meta.resolve('tsx'), path.join(here, 'hnswlib_node_loop.ts'), ...hnswArgs]));
   const python = process.env.VECBENCH_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
   // The plain Python loop needs Debian's hnswlib binding: one line, not a traceback, without it.
   const probe = spawnSync(python, ['-c', 'import hnswlib'], { encoding: 'utf8' });
@@ -218,7 +301,7 @@ try {
     );
     process.exit(2);
   }
-  sides.push(await loopSide('python', python, [path.join(here, 'hnswlib_loop.py')]));
+  sides.push(await loopSide('python', python, [path.join(here, 'hnswlib_loop.py'), ...hnswArgs]));
   // The engine's own language: a C++ loop compiled against the headers hnswlib-node bundles
   // (the binding's own version of the library) with the flags node-gyp gave the binding.
   const headers = path.join(path.dirname(fileURLToPath(import.meta.resolve('hnswlib-node'))), '..', 'src', 'hnswlib');
@@ -234,7 +317,13 @@ try {
     );
     process.exit(2);
   }
-  sides.push(await loopSide('cpp', cpp, []));
+  sides.push(await loopSide('cpp', cpp, hnswArgs));
+  // USearch the same way: its participant through the host, and a C++ loop over the headers and
+  // NumKong kernels of the same npm package, searching the very file the participant saved.
+  const usearch = await hostSide('usearch', null, 'usearch', 'expansion_search');
+  sides.push(usearch);
+  const usearchCpp = await buildUsearchLoop(tmp, here);
+  sides.push(await loopSide('usearch-cpp', usearchCpp, [path.join(usearch.workDir, 'usearch.index'), tmp, String(nq), String(ds.d), String(k)]));
   const hosts = sides.filter((s) => s.overhead);
 
   // Warm-up: the JIT, the hosts' query-vector caches, every side's caches.
@@ -301,11 +390,12 @@ try {
   // (its own hnswlib 0.6.2) beside them; direct/vecbench is what the binding's path costs
   // inside vecbench (the same library, graph and host).
   const pairs: [string, string][] = [
-    ...hosts.map((s): [string, string] => [s.name, 'cpp']),
+    ...hosts.filter((s) => s.name !== 'usearch').map((s): [string, string] => [s.name, 'cpp']),
     ['vecbench', 'node-loop'],
     ['node-loop', 'cpp'],
     ['python', 'cpp'],
     ['direct', 'vecbench'],
+    ['usearch', 'usearch-cpp'],
   ];
   if (values.baseline) pairs.push(['vecbench', 'baseline']);
   console.log(

@@ -1,0 +1,125 @@
+// A plain C++ loop over USearch, the engine's own language, for vecbench's usearch participant
+// (bench/harness-overhead.ts): compiled against the headers the npm package ships
+// (node_modules/usearch/include) with the defines its binding.gyp gives the binding (NumKong
+// kernels, dynamic dispatch), so both sides run the same library version and the same distance
+// code. It loads the very index file the participant saved after its build (the same graph), and
+// searches one query at a time on one thread, timed with steady_clock.
+//
+//   usearch_loop INDEX_FILE DIR NQ D K
+//
+// DIR holds queries.f32 (NQ x D) and gt.i32 (NQ x K, the exact ids), raw little-endian. Each stdin
+// line "EF PASSES" sets expansion_search to EF and runs PASSES timed passes over the queries, then
+// prints one JSON line (per-pass QPS by wall time and by this thread's CPU time, mean latency,
+// recall@K), as hnswlib_loop.cc does.
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <usearch/index_dense.hpp>
+
+namespace {
+
+using namespace unum::usearch;
+
+std::vector<char> readFile(const std::string& path, size_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> out(bytes);
+  if (!in.read(out.data(), static_cast<std::streamsize>(bytes))) {
+    std::cerr << "usearch_loop: cannot read " << bytes << " bytes from " << path << "\n";
+    std::exit(2);
+  }
+  return out;
+}
+
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+std::string list(const std::vector<double>& xs) {
+  std::ostringstream o;
+  o.precision(10);
+  o << "[";
+  for (size_t i = 0; i < xs.size(); i++) o << (i ? "," : "") << xs[i];
+  o << "]";
+  return o.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::cerr << "usage: usearch_loop INDEX_FILE DIR NQ D K\n";
+    return 2;
+  }
+  const std::string file = argv[1], dir = argv[2];
+  const size_t nq = std::stoul(argv[3]), d = std::stoul(argv[4]), k = std::stoul(argv[5]);
+  const auto queries = readFile(dir + "/queries.f32", nq * d * 4);
+  const auto gtBytes = readFile(dir + "/gt.i32", nq * k * 4);
+  const auto* q = reinterpret_cast<const float*>(queries.data());
+  const auto* gt = reinterpret_cast<const int32_t*>(gtBytes.data());
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto made = index_dense_t::make(file.c_str());
+  if (!made) {
+    std::cerr << "usearch_loop: cannot load " << file << ": " << made.error.release() << "\n";
+    return 2;
+  }
+  index_dense_t index = std::move(made.index);
+  if (index.dimensions() != d) {
+    std::cerr << "usearch_loop: " << file << " holds d=" << index.dimensions() << " vectors, the queries are d=" << d << "\n";
+    return 2;
+  }
+  // One search context, as the binding reserves for its calls.
+  index.reserve(index_limits_t(index.size(), 1));
+  const double loadS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "{\"ready\":true,\"build_s\":" << loadS << ",\"version\":\"" << USEARCH_VERSION_MAJOR << "." << USEARCH_VERSION_MINOR << "."
+            << USEARCH_VERSION_PATCH << "\"}" << std::endl;
+
+  std::vector<default_key_t> keys(k);
+  std::vector<int64_t> found(nq * k, -1);
+  std::vector<double> lat(nq);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    size_t ef = 0, passes = 0;
+    if (!(in >> ef >> passes)) continue;
+    index.change_expansion_search(ef);
+    std::vector<double> qps, cpuQps, meanMs;
+    for (size_t p = 0; p < passes; p++) {
+      const double cpu0 = threadCpuSeconds();
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < nq; i++) {
+        const auto t = std::chrono::steady_clock::now();
+        auto result = index.search(q + i * d, k);
+        const size_t got = result.dump_to(keys.data());
+        lat[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+        for (size_t j = 0; j < got; j++) found[i * k + j] = static_cast<int64_t>(keys[j]);
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      cpuQps.push_back(static_cast<double>(nq) / std::max(threadCpuSeconds() - cpu0, 1e-9));
+      qps.push_back(static_cast<double>(nq) / wall);
+      double sum = 0;
+      for (double x : lat) sum += x;
+      meanMs.push_back(sum / static_cast<double>(nq) * 1000);
+    }
+    size_t hits = 0;
+    for (size_t i = 0; i < nq; i++) {
+      std::unordered_set<int64_t> want(gt + i * k, gt + (i + 1) * k);
+      for (size_t j = 0; j < k; j++) hits += want.count(found[i * k + j]);
+      std::fill(found.begin() + static_cast<long>(i * k), found.begin() + static_cast<long>((i + 1) * k), -1);
+    }
+    std::cout << "{\"ef\":" << ef << ",\"qps\":" << list(qps) << ",\"cpu_qps\":" << list(cpuQps) << ",\"mean_ms\":" << list(meanMs)
+              << ",\"recall\":" << static_cast<double>(hits) / static_cast<double>(nq * k) << "}" << std::endl;
+  }
+  return 0;
+}
