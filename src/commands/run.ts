@@ -6,7 +6,7 @@ import { isPrepared } from '../datasets/layout.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, DEFAULT_MAX_TIME_S, sourceFor } from '../prepare/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
-import { connectExamples, defaultRunParticipants, tierParticipants } from '../runner/registry.ts';
+import { connectExamples, defaultRunParticipants, listParticipants, tierParticipants } from '../runner/registry.ts';
 import { TIERS, tierOptions } from './tiers.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { UserError } from '../util/errors.ts';
@@ -217,6 +217,12 @@ export function registerRun(program: Command): void {
         if (command.getOptionValueSource('participants') === 'default') {
           o.participants = tierParticipants(o.tier);
           if (o.participants.length === 0) throw new UserError(`no participant declares a layout for --tier ${o.tier}; name them with --participants`);
+          // Never left out silently: the others are named, with how to measure them anyway.
+          const others = listParticipants().filter((n) => !o.participants!.includes(n));
+          if (others.length > 0)
+            console.error(
+              `--tier ${o.tier}: not run, no layout declared for the tier (they keep their index in memory, or were not set up for it): ${others.join(', ')}; name them with --participants to see whether they fit`,
+            );
         }
       }
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
