@@ -314,5 +314,5 @@ test('--tier: an unknown tier, and options that would make the tier another thin
     /--tier <name> a named tier: .*disk: synthetic-1m-768 \(3 GB of vectors\) under a 1 GiB memory budget per engine/,
   );
   const { tierParticipants } = await import('../../src/runner/registry.ts');
-  assert.deepEqual(tierParticipants('disk'), ['libsql', 'lucene', 'pgvector', 'qdrant-edge-disk', 'usearch-disk']);
+  assert.deepEqual(tierParticipants('disk'), ['lancedb-disk', 'libsql', 'lucene', 'pgvector', 'qdrant-edge-disk', 'usearch-disk']);
 });
