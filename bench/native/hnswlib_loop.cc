@@ -11,49 +11,17 @@
 // little-endian. The index is built once; then each stdin line "EF PASSES" runs PASSES timed
 // passes over the queries and prints one JSON line (per-pass QPS by wall time and by this
 // thread's CPU time, mean latency, recall@K), as hnswlib_loop.py does.
-#include <time.h>
-
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "hnswlib.h"
+#include "loop_common.h"
 
-namespace {
-
-std::vector<char> readFile(const std::string& path, size_t bytes) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> out(bytes);
-  if (!in.read(out.data(), static_cast<std::streamsize>(bytes))) {
-    std::cerr << "hnswlib_loop: cannot read " << bytes << " bytes from " << path << "\n";
-    std::exit(2);
-  }
-  return out;
-}
-
-double threadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-std::string list(const std::vector<double>& xs) {
-  std::ostringstream o;
-  o.precision(10);
-  o << "[";
-  for (size_t i = 0; i < xs.size(); i++) o << (i ? "," : "") << xs[i];
-  o << "]";
-  return o.str();
-}
-
-}  // namespace
+using namespace bench_loop;
 
 int main(int argc, char** argv) {
   if (argc != 10) {
@@ -80,7 +48,7 @@ int main(int argc, char** argv) {
   const double buildS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "{\"ready\":true,\"build_s\":" << buildS << ",\"version\":\"hnswlib-node's bundled headers\"}" << std::endl;
 
-  std::vector<int32_t> found(nq * k, -1);
+  std::vector<int64_t> found(nq * k, -1);
   std::vector<double> lat(nq);
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -97,7 +65,7 @@ int main(int argc, char** argv) {
         auto top = index.searchKnn(q + i * d, k);
         lat[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
         // Best last in the queue; the order does not matter for recall.
-        for (size_t j = 0; !top.empty(); j++, top.pop()) found[i * k + j] = static_cast<int32_t>(top.top().second);
+        for (size_t j = 0; !top.empty(); j++, top.pop()) found[i * k + j] = static_cast<int64_t>(top.top().second);
       }
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       cpuQps.push_back(static_cast<double>(nq) / std::max(threadCpuSeconds() - cpu0, 1e-9));
@@ -106,14 +74,8 @@ int main(int argc, char** argv) {
       for (double x : lat) sum += x;
       meanMs.push_back(sum / static_cast<double>(nq) * 1000);
     }
-    size_t hits = 0;
-    for (size_t i = 0; i < nq; i++) {
-      std::unordered_set<int32_t> want(gt + i * k, gt + (i + 1) * k);
-      for (size_t j = 0; j < k; j++) hits += want.count(found[i * k + j]);
-      std::fill(found.begin() + static_cast<long>(i * k), found.begin() + static_cast<long>((i + 1) * k), -1);
-    }
-    std::cout << "{\"ef\":" << ef << ",\"qps\":" << list(qps) << ",\"cpu_qps\":" << list(cpuQps) << ",\"mean_ms\":" << list(meanMs)
-              << ",\"recall\":" << static_cast<double>(hits) / static_cast<double>(nq * k) << "}" << std::endl;
+    answer(ef, qps, cpuQps, meanMs, recall(found, gt, nq, k));
+    std::fill(found.begin(), found.end(), -1);
   }
   return 0;
 }

@@ -11,50 +11,18 @@
 // line "EF PASSES" sets expansion_search to EF and runs PASSES timed passes over the queries, then
 // prints one JSON line (per-pass QPS by wall time and by this thread's CPU time, mean latency,
 // recall@K), as hnswlib_loop.cc does.
-#include <time.h>
-
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include <usearch/index_dense.hpp>
 
-namespace {
+#include "loop_common.h"
 
 using namespace unum::usearch;
-
-std::vector<char> readFile(const std::string& path, size_t bytes) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> out(bytes);
-  if (!in.read(out.data(), static_cast<std::streamsize>(bytes))) {
-    std::cerr << "usearch_loop: cannot read " << bytes << " bytes from " << path << "\n";
-    std::exit(2);
-  }
-  return out;
-}
-
-double threadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-std::string list(const std::vector<double>& xs) {
-  std::ostringstream o;
-  o.precision(10);
-  o << "[";
-  for (size_t i = 0; i < xs.size(); i++) o << (i ? "," : "") << xs[i];
-  o << "]";
-  return o.str();
-}
-
-}  // namespace
+using namespace bench_loop;
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -112,14 +80,8 @@ int main(int argc, char** argv) {
       for (double x : lat) sum += x;
       meanMs.push_back(sum / static_cast<double>(nq) * 1000);
     }
-    size_t hits = 0;
-    for (size_t i = 0; i < nq; i++) {
-      std::unordered_set<int64_t> want(gt + i * k, gt + (i + 1) * k);
-      for (size_t j = 0; j < k; j++) hits += want.count(found[i * k + j]);
-      std::fill(found.begin() + static_cast<long>(i * k), found.begin() + static_cast<long>((i + 1) * k), -1);
-    }
-    std::cout << "{\"ef\":" << ef << ",\"qps\":" << list(qps) << ",\"cpu_qps\":" << list(cpuQps) << ",\"mean_ms\":" << list(meanMs)
-              << ",\"recall\":" << static_cast<double>(hits) / static_cast<double>(nq * k) << "}" << std::endl;
+    answer(ef, qps, cpuQps, meanMs, recall(found, gt, nq, k));
+    std::fill(found.begin(), found.end(), -1);
   }
   return 0;
 }

@@ -167,6 +167,22 @@ async function openRunPage(): Promise<void> {
   await page.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
 }
 
+/** A page written from fixture results into dir/NAME and opened at 1,400 px, its console errors
+ * and page errors collected into `errors`. */
+async function openFixturePage(name: string, results: Parameters<typeof renderPage>[0], errors: string[]): Promise<Page> {
+  const path = join(dir, name, 'index.html');
+  mkdirSync(join(dir, name), { recursive: true });
+  writeFileSync(path, await renderPage(results));
+  const p = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+  p.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  p.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await p.goto(pathToFileURL(path).href);
+  await p.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+  return p;
+}
+
 const captions = () => page.$$eval('#charts figure.chart-card figcaption', (els) => els.map((e) => e.textContent ?? ''));
 
 describe('the results page in chromium', () => {
@@ -387,16 +403,7 @@ describe('stable points in chromium: intervals, calibrated and flagged points, t
   const tickLabels = () => none10().locator('g[aria-label="x-axis tick label"] text').allTextContents();
 
   before(async () => {
-    const path = join(dir, 'stable', 'index.html');
-    mkdirSync(join(dir, 'stable'), { recursive: true });
-    writeFileSync(path, await renderPage(stable));
-    sp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
-    sp.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    sp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    await sp.goto(pathToFileURL(path).href);
-    await sp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+    sp = await openFixturePage('stable', stable, errors);
   });
 
   test('every point with an interval gets a QPS bar and a recall bar; calibrated points are diamonds, flagged ones red rings', async () => {
@@ -487,16 +494,7 @@ describe('the filters view in chromium: recall and QPS against selectivity, scat
   const card = (participant: string, k: number) => fp.locator(`#filters [data-k="${k}"] figure.filters-card[data-participant="${participant}"]`);
 
   before(async () => {
-    const path = join(dir, 'grid', 'index.html');
-    mkdirSync(join(dir, 'grid'), { recursive: true });
-    writeFileSync(path, await renderPage(results));
-    fp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
-    fp.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    fp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    await fp.goto(pathToFileURL(path).href);
-    await fp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+    fp = await openFixturePage('grid', results, errors);
   });
 
   test('a card per participant with both series in each chart, a mark per cell, strategy labels in the titles', async () => {
@@ -570,16 +568,7 @@ describe('many participants in chromium: every table fits its section at 1,400 p
   const many = manyParticipantsFixture();
 
   before(async () => {
-    const path = join(dir, 'many', 'index.html');
-    mkdirSync(join(dir, 'many'), { recursive: true });
-    writeFileSync(path, await renderPage(many));
-    mp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
-    mp.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    mp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    await mp.goto(pathToFileURL(path).href);
-    await mp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+    mp = await openFixturePage('many', many, errors);
   });
 
   test('no table is wider than its section, folded ones opened too', async () => {
@@ -635,16 +624,7 @@ describe('the disk tier in chromium: a tier selector, and MiB read per query aga
   const results = diskFixtureResults();
 
   before(async () => {
-    const path = join(dir, 'disk', 'index.html');
-    mkdirSync(join(dir, 'disk'), { recursive: true });
-    writeFileSync(path, await renderPage(results));
-    dp = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
-    dp.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    dp.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    await dp.goto(pathToFileURL(path).href);
-    await dp.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+    dp = await openFixturePage('disk', results, errors);
   });
 
   test('the tier selector offers each tier its own datasets; the disk view draws every stored figure', async () => {
