@@ -1,13 +1,14 @@
 // The prepared-dataset layout (docs/contracts.md, "Prepared dataset"): one directory per
 // dataset with little-endian float32 matrices, int32 attribute columns and a manifest that
 // records the shape, the metric and the sha256 of every file.
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ATTRIBUTES, type AttrName, type Metric, type RowAttributes } from '../contracts.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256, sha256File } from '../util/hash.ts';
+import { readWhole } from '../util/read-whole.ts';
 import { hashedAttributes } from './attributes.ts';
 import { clearStalePrepares, TempDatasetDir } from './preparing.ts';
 import { buildRegionTree, regionsOf } from './regions.ts';
@@ -272,29 +273,11 @@ function readTyped<T extends Float32Array | Int32Array>(
       `dataset ${manifest.name}: ${file} has ${size} bytes, expected ${expected * 4} (truncated or corrupt); re-prepare it (vecbench prepare ${manifest.name} --force)`,
     );
   }
-  // Read straight into an aligned buffer of its own (typed arrays need 4-byte alignment, and
-  // engines that wrap a typed array read from the start of the underlying buffer), in chunks: a
-  // single read stops at 2 GiB, and a disk-tier set's vectors are 3 GB.
-  const ab = new ArrayBuffer(size);
-  const bytes = new Uint8Array(ab);
-  const fd = openSync(path, 'r');
-  try {
-    for (let at = 0; at < size; ) {
-      const n = readSync(fd, bytes, at, Math.min(READ_CHUNK_BYTES, size - at), at);
-      if (n <= 0)
-        throw new UserError(
-          `dataset ${manifest.name}: ${file} ended at byte ${at} of ${size} while read; re-prepare it (vecbench prepare ${manifest.name} --force)`,
-        );
-      at += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return new ctor(ab, 0, expected);
+  const { buffer, read } = readWhole(path, size);
+  if (read < size)
+    throw new UserError(`dataset ${manifest.name}: ${file} ended at byte ${read} of ${size}; re-prepare it (vecbench prepare ${manifest.name} --force)`);
+  return new ctor(buffer, 0, expected);
 }
-
-/** The most one read of a prepared file asks for (files are read in chunks of this size). */
-const READ_CHUNK_BYTES = 1 << 28;
 
 /** Files a set may lack: their attributes are then derived at load. */
 const DERIVABLE: ((f: typeof fileNames) => string)[] = [(f) => f.attr('region'), (f) => f.attr('tenant'), (f) => f.queryAttr('region')];

@@ -130,9 +130,11 @@ export class HostClient {
     return this.deathError();
   }
 
-  /** How the process ended (a time-out, a crash, a failed pipe), or null while it lives. */
+  /** How the process ended (a time-out, a crash, a failed pipe), or null while it lives. A host
+   * killed with a reason ends for that reason, also in the moment between its channel closing
+   * and its exit being seen. */
   get end(): string | null {
-    return this.exited ?? this.broken;
+    return this.exited ?? (this.broken === null ? null : (this.killReason ?? this.broken));
   }
 
   get alive(): boolean {
