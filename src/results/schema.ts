@@ -109,8 +109,9 @@ export const pointSchema = z.object({
   /** How the engine answered at this point's knobs (docs/measurement.md, "Plans"): a short label,
    * observed in the engine's plan or declared by the adapter; asked after the point's passes. */
   strategy: z.object({ label: z.string(), observed: z.boolean() }).optional(),
-  /** Storage the engine read per query over the point's kept passes (docs/measurement.md, "Bytes
-   * read per query"): bytes and major page faults; absent where /proc could not tell. */
+  /** Storage the engine read per query over the point's kept passes, or its slice under the cold
+   * protocol (docs/measurement.md, "Bytes read per query"): bytes and major page faults; absent
+   * where /proc could not tell. */
   io: z.object({ read_bytes_per_query: z.number().nonnegative(), major_faults_per_query: z.number().nonnegative() }).optional(),
 });
 export type ResultPoint = z.infer<typeof pointSchema>;

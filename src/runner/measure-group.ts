@@ -34,6 +34,7 @@ import type { PointReply } from './point-reply.ts';
 import type { GroupRun } from './group-run.ts';
 import { keyOf } from './kept-passes.ts';
 import { pointOf } from './stored-point.ts';
+import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
 
 const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
@@ -293,6 +294,9 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
       if (have.has(`${li}/${view}`)) continue;
       const queries = Array.from({ length: per }, (_, i) => order[(from + i) % ds.nq]);
       const drive = drivenBy(p, view, run.clients, run.threads);
+      // Bytes the engine's processes read from storage over the slice (the disk tier's figure).
+      const processes = engineProcesses(engine.loadPids());
+      const ioBefore = readIo(processes);
       let reply: PointReply;
       try {
         const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
@@ -317,6 +321,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         keep({ group: group.key, skipped });
         continue;
       }
+      const io = ioDelta(ioBefore, readIo(processes));
       const scores = scorePoint(ds, g, queries, reply);
       const s = summarize(scores);
       const qps = queries.length / reply.wallS;
@@ -337,6 +342,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         ci: { qps: ci.qps, recall: recallInterval(scores.map((x) => x.tieAware)), latency_ms: ci.latency_ms },
         build: run.build,
         driven: drive.text,
+        ...(io ? { io: { read_bytes_per_query: io.readBytes / queries.length, major_faults_per_query: io.majorFaults / queries.length } } : {}),
       };
       group.points.push(point);
       keep({ group: group.key, point });

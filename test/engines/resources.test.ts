@@ -163,6 +163,9 @@ test('a cold-protocol run records resources for an in-process engine and a serve
       ['none/10', 'cat10/10'],
     );
     for (const e of res.group_evictions) assert.ok(e.resident_after_bytes <= e.resident_before_bytes || e.resident_after_bytes < 1 * MB);
+    // Every cold point records what the engine's processes read from storage for it.
+    const points = r.groups.flatMap((g) => g.points);
+    assert.ok(points.length > 0 && points.every((pt) => pt.io !== undefined && pt.io.read_bytes_per_query >= 0), `${r.participant} cold points carry io`);
     const p = await loadParticipant(r.participant);
     if (p.adapter.reopen) {
       assert.ok(
