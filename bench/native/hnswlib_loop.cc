@@ -48,34 +48,12 @@ int main(int argc, char** argv) {
   const double buildS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "{\"ready\":true,\"build_s\":" << buildS << ",\"version\":\"hnswlib-node's bundled headers\"}" << std::endl;
 
-  std::vector<int64_t> found(nq * k, -1);
-  std::vector<double> lat(nq);
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::istringstream in(line);
-    size_t ef = 0, passes = 0;
-    if (!(in >> ef >> passes)) continue;
-    index.setEf(ef);
-    std::vector<double> qps, cpuQps, meanMs;
-    for (size_t p = 0; p < passes; p++) {
-      const double cpu0 = threadCpuSeconds();
-      const auto start = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < nq; i++) {
-        const auto t = std::chrono::steady_clock::now();
+  serveRequests(
+      nq, k, gt, [&](size_t ef) { index.setEf(ef); },
+      [&](size_t i, int64_t* out) {
         auto top = index.searchKnn(q + i * d, k);
-        lat[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
         // Best last in the queue; the order does not matter for recall.
-        for (size_t j = 0; !top.empty(); j++, top.pop()) found[i * k + j] = static_cast<int64_t>(top.top().second);
-      }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      cpuQps.push_back(static_cast<double>(nq) / std::max(threadCpuSeconds() - cpu0, 1e-9));
-      qps.push_back(static_cast<double>(nq) / wall);
-      double sum = 0;
-      for (double x : lat) sum += x;
-      meanMs.push_back(sum / static_cast<double>(nq) * 1000);
-    }
-    answer(ef, qps, cpuQps, meanMs, recall(found, gt, nq, k));
-    std::fill(found.begin(), found.end(), -1);
-  }
+        for (size_t j = 0; !top.empty(); j++, top.pop()) out[j] = static_cast<int64_t>(top.top().second);
+      });
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -58,6 +59,42 @@ inline double recall(const std::vector<int64_t>& found, const int32_t* gt, size_
 inline void answer(size_t ef, const std::vector<double>& qps, const std::vector<double>& cpuQps, const std::vector<double>& meanMs, double recallAtK) {
   std::cout << "{\"ef\":" << ef << ",\"qps\":" << list(qps) << ",\"cpu_qps\":" << list(cpuQps) << ",\"mean_ms\":" << list(meanMs)
             << ",\"recall\":" << recallAtK << "}" << std::endl;
+}
+
+/**
+ * Answers each stdin line "EF PASSES": setEf(EF), then PASSES timed passes over the nq queries,
+ * one search at a time (searchOne(i, out) writes query i's ids into out, k of them at most), then
+ * one JSON line (answer). Runs until stdin closes.
+ */
+template <typename SetEf, typename SearchOne>
+void serveRequests(size_t nq, size_t k, const int32_t* gt, SetEf&& setEf, SearchOne&& searchOne) {
+  std::vector<int64_t> found(nq * k, -1);
+  std::vector<double> lat(nq);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    size_t ef = 0, passes = 0;
+    if (!(in >> ef >> passes)) continue;
+    setEf(ef);
+    std::vector<double> qps, cpuQps, meanMs;
+    for (size_t p = 0; p < passes; p++) {
+      const double cpu0 = threadCpuSeconds();
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < nq; i++) {
+        const auto t = std::chrono::steady_clock::now();
+        searchOne(i, found.data() + i * k);
+        lat[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      cpuQps.push_back(static_cast<double>(nq) / std::max(threadCpuSeconds() - cpu0, 1e-9));
+      qps.push_back(static_cast<double>(nq) / wall);
+      double sum = 0;
+      for (double x : lat) sum += x;
+      meanMs.push_back(sum / static_cast<double>(nq) * 1000);
+    }
+    answer(ef, qps, cpuQps, meanMs, recall(found, gt, nq, k));
+    std::fill(found.begin(), found.end(), -1);
+  }
 }
 
 }  // namespace bench_loop

@@ -54,34 +54,12 @@ int main(int argc, char** argv) {
             << USEARCH_VERSION_PATCH << "\"}" << std::endl;
 
   std::vector<default_key_t> keys(k);
-  std::vector<int64_t> found(nq * k, -1);
-  std::vector<double> lat(nq);
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::istringstream in(line);
-    size_t ef = 0, passes = 0;
-    if (!(in >> ef >> passes)) continue;
-    index.change_expansion_search(ef);
-    std::vector<double> qps, cpuQps, meanMs;
-    for (size_t p = 0; p < passes; p++) {
-      const double cpu0 = threadCpuSeconds();
-      const auto start = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < nq; i++) {
-        const auto t = std::chrono::steady_clock::now();
+  serveRequests(
+      nq, k, gt, [&](size_t ef) { index.change_expansion_search(ef); },
+      [&](size_t i, int64_t* out) {
         auto result = index.search(q + i * d, k);
         const size_t got = result.dump_to(keys.data());
-        lat[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-        for (size_t j = 0; j < got; j++) found[i * k + j] = static_cast<int64_t>(keys[j]);
-      }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      cpuQps.push_back(static_cast<double>(nq) / std::max(threadCpuSeconds() - cpu0, 1e-9));
-      qps.push_back(static_cast<double>(nq) / wall);
-      double sum = 0;
-      for (double x : lat) sum += x;
-      meanMs.push_back(sum / static_cast<double>(nq) * 1000);
-    }
-    answer(ef, qps, cpuQps, meanMs, recall(found, gt, nq, k));
-    std::fill(found.begin(), found.end(), -1);
-  }
+        for (size_t j = 0; j < got; j++) out[j] = static_cast<int64_t>(keys[j]);
+      });
   return 0;
 }

@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { ROOT } from '../../src/util/code-paths.ts';
 import { MemoryBudget, memoryCgroupVersion } from '../../src/runner/memory-budget.ts';
 import { evictPageCache, haveVmtouch } from '../../src/runner/page-cache.ts';
+import { ioDelta, readIo } from '../../src/runner/engine-io.ts';
 import { openOnSynthetic } from '../helpers/participant-harness.ts';
 
 const QUERIES = 50;
@@ -34,7 +35,7 @@ before(async () => {
 after(() => built?.cleanup());
 
 /** The engine alone in a process: USearch viewing the file; each line on stdin runs every query
- * once and answers with the bytes the process read from storage meanwhile (/proc/self/io). */
+ * once; a pass's reads are the process's read_bytes around it (src/runner/engine-io.ts). */
 function engineProcess(d: number) {
   const script = `
     import { readFileSync } from 'node:fs';
@@ -44,12 +45,10 @@ function engineProcess(d: number) {
     const index = new Index({ dimensions: ${d}, metric: MetricKind.IP, quantization: ScalarKind.F32, connectivity: 16, expansion_add: 128, expansion_search: 64, multi: false });
     index.view(${JSON.stringify(indexFile)});
     const q = new Float32Array(readFileSync(${JSON.stringify(queriesFile)}).buffer.slice(0));
-    const readBytes = () => Number(/^read_bytes: (\\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))[1]);
     console.log('ready');
     for await (const _ of createInterface({ input: process.stdin })) {
-      const before = readBytes();
       for (let i = 0; i < ${QUERIES}; i++) index.search(q.subarray(i * ${d}, (i + 1) * ${d}), 10, 1);
-      console.log(String(readBytes() - before));
+      console.log('done');
     }`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -58,9 +57,14 @@ function engineProcess(d: number) {
     assert.ok(!r.done, 'the engine process ended early');
     return r.value;
   };
+  // Bytes the process read from storage over one pass, by the runner's own counter.
   const pass = async () => {
+    const before = readIo([child.pid!]);
     child.stdin.write('go\n');
-    return Number(await next());
+    assert.equal(await next(), 'done');
+    const io = ioDelta(before, readIo([child.pid!]));
+    assert.ok(io, '/proc/PID/io of the engine process is readable');
+    return io.readBytes;
   };
   return { pid: child.pid!, ready: next, pass, stop: () => child.kill() };
 }
