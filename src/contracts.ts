@@ -40,6 +40,9 @@ export interface DatasetInfo {
 
 /** Knob values of one ladder point, e.g. { ef: 64 } or { nprobes: 20, refine: 2 }. */
 export type Knobs = Record<string, number | string>;
+/** The search knobs a participant takes: each name with the schema of its values (the SDK's
+ * intKnob, choiceKnob, knobWith). The harness checks ladders and every setKnobs against it. */
+export type KnobSpec = Readonly<Record<string, ZodType<number | string>>>;
 
 export interface SearchRequest {
   vector: Float32Array;
@@ -245,6 +248,9 @@ export interface Participant<S = unknown> {
   engineVersion(): Promise<string>;
   /** Validates settings.json's `index` object; error paths name the bad field. */
   settingsSchema: ZodType<S>;
+  /** The search knobs it takes (a function when they depend on the index settings): ladders
+   * and setKnobs are checked against them before the adapter sees any (src/adapters/knobs.ts). */
+  knobs: KnobSpec | ((settings: S) => KnobSpec);
   /** Which filter fields and operators it can apply; null: no filters at all. */
   filters: { fields: readonly AttrName[]; ops: readonly FilterExpr['op'][] } | null;
   /** How the engine applies filters, for the report (e.g. "during graph walk"). */

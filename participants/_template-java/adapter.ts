@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, besideSource, foreignParticipant, SetupNeeded } from '../../src/sdk/index.ts';
+import { ATTRIBUTES, besideSource, foreignParticipant, intKnob, SetupNeeded } from '../../src/sdk/index.ts';
 
 // REPLACE: the directory name, also in provision.sh.
 const NAME = '_template-java';
@@ -53,6 +53,8 @@ export default foreignParticipant({
   name: NAME,
   engine: 'template (Java inverted file)', // REPLACE
   settingsSchema,
+  // REPLACE: the knobs the host applies; the harness checks them first.
+  knobs: (settings) => ({ probes: intKnob(1, settings.lists, 'index.lists') }),
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'a test of each row of the probed lists (exact within them)', // REPLACE
   reopen: true,

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, besideSource, foreignParticipant, pythonSdkDir, SetupNeeded } from '../../src/sdk/index.ts';
+import { intKnob, ATTRIBUTES, besideSource, foreignParticipant, pythonSdkDir, SetupNeeded } from '../../src/sdk/index.ts';
 
 // REPLACE: the directory name, also in provision.sh.
 const NAME = '_template-python';
@@ -34,6 +34,8 @@ export default foreignParticipant({
   name: NAME,
   engine: 'template (Python inverted file)', // REPLACE
   settingsSchema,
+  // REPLACE: the knobs the host applies; the harness checks them first.
+  knobs: (settings) => ({ probes: intKnob(1, settings.lists, 'index.lists') }),
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'a mask over the rows of the probed lists (exact within them)', // REPLACE
   reopen: true,

@@ -12,12 +12,12 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
+  intKnob,
   ATTRIBUTES,
   compileFilter,
   fileBytes,
   readColumns,
   writeColumns,
-  UserError,
   VECBENCH_VERSION,
   type DatasetInfo,
   type EngineSession,
@@ -43,10 +43,11 @@ const settingsSchema = z
   .strict();
 type Settings = z.infer<typeof settingsSchema>;
 
-// REPLACE: the search knobs the ladders in settings.json sweep. setKnobs must refuse any other
-// name and a wrong type in one line, so a typo in a ladder fails the run instead of measuring
-// the default.
-const KNOBS = ['probes'] as const;
+// REPLACE: the search knobs the ladders in settings.json sweep, each with the schema of its
+// values (the SDK's intKnob, choiceKnob, knobWith). The harness refuses any other name or a bad
+// value in one line before setKnobs sees it, so a typo in a ladder fails the run instead of
+// measuring the default.
+const KNOBS = { probes: intKnob(1) };
 
 /** The one file the index keeps in workDir (src/adapters/persist.ts columns). REPLACE: the
  * engine's own files; an engine that persists by itself needs nothing of this. */
@@ -200,11 +201,6 @@ class TemplateSession implements EngineSession {
 
   /** One ladder point's knobs, before its queries. */
   async setKnobs(knobs: Knobs): Promise<void> {
-    for (const [name, value] of Object.entries(knobs)) {
-      if (!(KNOBS as readonly string[]).includes(name)) throw new UserError(`template: unknown knob "${name}"; the knobs are ${KNOBS.join(', ')}`);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1)
-        throw new UserError(`template: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
-    }
     this.probes = (knobs.probes as number | undefined) ?? 1;
   }
 
@@ -281,6 +277,7 @@ const participant: Participant<Settings> = {
   engine: 'vecbench template (plain TypeScript inverted file)',
   engineVersion: async () => `vecbench ${VECBENCH_VERSION} template`,
   settingsSchema,
+  knobs: KNOBS,
   // Which attribute fields and operators the engine applies itself; null when it has no filters
   // (the filtered groups are then unsupported, and the contract suite skips its filter checks).
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },

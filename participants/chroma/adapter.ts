@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
 import {
+  intKnob,
   besideSource,
   ATTRIBUTES,
   serverHandle,
@@ -275,7 +276,6 @@ class ChromaSession implements EngineSession {
   async buildIndex(): Promise<void> {}
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    for (const name of Object.keys(knobs)) if (name !== 'ef') throw new Error(`chroma: unknown knob "${name}"; the only knob is ef (one collection per value)`);
     const ef = knobs.ef;
     if (ef === undefined) return;
     const c = typeof ef === 'number' ? this.collections.get(ef) : undefined;
@@ -345,6 +345,8 @@ const participant: Participant<Settings> = {
     return versionCache ?? `Chroma (no server running to ask; chromadb-js-bindings ${chromaCli().bindings})`;
   },
   settingsSchema,
+  // ef: one collection per value (Chroma fixes ef_search at creation).
+  knobs: { ef: intKnob(1) },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "pre-filter: the `where` document selects the matching ids from Chroma's SQLite metadata, then the HNSW search is restricted to them",
   concurrentSearch: true,

@@ -26,8 +26,6 @@ export const createLoadClient: CreateLoadClient = async (options, ctx) => {
 
   const client: LoadClient = {
     async setKnobs(knobs: Knobs) {
-      for (const name of Object.keys(knobs))
-        if (name !== 'ef') throw new Error(`chroma: unknown knob "${name}"; the only knob is ef (one collection per value)`);
       if (knobs.ef === undefined) return;
       const p = typeof knobs.ef === 'number' ? paths.get(knobs.ef) : undefined;
       if (!p) throw new Error(`chroma: knob ef=${knobs.ef} has no collection (built: ${[...paths.keys()].join(', ')})`);

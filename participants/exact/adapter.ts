@@ -18,7 +18,6 @@ import {
   readFloats,
   writeColumns,
   writeFloats,
-  UserError,
   type EngineSession,
   type Knobs,
   type Metric,
@@ -118,11 +117,8 @@ class ExactSession implements EngineSession {
     this.persist();
   }
 
-  /** No knobs: a ladder naming one is a mistake, refused in one line. */
-  async setKnobs(knobs: Knobs): Promise<void> {
-    const names = Object.keys(knobs);
-    if (names.length > 0) throw new UserError(`exact: unknown knob "${names[0]}"; the exact scan has no search knobs (its ladder is { "knobs": {} })`);
-  }
+  /** No knobs (the harness refuses any a ladder names). */
+  async setKnobs(_knobs: Knobs): Promise<void> {}
 
   async search(req: Parameters<EngineSession['search']>[0]): Promise<Int32Array> {
     let rows: Int32Array | undefined;
@@ -171,6 +167,8 @@ const participant: Participant<z.infer<typeof settingsSchema>> = {
   engine: 'vecbench exact search',
   engineVersion: async () => `vecbench exact (${nativeAvailable() ? 'native OpenBLAS' : 'portable JS'})`,
   settingsSchema,
+  // The exact scan has no search knob.
+  knobs: {},
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'exact scan of the rows that pass the filter',
   concurrentSearch: false,

@@ -15,6 +15,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
+  intKnob,
   besideSource,
   ATTRIBUTES,
   fileBytes,
@@ -373,16 +374,7 @@ class FaissSession implements EngineSession {
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    const allowed = KNOBS[this.settings.type];
-    for (const [name, value] of Object.entries(knobs)) {
-      if (!allowed.includes(name)) {
-        throw new UserError(`faiss: knob "${name}" does not apply to index type ${this.settings.type}; its knobs are ${allowed.join(', ')}`);
-      }
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-        throw new UserError(`faiss: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
-      }
-    }
-    const main = allowed[0];
+    const main = KNOBS[this.settings.type][0];
     this.knob = (knobs[main] as number | undefined) ?? DEFAULT_KNOBS[main];
     this.kFactor = (knobs.k_factor as number | undefined) ?? DEFAULT_KNOBS.k_factor;
   }
@@ -449,6 +441,8 @@ const participant: Participant<FaissSettings> = {
   engine: 'faiss',
   engineVersion: async () => addon().version,
   settingsSchema,
+  // The knobs of the index type the settings name.
+  knobs: (settings) => Object.fromEntries(KNOBS[settings.type].map((name) => [name, intKnob(1)])),
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     'during the search: a faiss IDSelector (search parameters sel) checks each candidate label against the attribute columns (HNSW: during the graph walk, only passing labels enter the results; IVF: while scanning the probed lists)',

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
+  intKnob,
   ATTRIBUTES,
   RowColumns,
   besideSource,
@@ -284,14 +285,9 @@ class HnswDirectSession implements EngineSession {
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    for (const [name, value] of Object.entries(knobs)) {
-      if (name !== 'ef') throw new UserError(`hnswlib-direct: unknown knob "${name}"; the only search knob is ef`);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-        throw new UserError(`hnswlib-direct: knob ef must be a positive integer, got ${JSON.stringify(value)}`);
-      }
-      this.ef = value;
-      this.native.setEf(this.handle, value);
-    }
+    if (knobs.ef === undefined) return;
+    this.ef = knobs.ef as number;
+    this.native.setEf(this.handle, this.ef);
   }
 
   private compiled(filter: FilterExpr): CompiledFilter {
@@ -440,6 +436,7 @@ const participant: Participant<HnswDirectSettings> = {
   // No version in hnswlib's headers: the hnswlib-node release whose bundled copy the addon compiles.
   engineVersion: async () => `${packageVersion('hnswlib-node')} (the hnswlib headers bundled by hnswlib-node)`,
   settingsSchema,
+  knobs: { ef: intKnob(1) },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'during the graph walk: a native (C++) filter over the attribute columns decides which labels may enter the result set',
   concurrentSearch: false,

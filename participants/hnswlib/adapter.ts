@@ -9,21 +9,18 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
+  intKnob,
   ATTRIBUTES,
   filterKey,
-  UserError,
-  compileFilter,
   packageVersion,
   fileBytes,
   RowColumns,
   type AttrName,
   type EngineSession,
-  type FilterExpr,
   type Knobs,
   type Participant,
   type RowBatch,
   type SearchRequest,
-  type RowPredicate,
   type Strategy,
   declaredStrategy,
 } from '../../src/sdk/index.ts';
@@ -53,7 +50,6 @@ export const settingsSchema = z
 export type HnswSettings = z.infer<typeof settingsSchema>;
 
 const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;
-type Predicate = RowPredicate;
 
 /** hnswlib's own file: the graph and the vectors. */
 const INDEX_FILE = 'hnswlib.index';
@@ -72,7 +68,6 @@ class HnswSession implements EngineSession {
   private readonly queryBuf: number[];
   /** No point was ever added (hnswlib's count never drops: deletes only mark). */
   private empty: boolean;
-  private readonly predicates = new Map<string, Predicate>();
   /** The files in workDir lag behind the index in memory. */
   private dirty = true;
 
@@ -157,8 +152,7 @@ class HnswSession implements EngineSession {
   /** Adds or replaces one row. */
   private put(batch: RowBatch, i: number): void {
     const id = batch.ids[i];
-    // Grown columns leave the cached predicates reading the old arrays.
-    if (this.rows.fit(id)) this.predicates.clear();
+    this.rows.fit(id);
     this.rows.setAttrs(batch, i, id);
     const vec = this.row(batch, i);
     if (this.rows.live[id]) {
@@ -199,25 +193,9 @@ class HnswSession implements EngineSession {
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    for (const [name, value] of Object.entries(knobs)) {
-      if (name !== 'ef') throw new UserError(`hnswlib: unknown knob "${name}"; the only search knob is ef`);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-        throw new UserError(`hnswlib: knob ef must be a positive integer, got ${JSON.stringify(value)}`);
-      }
-      this.ef = value;
-      this.index.setEf(value);
-    }
-  }
-
-  private predicate(filter: FilterExpr): Predicate {
-    const key = filterKey(filter);
-    let p = this.predicates.get(key);
-    if (!p) {
-      if (this.predicates.size >= 4096) this.predicates.clear();
-      p = compileFilter(filter, this.rows.cols);
-      this.predicates.set(key, p);
-    }
-    return p;
+    if (knobs.ef === undefined) return;
+    this.ef = knobs.ef as number;
+    this.index.setEf(this.ef);
   }
 
   async search(request: SearchRequest): Promise<ArrayLike<number>> {
@@ -236,7 +214,7 @@ class HnswSession implements EngineSession {
     } else {
       query = Array.from(v);
     }
-    const pred = request.filter === null ? null : this.predicate(request.filter);
+    const pred = request.filter === null ? null : this.rows.predicate(request.filter);
     const res = pred ? this.index.searchKnn(query, k, pred) : this.index.searchKnn(query, k);
     const ids = res.neighbors;
     const live = this.rows.live;
@@ -285,7 +263,6 @@ class HnswSession implements EngineSession {
   async close(): Promise<void> {
     // What a later reopen finds is what this session held.
     if (this.dirty && this.index.getCurrentCount() > 0) await this.persist();
-    this.predicates.clear();
   }
 }
 
@@ -293,6 +270,7 @@ const participant: Participant<HnswSettings> = {
   engine: 'hnswlib-node',
   engineVersion: async () => packageVersion('hnswlib-node'),
   settingsSchema,
+  knobs: { ef: intKnob(1) },
   filters: { fields: FILTER_FIELDS, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'during the graph walk: a JS predicate per visited label decides which labels may enter the result set',
   concurrentSearch: false,

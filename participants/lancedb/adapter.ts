@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import * as lancedb from '@lancedb/lancedb';
 import {
+  intKnob,
   ATTRIBUTES,
   UserError,
   declaredStrategy,
@@ -76,8 +77,13 @@ export type LanceSettings = z.infer<typeof settingsSchema>;
 const BITMAP_COLUMNS: readonly AttrName[] = ['cat10', 'cat100', 'cat1000', 'cluster', 'lang', 'region', 'tenant', 'label'];
 const BTREE_COLUMNS: readonly string[] = ['num', 'measure', 'id'];
 const TABLE = 'vectors';
-const KNOB_NAMES = ['nprobes', 'max_nprobes', 'refine_factor', 'ef'] as const;
-type LanceKnobs = Record<(typeof KNOB_NAMES)[number], number | null>;
+const KNOBS = {
+  nprobes: intKnob(1),
+  max_nprobes: intKnob(0, Number.POSITIVE_INFINITY, '0: no maximum'),
+  refine_factor: intKnob(0, Number.POSITIVE_INFINITY, '0: no refine'),
+  ef: intKnob(1),
+};
+type LanceKnobs = Record<keyof typeof KNOBS, number | null>;
 const NO_KNOBS: LanceKnobs = { nprobes: null, max_nprobes: null, refine_factor: null, ef: null };
 
 type Distance = 'dot' | 'cosine' | 'l2';
@@ -262,17 +268,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
 
     async setKnobs(k: Knobs) {
       const next: LanceKnobs = { ...NO_KNOBS };
-      for (const [name, value] of Object.entries(k)) {
-        if (!(KNOB_NAMES as readonly string[]).includes(name)) {
-          throw new UserError(`lancedb: unknown knob "${name}"; knobs are ${KNOB_NAMES.join(', ')}`);
-        }
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || (name !== 'refine_factor' && name !== 'max_nprobes' && value < 1)) {
-          throw new UserError(
-            `lancedb: knob ${name} must be a positive integer (refine_factor 0 = no refine, max_nprobes 0 = no maximum), got ${JSON.stringify(value)}`,
-          );
-        }
-        next[name as keyof LanceKnobs] = value;
-      }
+      for (const [name, value] of Object.entries(k)) next[name as keyof LanceKnobs] = value as number;
       knobs = next;
     },
 
@@ -377,6 +373,7 @@ const participant: Participant<LanceSettings> = {
   engine: 'LanceDB',
   engineVersion: async () => packageVersion('@lancedb/lancedb'),
   settingsSchema,
+  knobs: KNOBS,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'prefilter: the SQL predicate is evaluated first (scalar BITMAP/BTREE indexes), its row set masks the ANN search',
   concurrentSearch: true,

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type LibsqlTypes from 'libsql';
 import {
+  knobWith,
   ATTRIBUTES,
   type EngineSession,
   type Knobs,
@@ -205,13 +206,7 @@ class LibsqlSession implements EngineSession {
 
   async setKnobs(knobs: Knobs): Promise<void> {
     let next: SearchL = this.settings.search_l;
-    for (const [name, value] of Object.entries(knobs)) {
-      if (name !== 'search_l') throw new UserError(`libsql: unknown knob "${name}"; the only search knob is search_l (a number, or "exact")`);
-      if (value !== 'exact' && (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 100_000)) {
-        throw new UserError(`libsql: knob search_l must be an integer 1..100000 or "exact", got ${JSON.stringify(value)}`);
-      }
-      next = value;
-    }
+    if (knobs.search_l !== undefined) next = knobs.search_l as SearchL;
     if (next !== 'exact' && this.indexed) this.storeSearchL(next);
     this.searchL = next;
   }
@@ -355,6 +350,12 @@ const participant: Participant<LibsqlSettings> = {
   engine: 'libSQL',
   engineVersion: async () => packageVersion('libsql'),
   settingsSchema,
+  knobs: {
+    search_l: knobWith<number | string>(
+      (v) => v === 'exact' || (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 100_000),
+      'an integer 1..100000 or "exact"',
+    ),
+  },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     'post-filter: vector_top_k returns max(k, search_l) DiskANN candidates, a SQL WHERE on their rows keeps the first k (short results when too few pass); search_l "exact" scans the WHERE matches exactly',

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, besideSource, foreignParticipant, SetupNeeded, UserError } from '../../src/sdk/index.ts';
+import { intKnob, ATTRIBUTES, besideSource, foreignParticipant, SetupNeeded, UserError } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/lucene/provision.sh';
 const LUCENE_VERSION = '9.12.3';
@@ -69,6 +69,8 @@ export default foreignParticipant({
   name: 'lucene',
   engine: 'Apache Lucene',
   settingsSchema,
+  // KnnFloatVectorQuery's k (the graph search's candidate list); the host applies it.
+  knobs: { candidates: intKnob(1, 100_000) },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     "Lucene's rule per segment: an exact scan of the filter's matches when they are no more than the candidates, else an HNSW walk checking the filter, which falls back to the exact scan when it visits more nodes than there are matches",

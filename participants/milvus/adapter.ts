@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { z } from 'zod';
 import {
+  intKnob,
   ATTRIBUTES,
   besideSource,
   foreignParticipant,
@@ -179,6 +180,7 @@ export default foreignParticipant({
   name: 'milvus',
   engine: 'Milvus',
   settingsSchema,
+  knobs: { ef: intKnob(1, 32768) },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     'boolean expression over INT32 scalar fields: a bitset of the matching rows, then the HNSW walk skips the rest (Knowhere searches the matches exhaustively when the filter keeps few rows)',

@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { z } from 'zod';
 import {
+  intKnob,
   ATTRIBUTES,
   declaredStrategy,
   freePort,
   serverHandle,
   SetupNeeded,
   spawnServer,
-  UserError,
   type EngineSession,
   type FilterExpr,
   type Knobs,
@@ -147,14 +147,7 @@ export function filterQuery(f: FilterExpr): Record<string, unknown> {
   }
 }
 
-function parseKnobs(knobs: Knobs): number | null {
-  for (const name of Object.keys(knobs)) if (name !== 'ef_search') throw new UserError(`opensearch: unknown knob "${name}"; the one knob is ef_search`);
-  const ef = knobs.ef_search;
-  if (ef === undefined) return null;
-  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > EF_SEARCH_MAX)
-    throw new UserError(`opensearch: knob ef_search must be an integer 1..${EF_SEARCH_MAX}, got ${ef}`);
-  return ef;
-}
+const KNOBS = { ef_search: intKnob(1, EF_SEARCH_MAX) };
 
 let versionCache: string | null = null;
 
@@ -240,7 +233,7 @@ class OpenSearchSession implements EngineSession {
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    this.efSearch = parseKnobs(knobs);
+    this.efSearch = (knobs.ef_search as number | undefined) ?? null;
   }
 
   /** The request body of one search: the knn query, the filter inside it, no _source. */
@@ -362,6 +355,7 @@ const participant: Participant<Settings> = {
     return versionCache ?? 'OpenSearch 2.19.1 with k-NN 2.19.1.0 (installed; no server running to ask)';
   },
   settingsSchema,
+  knobs: KNOBS,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     "the filter as a bool/term/range query inside the knn query: Lucene's efficient filtering per segment (an exact scan of the matches when they are no more than the candidates, else an HNSW walk that checks the filter and falls back to the exact scan when it visits more nodes than matches)",

@@ -200,10 +200,7 @@ class OramaSession implements EngineSession {
     this.persist();
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
-    const names = Object.keys(knobs);
-    if (names.length > 0) throw new UserError(`orama: unknown knob "${names[0]}"; Orama's vector search is exact and has no search knob`);
-  }
+  async setKnobs(_knobs: Knobs): Promise<void> {}
 
   private static ids(hits: { id: string }[]): Int32Array {
     const out = new Int32Array(hits.length);
@@ -281,6 +278,8 @@ const participant: Participant<OramaSettings> = {
   engine: 'Orama',
   engineVersion: async () => packageVersion('@orama/orama'),
   settingsSchema,
+  // Orama's vector search is exact: no search knob.
+  knobs: {},
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'pre-filter: the where clause selects ids from AVL trees of the attributes, then an exact scan scores only those rows',
   concurrentSearch: false,

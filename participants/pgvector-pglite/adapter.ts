@@ -8,6 +8,9 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { z } from 'zod';
 import {
+  choiceKnob,
+  intKnob,
+  knobWith,
   ATTRIBUTES,
   type EngineSession,
   type FilterExpr,
@@ -81,23 +84,19 @@ interface KnobState {
   fetch_factor: number;
 }
 
+const KNOBS = {
+  ef_search: knobWith<number | string>(
+    (v) => v === 'exact' || (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 1000),
+    `an integer 1..1000 (pgvector's range) or "exact"`,
+  ),
+  iterative_scan: choiceKnob(ITERATIVE),
+  max_scan_tuples: intKnob(1),
+  fetch_factor: knobWith<number>((v) => typeof v === 'number' && v >= 1 && v <= 100, 'a number 1..100'),
+};
+
+/** The knobs with the defaults where a point sets none (checked by the harness against KNOBS). */
 function parseKnobs(knobs: Knobs): KnobState {
-  for (const name of Object.keys(knobs)) {
-    if (!(name in KNOB_DEFAULTS)) throw new Error(`pgvector-pglite: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
-  }
-  const ef = knobs.ef_search ?? KNOB_DEFAULTS.ef_search;
-  if (ef !== 'exact' && (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > 1000)) {
-    throw new Error(`pgvector-pglite: knob ef_search must be an integer 1..1000 (pgvector's range) or "exact", got ${ef}`);
-  }
-  const it = knobs.iterative_scan ?? KNOB_DEFAULTS.iterative_scan;
-  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it))
-    throw new Error(`pgvector-pglite: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
-  const mst = knobs.max_scan_tuples ?? KNOB_DEFAULTS.max_scan_tuples;
-  if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1)
-    throw new Error(`pgvector-pglite: knob max_scan_tuples must be a positive integer, got ${mst}`);
-  const ff = knobs.fetch_factor ?? KNOB_DEFAULTS.fetch_factor;
-  if (typeof ff !== 'number' || !(ff >= 1) || ff > 100) throw new Error(`pgvector-pglite: knob fetch_factor must be a number 1..100, got ${ff}`);
-  return { ef_search: ef, iterative_scan: it as KnobState['iterative_scan'], max_scan_tuples: mst, fetch_factor: ff };
+  return { ...KNOB_DEFAULTS, ...knobs } as KnobState;
 }
 
 // ---- the PostgreSQL wire protocol, for the search path ----
@@ -504,6 +503,7 @@ const participant: Participant<Settings> = {
     }
   },
   settingsSchema,
+  knobs: KNOBS,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass) and an exact scan of the matches through btree indexes',

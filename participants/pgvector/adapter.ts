@@ -15,6 +15,8 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
 import {
+  choiceKnob,
+  intKnob,
   besideSource,
   ATTRIBUTES,
   registerSecret,
@@ -88,20 +90,12 @@ interface KnobState {
   max_scan_tuples: number;
 }
 
-/** Exported for the load generator's client (load-client.ts), which applies the same knobs. */
+const KNOBS = { ef_search: intKnob(1, 1000, "pgvector's range"), iterative_scan: choiceKnob(ITERATIVE), max_scan_tuples: intKnob(1) };
+
+/** The knobs with pgvector's defaults where a point sets none (checked by the harness against
+ * KNOBS). Exported for the load generator's client (load-client.ts), which applies the same knobs. */
 export function parseKnobs(knobs: Knobs): KnobState {
-  for (const name of Object.keys(knobs)) {
-    if (!(name in KNOB_DEFAULTS)) throw new Error(`pgvector: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
-  }
-  const ef = knobs.ef_search ?? KNOB_DEFAULTS.ef_search;
-  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > 1000)
-    throw new Error(`pgvector: knob ef_search must be an integer 1..1000 (pgvector's range), got ${ef}`);
-  const it = knobs.iterative_scan ?? KNOB_DEFAULTS.iterative_scan;
-  if (typeof it !== 'string' || !(ITERATIVE as readonly string[]).includes(it))
-    throw new Error(`pgvector: knob iterative_scan must be one of ${ITERATIVE.join(', ')}, got ${it}`);
-  const mst = knobs.max_scan_tuples ?? KNOB_DEFAULTS.max_scan_tuples;
-  if (typeof mst !== 'number' || !Number.isInteger(mst) || mst < 1) throw new Error(`pgvector: knob max_scan_tuples must be a positive integer, got ${mst}`);
-  return { ef_search: ef, iterative_scan: it as KnobState['iterative_scan'], max_scan_tuples: mst };
+  return { ...KNOB_DEFAULTS, ...knobs } as KnobState;
 }
 
 // ---- the server ----
@@ -502,6 +496,7 @@ const participant: Participant<Settings> = {
     return `${v} (pgvector for PostgreSQL ${major}; no server running to ask for the extension's version)`;
   },
   settingsSchema,
+  knobs: KNOBS,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass: off / relaxed_order / strict_order are ladder knobs) and an exact scan of the matches through btree indexes on the filter columns',

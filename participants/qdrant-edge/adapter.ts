@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ATTRIBUTES, besideSource, foreignParticipant, pythonSdkDir, SetupNeeded } from '../../src/sdk/index.ts';
+import { intKnob, knobWith, ATTRIBUTES, besideSource, foreignParticipant, pythonSdkDir, SetupNeeded } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/qdrant-edge/provision.sh';
 
@@ -50,6 +50,12 @@ export default foreignParticipant({
   name: 'qdrant-edge',
   engine: 'Qdrant Edge',
   settingsSchema,
+  knobs: {
+    hnsw_ef: intKnob(1, 100_000),
+    exact: knobWith<number>((v) => v === 0 || v === 1, '0 or 1'),
+    rescore: knobWith<number>((v) => v === 0 || v === 1, '0 or 1'),
+    oversampling: knobWith<number>((v) => typeof v === 'number' && v >= 1 && v <= 100, 'a number 1..100'),
+  },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "Qdrant's planner per segment: payload index + exact scan below full_scan_threshold, else graph walk with the filter (payload-aware links)",
   reopen: true,

@@ -20,7 +20,6 @@ import qdrant_edge as q  # noqa: E402
 SHARD = "shard"
 VECTOR = ""  # the unnamed vector
 UPSERT_BATCH = 1000
-KNOBS = ("hnsw_ef", "exact", "oversampling", "rescore")
 DISTANCE = {"ip": q.Distance.Dot, "cosine": q.Distance.Dot, "l2": q.Distance.Euclid}
 
 
@@ -121,16 +120,8 @@ class QdrantEdge(vecbench_host.Engine):
 
     def knobs(self, knobs):
         state = dict(self.knob_state)
-        for name, value in knobs.items():
-            if name not in KNOBS:
-                raise UserError('unknown knob "%s"; known knobs: %s' % (name, ", ".join(KNOBS)))
-            if name == "hnsw_ef" and not (isinstance(value, int) and 1 <= value <= 100000):
-                raise UserError("knob hnsw_ef must be an integer 1..100000, got %r" % (value,))
-            if name in ("exact", "rescore") and value not in (0, 1):
-                raise UserError("knob %s must be 0 or 1, got %r" % (name, value))
-            if name == "oversampling" and not (isinstance(value, (int, float)) and 1 <= value <= 100):
-                raise UserError("knob oversampling must be a number 1..100, got %r" % (value,))
-            state[name] = value
+        # Names and values arrive checked against adapter.ts's knobs.
+        state.update(knobs)
         self.knob_state = state
         quant = None
         if self.settings["quantization"] != "none":

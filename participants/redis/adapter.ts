@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
 import {
+  intKnob,
   besideSource,
   registerSecret,
   serverSideFile,
@@ -61,17 +62,12 @@ type Settings = z.infer<typeof settingsSchema>;
 
 const KNOB_DEFAULTS = { ef: 100, filter_ef: 0 } as const;
 
-/** Exported for the load generator's client (load-client.ts), which applies the same knobs. */
+const KNOBS = { ef: intKnob(1), filter_ef: intKnob(0, Number.POSITIVE_INFINITY, "0: Redis's default, COUNT x 100") };
+
+/** The knobs with the defaults where a point sets none (checked by the harness against KNOBS).
+ * Exported for the load generator's client (load-client.ts), which applies the same knobs. */
 export function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
-  for (const name of Object.keys(knobs)) {
-    if (!(name in KNOB_DEFAULTS)) throw new Error(`redis: unknown knob "${name}"; known knobs: ${Object.keys(KNOB_DEFAULTS).join(', ')}`);
-  }
-  const ef = knobs.ef ?? KNOB_DEFAULTS.ef;
-  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1) throw new Error(`redis: knob ef must be a positive integer, got ${ef}`);
-  const fef = knobs.filter_ef ?? KNOB_DEFAULTS.filter_ef;
-  if (typeof fef !== 'number' || !Number.isInteger(fef) || fef < 0)
-    throw new Error(`redis: knob filter_ef must be an integer >= 0 (0: Redis's default, COUNT x 100), got ${fef}`);
-  return { ef, filter_ef: fef };
+  return { ...KNOB_DEFAULTS, ...knobs } as { ef: number; filter_ef: number };
 }
 
 // ---- filters ----
@@ -367,6 +363,7 @@ const participant: Participant<Settings> = {
     return v ? `Redis ${v} (vector sets; the built redis-server's --version)` : 'Redis (no server running to ask)';
   },
   settingsSchema,
+  knobs: KNOBS,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",

@@ -201,10 +201,7 @@ class SqliteVecSession implements EngineSession {
     // committed to the file.
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
-    const names = Object.keys(knobs);
-    if (names.length > 0) throw new UserError(`sqlite-vec: unknown knob "${names[0]}"; vec0's search is an exact scan and has no search knob`);
-  }
+  async setKnobs(_knobs: Knobs): Promise<void> {}
 
   private statement(sql: string): Statement {
     let st = this.statements.get(sql);
@@ -320,6 +317,8 @@ const participant: Participant<SqliteVecSettings> = {
   engine: 'sqlite-vec',
   engineVersion: async () => sqliteVersions(),
   settingsSchema,
+  // vec0's search is an exact scan: no search knob.
+  knobs: {},
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'exact scan: vec0 tests the metadata columns chunk by chunk and computes distances only for the rows that pass',
   concurrentSearch: false,

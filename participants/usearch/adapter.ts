@@ -13,20 +13,17 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import {
+  intKnob,
   ATTRIBUTES,
   RowColumns,
   filterKey,
-  UserError,
-  compileFilter,
   packageVersion,
   fileBytes,
   type EngineSession,
-  type FilterExpr,
   type Knobs,
   type Participant,
   type RowBatch,
   type SearchRequest,
-  type RowPredicate,
   type Strategy,
   declaredStrategy,
 } from '../../src/sdk/index.ts';
@@ -48,9 +45,6 @@ export const settingsSchema = z
   })
   .strict();
 export type UsearchSettings = z.infer<typeof settingsSchema>;
-
-const KNOBS = ['expansion_search', 'expansion'] as const;
-type Predicate = RowPredicate;
 
 /** USearch's own file: the graph and the vectors. */
 const INDEX_FILE = 'usearch.index';
@@ -76,7 +70,6 @@ class UsearchSession implements EngineSession {
   private readonly path: string;
   private readonly rowsPath: string;
   private readonly emptyPath: string;
-  private readonly predicates = new Map<string, Predicate>();
 
   constructor(
     private readonly settings: UsearchSettings,
@@ -164,8 +157,7 @@ class UsearchSession implements EngineSession {
     if (count === 0) return;
     for (let i = 0; i < count; i++) {
       const id = batch.ids[i];
-      // Grown columns leave the cached predicates reading the old arrays.
-      if (this.rows.fit(id)) this.predicates.clear();
+      this.rows.fit(id);
       this.rows.setAttrs(batch, i, id);
     }
     const keys = BigUint64Array.from(batch.ids, (id) => BigInt(id));
@@ -239,34 +231,15 @@ class UsearchSession implements EngineSession {
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    for (const [name, value] of Object.entries(knobs)) {
-      if (!(KNOBS as readonly string[]).includes(name)) {
-        throw new UserError(`usearch: unknown knob "${name}"; the knobs are ${KNOBS.join(', ')}`);
-      }
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-        throw new UserError(`usearch: knob ${name} must be a positive integer, got ${JSON.stringify(value)}`);
-      }
-    }
     this.expansion = (knobs.expansion as number | undefined) ?? 1;
     this.reload((knobs.expansion_search as number | undefined) ?? this.settings.expansion_search);
-  }
-
-  private predicate(filter: FilterExpr): Predicate {
-    const key = filterKey(filter);
-    let p = this.predicates.get(key);
-    if (!p) {
-      if (this.predicates.size >= 4096) this.predicates.clear();
-      p = compileFilter(filter, this.rows.cols);
-      this.predicates.set(key, p);
-    }
-    return p;
   }
 
   async search(request: SearchRequest): Promise<ArrayLike<number>> {
     const size = this.index.size();
     if (size === 0) return [];
     const k = request.k;
-    const pred = request.filter === null ? null : this.predicate(request.filter);
+    const pred = request.filter === null ? null : this.rows.predicate(request.filter);
     // Post-filter: ask for k x expansion candidates (never more than the index holds).
     const wanted = pred === null ? Math.min(k, size) : Math.min(k * this.expansion, size);
     // A fresh copy: never hand the binding a view into a larger buffer.
@@ -323,7 +296,6 @@ class UsearchSession implements EngineSession {
   async close(): Promise<void> {
     // What a later reopen finds is what this session held.
     if (this.index.size() > 0) this.persist();
-    this.predicates.clear();
   }
 }
 
@@ -331,6 +303,7 @@ const participant: Participant<UsearchSettings> = {
   engine: 'usearch',
   engineVersion: async () => packageVersion('usearch'),
   settingsSchema,
+  knobs: { expansion_search: intKnob(1), expansion: intKnob(1) },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: 'post-filter: HNSW search of k x expansion candidates, then the first k that pass (short results when too few pass)',
   concurrentSearch: false,

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
 import {
+  intKnob,
   ATTRIBUTES,
   declaredStrategy,
   freePort,
@@ -22,7 +23,6 @@ import {
   SetupNeeded,
   serverHandle,
   spawnServer,
-  UserError,
   type AttrName,
   type EngineSession,
   type FilterExpr,
@@ -258,15 +258,8 @@ export function searchQuery(request: SearchRequest): string {
   return `{Get{${CLASS}(nearVector:{vector:${vectorText(request.vector)}},limit:${request.k}${where}){${ROW_ID}}}}`;
 }
 
-/** The ef a knob sets: a fixed candidate list (Weaviate's -1, a dynamic ef from k, is not offered). */
-function parseEf(knobs: Knobs): number | undefined {
-  for (const name of Object.keys(knobs)) if (name !== 'ef') throw new UserError(`weaviate: unknown knob "${name}"; the only knob is ef`);
-  const ef = knobs.ef;
-  if (ef === undefined) return undefined;
-  if (typeof ef !== 'number' || !Number.isInteger(ef) || ef < 1 || ef > MAX_EF)
-    throw new UserError(`weaviate: knob ef must be an integer 1..${MAX_EF} (a fixed ef; Weaviate's dynamic ef, -1, is not offered), got ${ef}`);
-  return ef;
-}
+/** ef: a fixed candidate list (Weaviate's -1, a dynamic ef from k, is not offered). */
+const KNOBS = { ef: intKnob(1, MAX_EF, "a fixed ef; Weaviate's dynamic ef, -1, is not offered") };
 
 function distance(metric: Metric): 'dot' | 'l2-squared' {
   // Cosine datasets arrive unit length: the dot product ranks as cosine.
@@ -356,7 +349,7 @@ class WeaviateSession implements EngineSession {
   async buildIndex(): Promise<void> {}
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    const ef = parseEf(knobs);
+    const ef = knobs.ef as number | undefined;
     if (ef === undefined || ef === this.ef) return;
     const definition = { ...this.definition, vectorIndexConfig: { ...(this.definition.vectorIndexConfig as object), ef } };
     await this.http.ok('PUT', `/v1/schema/${CLASS}`, definition);
@@ -455,6 +448,7 @@ const participant: Participant<Settings> = {
     return versionCache ?? `Weaviate ${builtVersion()} (provision.sh's build; no server running to ask)`;
   },
   settingsSchema,
+  knobs: KNOBS,
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy:
     'pre-filter: the where filter becomes an allow-list from the inverted (roaring bitmap) indexes; fewer matches than flatSearchCutoff (40,000) are scanned exactly, more than 40 % of the rows go through the sweeping HNSW walk, the rest through the ACORN walk (filterStrategy acorn)',

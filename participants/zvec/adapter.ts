@@ -24,6 +24,7 @@ import {
   type ZVecStatus,
 } from '@zvec/zvec';
 import {
+  intKnob,
   ATTRIBUTES,
   type EngineSession,
   type Knobs,
@@ -33,7 +34,6 @@ import {
   packageVersion,
   type RowBatch,
   type SearchRequest,
-  UserError,
   type Strategy,
   declaredStrategy,
   filterLiteral,
@@ -142,13 +142,7 @@ class ZvecSession implements EngineSession {
   }
 
   async setKnobs(knobs: Knobs): Promise<void> {
-    for (const [name, value] of Object.entries(knobs)) {
-      if (name !== 'ef') throw new UserError(`zvec: unknown knob "${name}"; the only search knob is ef`);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-        throw new UserError(`zvec: knob ef must be a positive integer, got ${JSON.stringify(value)}`);
-      }
-      this.ef = value;
-    }
+    if (knobs.ef !== undefined) this.ef = knobs.ef as number;
   }
 
   async search(request: SearchRequest): Promise<ArrayLike<number>> {
@@ -256,6 +250,7 @@ const participant: Participant<ZvecSettings> = {
   engine: 'zvec',
   engineVersion: async () => packageVersion('@zvec/zvec'),
   settingsSchema,
+  knobs: { ef: intKnob(1) },
   filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
   filterStrategy: "prefilter: zvec evaluates the expression on the attribute fields' inverted indexes, and only matching documents may enter the HNSW result",
   concurrentSearch: false,

@@ -49,6 +49,9 @@ export interface ForeignParticipantSpec<S> {
   /** The engine's human name (Participant.engine). */
   engine: string;
   settingsSchema: ZodType<S>;
+  /** The search knobs its host takes (Participant.knobs): checked by the harness before a
+   * `knobs` request is sent, so the host only applies them. */
+  knobs: Participant<S>['knobs'];
   filters: Participant<S>['filters'];
   filterStrategy: string;
   /** True when the host's engine can reopen its files without ingest (cold start, threads). */
@@ -254,6 +257,7 @@ export function foreignParticipant<S>(spec: ForeignParticipantSpec<S>): Particip
       }
     },
     settingsSchema: spec.settingsSchema,
+    knobs: spec.knobs,
     filters: spec.filters,
     filterStrategy: spec.filterStrategy,
     concurrentSearch: spec.concurrency !== 'processes',

@@ -2,12 +2,19 @@
 // deletes a filter can read: each row's attribute columns (what compileFilter reads), whether it
 // is live, and whether it was deleted, by row id. They grow as writes bring new ids, and are
 // saved beside the engine's own file (one column file, persist.ts) so a reopen finds them.
-import { ATTRIBUTES, type AttrName, type RowBatch } from '../contracts.ts';
+import { ATTRIBUTES, type AttrName, type FilterExpr, type RowBatch } from '../contracts.ts';
+import { filterKey } from '../datasets/groups.ts';
+import { compileFilter, type RowPredicate } from './kit.ts';
 import { readColumns, writeColumns } from './persist.ts';
+
+/** Compiled filters kept per session, at most this many (a grid asks a few hundred). */
+const MAX_PREDICATES = 4096;
 
 type Columns = Record<AttrName, Int32Array>;
 
 export class RowColumns {
+  /** Filters compiled over the current columns, by filterKey. */
+  private readonly predicates = new Map<string, RowPredicate>();
   private constructor(
     /** The attribute columns, by row id. */
     public cols: Columns,
@@ -52,7 +59,21 @@ export class RowColumns {
     for (const a of ATTRIBUTES) this.cols[a] = grow(this.cols[a], (s) => new Int32Array(s));
     this.live = grow(this.live, (s) => new Uint8Array(s));
     this.deleted = grow(this.deleted, (s) => new Uint8Array(s));
+    // The compiled filters read the old arrays.
+    this.predicates.clear();
     return true;
+  }
+
+  /** The filter as a predicate over these columns by row id, compiled once per filter. */
+  predicate(filter: FilterExpr): RowPredicate {
+    const key = filterKey(filter);
+    let p = this.predicates.get(key);
+    if (!p) {
+      if (this.predicates.size >= MAX_PREDICATES) this.predicates.clear();
+      p = compileFilter(filter, this.cols);
+      this.predicates.set(key, p);
+    }
+    return p;
   }
 
   /** Row `i` of the batch becomes id `id`'s attributes (the caller has fit the id). */

@@ -2,7 +2,7 @@
 // process, a server started for it where it has one) and stores the measured steps in the
 // participant's result file under `extra.churn`, saved after every step.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../prepare/registry.ts';
@@ -16,6 +16,7 @@ import { VECBENCH_VERSION } from '../version.ts';
 import { diskUsage } from '../runner/resources.ts';
 import { startServer, type StartedServer } from '../runner/server.ts';
 import { makeServerDataDir, removeServerData } from '../runner/server-data.ts';
+import { churnWorkRoot, discardChurnWork, engineHome } from '../runner/engine-home.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256 } from '../util/hash.ts';
 import { Progress, log } from '../util/progress.ts';
@@ -153,9 +154,10 @@ async function runOne(
   opts: ChurnOptions,
   save: () => void,
 ): Promise<void> {
-  const workRoot = join(opts.outDir, '.work');
+  const home = engineHome(opts.outDir, ds.name, p.name);
+  const workRoot = churnWorkRoot(home);
   mkdirSync(workRoot, { recursive: true });
-  const workDir = mkdtempSync(join(workRoot, `churn-${p.name}-`));
+  const workDir = mkdtempSync(join(workRoot, 'runbook-'));
   const engineDir = join(workDir, 'engine');
   mkdirSync(engineDir);
   const prefix = `${p.name} ${rb.name}`;
@@ -247,8 +249,7 @@ async function runOne(
     stopping = true;
     await host?.close();
     await server?.handle.stop();
-    removeServerData(workDir);
-    rmSync(workDir, { recursive: true, force: true });
+    discardChurnWork(home, basename(workDir));
   }
 }
 
@@ -269,13 +270,15 @@ async function churnParticipant(p: LoadedParticipant, ds: Dataset, opts: ChurnOp
     result.run.updated = new Date().toISOString();
     writeResult(opts.outDir, result);
   };
-  // Engine data left by a killed churn run of this participant is of no use to a new engine.
-  const workRoot = join(opts.outDir, '.work');
-  if (existsSync(workRoot)) {
-    for (const f of readdirSync(workRoot)) {
+  // Engine data left by a killed churn run of this participant is of no use to a new engine
+  // (<out>/.work/ held it before engine homes).
+  discardChurnWork(engineHome(opts.outDir, ds.name, p.name));
+  const legacy = join(opts.outDir, '.work');
+  if (existsSync(legacy)) {
+    for (const f of readdirSync(legacy)) {
       if (!f.startsWith(`churn-${p.name}-`)) continue;
-      removeServerData(join(workRoot, f));
-      rmSync(join(workRoot, f), { recursive: true, force: true });
+      removeServerData(join(legacy, f));
+      rmSync(join(legacy, f), { recursive: true, force: true });
     }
   }
   for (const rb of opts.runbooks) {

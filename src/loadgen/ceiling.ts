@@ -12,7 +12,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATTRIBUTES, type EngineSession, type LoadClientSpec, type RowAttributes } from '../contracts.ts';
 import { HostClient } from '../runner/client.ts';
-import { loadParticipant } from '../runner/participants.ts';
+import { checkedSession, loadParticipant } from '../runner/participants.ts';
 import { ceilingProtocols } from '../runner/registry.ts';
 import { startServer } from '../runner/server.ts';
 import { makeRng } from '../util/hash.ts';
@@ -197,7 +197,7 @@ async function nullServerTarget(protocol: string, d: number, k: number, log: (m:
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    session = await p.adapter.open({ dataset, settings: p.index, workDir, maxConcurrency: 1, log, server: handle.connection });
+    session = checkedSession(p, await p.adapter.open({ dataset, settings: p.index, workDir, maxConcurrency: 1, log, server: handle.connection }));
     const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(k)])) as RowAttributes;
     await session.ingest({ ids: Int32Array.from({ length: k }, (_, i) => i), vectors: randomQueries(k, d, 12), attrs });
     await session.buildIndex();

@@ -6,7 +6,7 @@
 // built: the dataset's hash, the settings' hash, the engine version, and the ids the engine gave
 // a few check queries. A resumed run reopens the index only when the marker matches and the
 // reopened engine gives the same ids.
-import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ATTRIBUTES } from '../contracts.ts';
@@ -121,7 +121,31 @@ export function writeMarker(home: string, marker: BuiltMarker): void {
 export function discardHome(home: string): void {
   removeServerData(engineWorkDir(home));
   rmSync(home, { recursive: true, force: true });
-  for (let dir = dirname(home), i = 0; i < 2; dir = dirname(dir), i++) {
+  rmdirUpward(dirname(home), 2);
+}
+
+/** Where live churn's engines keep their data while a runbook runs: beside the run's work
+ * directory in the participant's home, one directory per runbook's engine (its server's data
+ * under it), so every engine vecbench starts keeps its data in one layout under --out. */
+export function churnWorkRoot(home: string): string {
+  return join(home, 'churn');
+}
+
+/** Removes churn's engine data in a home (a runbook's engine that finished, or one a killed run
+ * left), and the home and the directories above it once they are empty. */
+export function discardChurnWork(home: string, entry?: string): void {
+  const root = churnWorkRoot(home);
+  const dirs = entry !== undefined ? [entry] : existsSync(root) ? readdirSync(root) : [];
+  for (const d of dirs) {
+    removeServerData(join(root, d));
+    rmSync(join(root, d), { recursive: true, force: true });
+  }
+  rmdirUpward(root, 4);
+}
+
+/** Removes `dir` and the directories above it, `levels` in all, while each is empty. */
+function rmdirUpward(from: string, levels: number): void {
+  for (let dir = from, i = 0; i < levels; dir = dirname(dir), i++) {
     try {
       rmdirSync(dir);
     } catch {

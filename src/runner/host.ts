@@ -8,7 +8,7 @@ import type { EngineSession, Knobs, RowAttributes } from '../contracts.ts';
 import { ATTRIBUTES } from '../contracts.ts';
 import { loadDataset, type Dataset } from '../datasets/layout.ts';
 import { UserError, diskFullError } from '../util/errors.ts';
-import { loadParticipant } from './participants.ts';
+import { checkedSession, loadParticipant } from './participants.ts';
 import type { HostFeature, HostState } from './feature.ts';
 import type { FeatureRequest, HostMessage, HostReply, HostRequest } from './protocol.ts';
 import type { PointReply } from './point-reply.ts';
@@ -178,7 +178,7 @@ const core: CoreHandlers = {
     };
     if (req.reopen && !p.adapter.reopen) throw new Error(`participant ${req.participant} cannot reopen its data (no reopen in its adapter)`);
     const t0 = performance.now();
-    session = req.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx);
+    session = checkedSession(p, req.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx));
     const openS = (performance.now() - t0) / 1000;
     indexSaved = req.reopen === true;
     return { type: 'opened', engineVersion: await p.adapter.engineVersion(), openS };

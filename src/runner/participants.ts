@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import type { Knobs, Participant } from '../contracts.ts';
+import type { EngineSession, Knobs, Participant } from '../contracts.ts';
+import { knobProblem, knobSpecOf, withCheckedKnobs } from '../adapters/knobs.ts';
 import { importable } from '../util/code-paths.ts';
 import { UserError } from '../util/errors.ts';
 import { isSafeName } from '../util/names.ts';
@@ -154,6 +155,33 @@ function checkRegistry(name: string, adapter: Pick<Participant<unknown>, 'server
     );
 }
 
+/** Checks every knob settings.json names (ladders, calibration, exact_search) against the knobs
+ * the adapter declares, so a misspelt or out-of-range knob stops the run before any engine
+ * starts instead of at the point that sets it. */
+function checkKnobNames(name: string, adapter: Participant<unknown>, index: unknown, settings: SettingsFile): void {
+  const spec = knobSpecOf(adapter, index);
+  const problem = (at: string, knobs: Knobs) => {
+    const line = knobProblem(`participant ${name}: settings.json ${at}`, spec, knobs);
+    if (line !== null) throw new UserError(line);
+  };
+  settings.ladders.forEach((rule, i) => {
+    for (const [knob, values] of Object.entries(rule.knobs)) for (const v of values) problem(`ladders.${i}.knobs`, { [knob]: v });
+  });
+  // calibration.knob lists alternatives (the first a ladder has): one of them must be a knob.
+  const calibrated = settings.calibration?.knob ?? [];
+  if (calibrated.length > 0 && !calibrated.some((k) => Object.hasOwn(spec, k)))
+    throw new UserError(
+      `participant ${name}: settings.json calibration.knob: no knob of ${calibrated.map((k) => `"${k}"`).join(', ')} is one it takes; its knobs are ${Object.keys(spec).join(', ') || 'none'}`,
+    );
+  problem('exact_search', settings.exact_search ?? {});
+}
+
+/** The participant's session as the harness hands it on: setKnobs checked against the knobs
+ * the adapter declares before the adapter sees them. Every caller opens sessions through it. */
+export function checkedSession<T extends Pick<EngineSession, 'setKnobs'>>(p: Pick<LoadedParticipant, 'name' | 'adapter' | 'index'>, session: T): T {
+  return withCheckedKnobs(p.name, knobSpecOf(p.adapter, p.index), session);
+}
+
 /** The ladder rules in effect for a dataset: rules naming other datasets are dropped and the
  * `datasets` matcher of the kept ones is removed, so results record the ladders measured. */
 export function laddersForDataset(rules: LadderRule[], dataset: string): LadderRule[] {
@@ -200,6 +228,7 @@ export async function loadParticipantFrom(dir: string, name: string, settingsPat
   checkRegistry(name, adapter, parsed.data);
   const index = adapter.settingsSchema.safeParse(parsed.data.index ?? {});
   if (!index.success) throw new UserError(`participant ${name}: ${path} does not validate: ${issueLine(index.error, 'index')}`);
+  checkKnobNames(name, adapter, index.data, parsed.data);
   const settings = dataset === undefined ? parsed.data : { ...parsed.data, ladders: laddersForDataset(parsed.data.ladders, dataset) };
   return { name, dir, adapter, settings, index: index.data, settingsPath: resolve(path) };
 }

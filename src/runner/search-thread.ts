@@ -4,7 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { EngineSession, SearchRequest } from '../contracts.ts';
 import { UserError } from '../util/errors.ts';
-import { loadParticipant } from './participants.ts';
+import { checkedSession, loadParticipant } from './participants.ts';
 import { packIds } from './timed-loop.ts';
 import { CONTROL, GO_ABORT, GO_RUN, GO_WAIT, type PassResult, type ThreadReply, type ThreadRequest } from './search-threads.ts';
 
@@ -95,13 +95,16 @@ async function handle(m: ThreadRequest): Promise<PassResult | undefined> {
       if (!p.adapter.reopen) throw new Error(`participant ${m.participant} has no reopen()`);
       queries = m.queries;
       d = m.dataset.d;
-      session = await p.adapter.reopen({
-        dataset: m.dataset,
-        settings: p.index,
-        workDir: m.workDir,
-        maxConcurrency: m.maxConcurrency,
-        log: (line: string) => process.stderr.write(`[${m.participant} search thread ${m.index}] ${line}\n`),
-      });
+      session = checkedSession(
+        p,
+        await p.adapter.reopen({
+          dataset: m.dataset,
+          settings: p.index,
+          workDir: m.workDir,
+          maxConcurrency: m.maxConcurrency,
+          log: (line: string) => process.stderr.write(`[${m.participant} search thread ${m.index}] ${line}\n`),
+        }),
+      );
       return undefined;
     }
     case 'knobs':

@@ -11,6 +11,8 @@ export { SetupNeeded, UserError } from '../util/errors.ts';
 export { compileFilter, declaredStrategy, firstNonUnitRow, packageVersion, type RowPredicate } from '../adapters/kit.ts';
 // Filters as query text: SQL with bound values (? or $n) or an expression with its values written in.
 export { filterLiteral, filterSql } from '../adapters/filter-text.ts';
+// Search knobs declared once (Participant.knobs) with the schema of their values; the harness checks them.
+export { choiceKnob, intKnob, knobWith } from '../adapters/knobs.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.
 export { fileBytes, readColumns, readFloats, writeColumns, writeFloats } from '../adapters/persist.ts';
 // The attribute columns and live / deleted flags of an engine that keeps neither, saved beside it.

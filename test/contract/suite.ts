@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type OpenContext, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
 import { passes, STANDARD_KINDS } from '../../src/datasets/groups.ts';
-import { ladderFor, loadParticipantFrom, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { checkedSession, ladderFor, loadParticipantFrom, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { supportReason, type AskedGroup } from '../../src/runner/points.ts';
 import { reapOrphans } from '../../src/runner/server.ts';
 import { UserError } from '../../src/util/errors.ts';
@@ -343,7 +343,7 @@ export function contractSuite(name: string, dir: string, opts: ContractOptions =
           restarted = again.handle;
           openCtx = { ...ctx, server: again.handle.connection };
         }
-        reopened = await p.adapter.reopen(openCtx);
+        reopened = checkedSession(p, await p.adapter.reopen(openCtx));
         await reopened.setKnobs(top);
         // The same answer, up to ties: rows whose scores agree within 1e-6 may swap places (the
         // tie rule recall uses), e.g. when a reopened server merges its segments in another order.

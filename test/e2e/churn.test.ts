@@ -4,7 +4,7 @@
 // ack, runbook validation, and each real engine through a short runbook on the command line.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -582,6 +582,11 @@ describe('real engines through a short runbook', () => {
       assert.equal(rr.steps[7].status, name === 'exact' ? 'unsupported' : 'done', `${name}: upsert ${rr.steps[7].reason ?? ''}`);
     }
 
+    // Churn's engines kept their data in the participants' engine homes, removed when each
+    // runbook ended: nothing is left under --out but results and logs.
+    assert.ok(!existsSync(join(out, '.engines')), 'engine data left in <out>/.engines');
+    assert.ok(!existsSync(join(out, '.work')), 'the layout before engine homes (<out>/.work) is not used');
+
     const rep = vecbench('report', '--out', out, '--json');
     assert.equal(rep.code, 0, rep.stderr);
     const { churn } = JSON.parse(rep.stdout);
@@ -602,6 +607,10 @@ describe('real engines through a short runbook', () => {
     const settings = JSON.parse(readFileSync(exact.settingsPath, 'utf8'));
     const other = join(dir, 'exact-settings.json');
     writeFileSync(other, JSON.stringify({ ...settings, batch_size: 700 }));
+    // What a killed churn run left in the engine home goes at the participant's next churn.
+    const left = join(out, '.engines', 'synthetic-3000', 'exact', 'churn', 'runbook-left');
+    mkdirSync(left, { recursive: true });
+    writeFileSync(join(left, 'rows.bin'), 'x');
     const changed = spawnSync(
       process.execPath,
       [BIN, 'churn', '--dataset', 'synthetic-3000', '--participants', 'exact', '--settings', `exact=${other}`, '--runbook', runbookFile, '--out', out],
@@ -609,6 +618,7 @@ describe('real engines through a short runbook', () => {
     );
     assert.equal(changed.status, 0, changed.stderr);
     assert.doesNotMatch(changed.stderr, /already measured/);
+    assert.ok(!existsSync(join(out, '.engines')), 'the engine data a killed churn left is removed');
     const rr = JSON.parse(readFileSync(join(out, 'synthetic-3000', 'exact.json'), 'utf8')).extra.churn.runbooks.short;
     assert.equal(rr.status, 'measured');
     assert.equal(rr.settings.batch_size, 700, 'the runbook ran with the other settings file');

@@ -288,7 +288,8 @@ describe('faiss settings and errors', () => {
     try {
       await assert.rejects(
         opened.session.setKnobs({ nprobe: 8 }),
-        (e: Error) => e instanceof UserError && /knob "nprobe" does not apply to index type hnsw; its knobs are efSearch/.test(e.message),
+        // The knobs follow the index type the settings name: HNSW takes efSearch only.
+        (e: Error) => e instanceof UserError && /^faiss: unknown knob "nprobe"; its knobs are efSearch$/.test(e.message),
       );
       await assert.rejects(opened.session.setKnobs({ efSearch: 0 }), /knob efSearch must be a positive integer, got 0/);
     } finally {

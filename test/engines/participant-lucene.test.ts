@@ -78,7 +78,7 @@ test('knobs of the wrong kind are one line naming the knob', async () => {
   await assert.rejects(opened.session.setKnobs({ candidates: 0 }), /^UserError: lucene: knob candidates must be an integer 1\.\.100000, got 0$/);
   await assert.rejects(opened.session.setKnobs({ candidates: 'many' }), /^UserError: lucene: knob candidates must be an integer 1\.\.100000, got "many"$/);
   await assert.rejects(opened.session.setKnobs({ candidates: 2.5 }), /knob candidates must be an integer/);
-  await assert.rejects(opened.session.setKnobs({ ef: 64 }), /^UserError: lucene: unknown knob "ef"; known knobs: candidates$/);
+  await assert.rejects(opened.session.setKnobs({ ef: 64 }), /^UserError: lucene: unknown knob "ef"; its knobs are candidates$/);
 });
 
 test('without the provisioned jar and classes, opening names provision.sh in one line', async () => {

@@ -11,6 +11,7 @@ import { after, test } from 'node:test';
 import { z } from 'zod';
 import type { EngineSession, OpenContext } from '../../src/contracts.ts';
 import { foreignParticipant, pythonSdkDir } from '../../src/adapters/foreign.ts';
+import { intKnob } from '../../src/adapters/knobs.ts';
 import { UserError } from '../../src/util/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vecbench-protocol-'));
@@ -50,6 +51,7 @@ function participant(script: string) {
     name: 'proto-test',
     engine: 'test engine',
     settingsSchema: z.object({}).strict(),
+    knobs: { ef: intKnob(1) },
     filters: null,
     filterStrategy: 'none',
     reopen: false,
@@ -108,6 +110,7 @@ test("a participant's server reaches the host in open (self.server, before open(
     name: 'proto-test',
     engine: 'test engine',
     settingsSchema: z.object({}).strict(),
+    knobs: { ef: intKnob(1) },
     filters: null,
     filterStrategy: 'none',
     reopen: false,
@@ -200,6 +203,7 @@ test('a host that cannot start is one line naming the command', async () => {
     name: 'proto-test',
     engine: 'x',
     settingsSchema: z.object({}).strict(),
+    knobs: { ef: intKnob(1) },
     filters: null,
     filterStrategy: 'none',
     reopen: false,

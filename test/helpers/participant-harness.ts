@@ -10,7 +10,7 @@ import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { realQueryAttributes } from '../../src/datasets/real-attributes.ts';
 import { hashMod } from '../../src/util/hash.ts';
 import { filterKind, matchingRows, passes } from '../../src/datasets/groups.ts';
-import { ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { checkedSession, ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import type { PreparedData } from '../../src/datasets/layout.ts';
 
 export interface PointCheck {
@@ -77,7 +77,7 @@ export async function openOnSynthetic(name: string | LoadedParticipant, opts: { 
     maxConcurrency: opts.maxConcurrency ?? 4,
     log: () => {},
   };
-  const session: EngineSession = await p.adapter.open(ctx);
+  const session: EngineSession = checkedSession(p, await p.adapter.open(ctx));
   const batch = 1000;
   for (let from = 0; from < data.n; from += batch) {
     const to = Math.min(data.n, from + batch);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineSession, Knobs, RowAttributes, ServerHandle } from '../../src/contracts.ts';
 import { syntheticForTests } from './participant-harness.ts';
-import { loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { checkedSession, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { reapOrphans, startServer } from '../../src/runner/server.ts';
 
 function sliceAttrs(attrs: RowAttributes, from: number, to: number): RowAttributes {
@@ -71,7 +71,7 @@ export async function openServerOnSynthetic(
   };
   let session: EngineSession;
   try {
-    session = await participant.adapter.open(ctx);
+    session = checkedSession(participant, await participant.adapter.open(ctx));
     const batch = 1000;
     for (let from = 0; from < data.n; from += batch) {
       const to = Math.min(data.n, from + batch);
@@ -121,7 +121,7 @@ export async function remoteAnswersAsLoaded(opened: Awaited<ReturnType<typeof op
   const connection = remote.connection(new URL(url));
   assert.equal(connection.dataDir, '', "a user's server keeps its data where it likes: no data directory");
   await remote.check(connection);
-  const through = await participant.adapter.reopen({ ...ctx, server: connection });
+  const through = checkedSession(participant, await participant.adapter.reopen({ ...ctx, server: connection }));
   try {
     await session.setKnobs(knobs);
     await through.setKnobs(knobs);

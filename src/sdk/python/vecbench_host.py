@@ -13,7 +13,7 @@ id columns arrive as numpy arrays (no copy), otherwise as memoryviews.
         def open(self, dataset, settings, work_dir, max_concurrency, reopen): ...
         def ingest(self, rows): ...          # rows: Rows (ids, vectors, attrs, text)
         def build(self): ...
-        def knobs(self, knobs): ...          # refuse unknown names: raise UserError
+        def knobs(self, knobs): ...          # apply: names and values arrive checked (adapter.ts knobs)
         def search(self, vector, k, filter): ...   # -> sequence of int ids, best first
 
     vecbench_host.serve(MyEngine)
