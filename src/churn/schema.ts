@@ -1,7 +1,7 @@
 // The `extra.churn` section of a result file (docs/churn.md, "Live churn"): per runbook,
 // what was run and every step's measured figures. Report rows are derived from it.
 import { z } from 'zod';
-import { latencySchema } from '../results/schema.ts';
+import { latencySchema, readingsShape } from '../results/schema.ts';
 import { UserError } from '../util/errors.ts';
 
 export const CHURN_FORMAT = 'vecbench-churn/1';
@@ -26,15 +26,9 @@ const searchResult = pointChoice.extend({
   k: z.number().int().positive(),
   queries: z.number().int().nonnegative(),
   clients: z.number().int().positive(),
-  /** Tie-aware recall against the rows live at the step. */
-  recall: z.number().nullable(),
-  recall_strict: z.number().nullable(),
-  recall_threshold: z.number().nullable(),
-  short_results: z.number().int().nonnegative(),
-  low_recall_share: z.number().nullable(),
-  unknown_ids: z.number().int().nonnegative(),
-  duplicate_ids: z.number().int().nonnegative(),
-  filter_violations: z.number().int().nonnegative(),
+  /** Every reading (src/results/readings.ts) against the rows live at the step; a mean over no
+   * answered query is null. */
+  ...readingsShape(true),
   errors: z.number().int().nonnegative(),
   first_error: z.string().optional(),
   qps: z.number(),

@@ -28,6 +28,7 @@ export function curvePoint(p: ResultPoint, view: View): CurvePoint {
     high: ci?.[1],
     shortShare: p.short_results / p.queries,
     lowRecallShare: p.low_recall_share,
+    ...(p.io ? { readBytes: p.io.read_bytes_per_query } : {}),
   };
 }
 

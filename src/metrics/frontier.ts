@@ -44,7 +44,8 @@
 //   rows) ids) and lowRecallShare (queries whose recall is below 0.5). A cell read at one point
 //   carries that point's; an interpolated cell interpolates them (linear, the same weight); a
 //   cell with no value ('collapsed', 'not_reached', 'bracket_too_wide') carries those of its
-//   highest-recall usable point, the best the engine did.
+//   highest-recall usable point, the best the engine did. Bytes read from storage per query
+//   (readBytes), where measured, are carried the same way.
 // - leads: for each value, value / best, where best is the max (higher) or min (lower) of
 //   the values present; null stays null, so the best has lead 1. A value that is not a
 //   finite number > 0 cannot come out of readCell and is treated like null.
@@ -66,6 +67,9 @@ export interface CurvePoint {
   shortShare?: number;
   /** Share of queries whose recall is below 0.5. */
   lowRecallShare?: number;
+  /** Bytes the engine read from storage per query (where measured: a budget or the cold
+   * protocol makes it read). */
+  readBytes?: number;
 }
 
 /** 'leak' is the caller's (src/report/cells.ts): a group where a row crossed a tenant boundary. */
@@ -94,6 +98,8 @@ export interface Cell {
   /** Shares of short answers and of queries under recall 0.5 where the cell was read (above). */
   shortShare: number | null;
   lowRecallShare: number | null;
+  /** Bytes read from storage per query where the cell was read, carried like the shares. */
+  readBytes: number | null;
 }
 
 /** Below this recall at every point, a cell is 'collapsed' rather than 'not_reached'. */
@@ -161,7 +167,11 @@ function logInterpolate(lo: number, hi: number, t: number): number {
 
 const hasInterval = (p: CurvePoint) => Number.isFinite(p.low) && Number.isFinite(p.high) && p.low! > 0 && p.high! > 0;
 
-const shares = (p: CurvePoint | undefined) => ({ shortShare: p?.shortShare ?? null, lowRecallShare: p?.lowRecallShare ?? null });
+const shares = (p: CurvePoint | undefined) => ({
+  shortShare: p?.shortShare ?? null,
+  lowRecallShare: p?.lowRecallShare ?? null,
+  readBytes: p?.readBytes ?? null,
+});
 
 /** A cell read at one point: its value and interval. */
 function atPoint(status: CellStatus, p: CurvePoint, maxRecall: number): Cell {
@@ -258,6 +268,7 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
     high: both ? logInterpolate(lo.high!, hi.high!, t) : null,
     shortShare: lerp(lo.shortShare, hi.shortShare, t),
     lowRecallShare: lerp(lo.lowRecallShare, hi.lowRecallShare, t),
+    readBytes: lerp(lo.readBytes, hi.readBytes, t),
   };
 }
 

@@ -25,11 +25,14 @@
 //               tenant's rows, when the filter names a tenant): a security finding.
 // Distances are "lower is closer"; a NaN distance never counts.
 //
-// summarize: means of the three recalls over the queries (recall = mean tie-aware),
-// shortResults = number of short queries, lowRecallShare = share of queries whose
-// tie-aware recall is < 0.5, the totals of unknown / duplicate / violating / leaked ids, and
-// the first leak named (the caller attaches it to the query's score).
+// summarize: every reading src/results/readings.ts declares, computed by READ below (means of
+// the three recalls over the queries, recall = mean tie-aware; the short and empty answers;
+// the share of queries whose tie-aware recall is < 0.5; the totals of unknown / duplicate /
+// violating ids), the leaked ids' total and the first leak named (the caller attaches it to
+// the query's score).
 // With no queries the means and the share are NaN (there is nothing to average).
+
+import { READING_NAMES, type ReadingName, type Readings } from '../results/readings.ts';
 
 const TIE_EPSILON = 1e-6;
 const THRESHOLD_EPSILON = 1e-3;
@@ -157,6 +160,8 @@ export function scoreQuery(args: ScoreQueryArgs): QueryScore {
 
 interface RecallSummary {
   queries: number;
+  /** Every declared reading of the point (src/results/readings.ts), as it is stored. */
+  readings: Readings;
   /** mean tie-aware recall */
   recall: number;
   recallStrict: number;
@@ -173,57 +178,58 @@ interface RecallSummary {
   firstLeak: TenantLeak | null;
 }
 
+const mean = (scores: QueryScore[], of: (s: QueryScore) => number) => (scores.length === 0 ? NaN : scores.reduce((a, s) => a + of(s), 0) / scores.length);
+const count = (scores: QueryScore[], of: (s: QueryScore) => number) => scores.reduce((a, s) => a + of(s), 0);
+
+/** How each declared reading is computed from the point's per-query scores: the other half of
+ * a reading's declaration in src/results/readings.ts (a reading without one fails tsc). */
+const READ: { [K in ReadingName]-?: (scores: QueryScore[]) => number } = {
+  recall: (q) => mean(q, (s) => s.tieAware),
+  recall_strict: (q) => mean(q, (s) => s.strict),
+  recall_threshold: (q) => mean(q, (s) => s.threshold),
+  short_results: (q) => count(q, (s) => (s.short ? 1 : 0)),
+  empty_results: (q) => count(q, (s) => (s.short && s.returned === 0 ? 1 : 0)),
+  low_recall_share: (q) => mean(q, (s) => (s.tieAware < LOW_RECALL ? 1 : 0)),
+  unknown_ids: (q) => count(q, (s) => s.unknown),
+  duplicate_ids: (q) => count(q, (s) => s.duplicates),
+  filter_violations: (q) => count(q, (s) => s.violations),
+};
+
+/** Whether a summary kept by an earlier process (the progress journal) holds every reading this
+ * version computes, so a point stored from it lacks none. */
+export function hasReadings<T extends { readings?: Record<string, number> }>(s: T): s is T & { readings: Readings } {
+  return s.readings !== undefined && READING_NAMES.every((name) => typeof s.readings![name] === 'number');
+}
+
 /** A summary as a stored point names its fields (src/results/schema.ts): measured points and
  * imported ones alike. */
 export function pointReadings(s: RecallSummary) {
   return {
-    recall: s.recall,
-    recall_strict: s.recallStrict,
-    recall_threshold: s.recallThreshold,
-    short_results: s.shortResults,
-    low_recall_share: s.lowRecallShare,
-    unknown_ids: s.unknownIds,
-    duplicate_ids: s.duplicateIds,
-    filter_violations: s.filterViolations,
+    ...s.readings,
     // Only where there is a leak: a point without one reads as it always did.
     ...(s.tenantLeaks > 0 ? { tenant_leaks: s.tenantLeaks, ...(s.firstLeak ? { tenant_leak: s.firstLeak } : {}) } : {}),
   };
 }
 
 export function summarize(scores: QueryScore[]): RecallSummary {
-  const n = scores.length;
-  let tie = 0;
-  let strict = 0;
-  let threshold = 0;
-  let shortResults = 0;
-  let low = 0;
-  let unknownIds = 0;
-  let duplicateIds = 0;
-  let filterViolations = 0;
+  const readings = Object.fromEntries(READING_NAMES.map((name) => [name, READ[name](scores)])) as Readings;
   let tenantLeaks = 0;
   let firstLeak: TenantLeak | null = null;
   for (const s of scores) {
-    tie += s.tieAware;
-    strict += s.strict;
-    threshold += s.threshold;
-    if (s.short) shortResults++;
-    if (s.tieAware < LOW_RECALL) low++;
-    unknownIds += s.unknown;
-    duplicateIds += s.duplicates;
-    filterViolations += s.violations;
     tenantLeaks += s.leaked.length;
     firstLeak ??= s.leak ?? null;
   }
   return {
-    queries: n,
-    recall: n === 0 ? NaN : tie / n,
-    recallStrict: n === 0 ? NaN : strict / n,
-    recallThreshold: n === 0 ? NaN : threshold / n,
-    shortResults,
-    lowRecallShare: n === 0 ? NaN : low / n,
-    unknownIds,
-    duplicateIds,
-    filterViolations,
+    queries: scores.length,
+    readings,
+    recall: readings.recall,
+    recallStrict: readings.recall_strict,
+    recallThreshold: readings.recall_threshold,
+    shortResults: readings.short_results,
+    lowRecallShare: readings.low_recall_share,
+    unknownIds: readings.unknown_ids,
+    duplicateIds: readings.duplicate_ids,
+    filterViolations: readings.filter_violations,
     tenantLeaks,
     firstLeak,
   };

@@ -116,6 +116,14 @@ export function sharesText(c: Pick<DerivedCell, 'short_share' | 'low_recall_shar
   return ` short ${fmtShare(short)} low ${fmtShare(low)}`;
 }
 
+/** Bytes read from storage per query beside a cell that measured them, e.g. ` 12.3 MiB/q`. */
+export function readText(c: Pick<DerivedCell, 'read_bytes_per_query'>): string {
+  const b = c.read_bytes_per_query;
+  if (b === null || !Number.isFinite(b)) return '';
+  const mib = b / 2 ** 20;
+  return ` ${mib >= 100 ? mib.toFixed(0) : mib >= 1 ? mib.toFixed(1) : mib.toFixed(3)} MiB/q`;
+}
+
 /** Relative half-width of a cell's interval ((high - low) / 2 / value). */
 export function halfWidth(c: { value: number | null; ci_low: number | null; ci_high: number | null }): number {
   if (c.value === null || c.ci_low === null || c.ci_high === null || !(c.value > 0)) return NaN;

@@ -57,6 +57,9 @@ export interface DerivedCell {
    * recall is below 0.5. Null without points. */
   short_share: number | null;
   low_recall_share: number | null;
+  /** Bytes the engine read from storage per query where the cell was read (interpolated like
+   * the shares); null where its points measured none (in RAM, warm). */
+  read_bytes_per_query: number | null;
   /** How the participant was driven in this view ("32 in flight", "2 threads", "1 at a time"). */
   driven: string | null;
   /** Points of the group's curve left off the frontier, by flag. */

@@ -7,7 +7,7 @@ import { buildSamples, rememberPoint, rememberSeries, seriesOf } from './cell-se
 import { ALL_FLAGGED, markLeads } from './cell-text.ts';
 // The cells' types and text live beside this file; their users take them from here.
 export type { DerivedCell, View } from './cell-types.ts';
-export { cellText, columnName, fmtMaxRecall, fmtPct, fmtQps, fmtShare, halfWidth, leadText, markLeads, sharesText } from './cell-text.ts';
+export { cellText, columnName, fmtMaxRecall, fmtPct, fmtQps, fmtShare, halfWidth, leadText, markLeads, readText, sharesText } from './cell-text.ts';
 import { EXACT, exactSearchTest, type Search } from './exact-search.ts';
 
 /** The views in the order the report shows them: throughput first (the table's cells). */
@@ -106,7 +106,16 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       driven,
       excluded,
     };
-    const unread = { value: null, ci_low: null, ci_high: null, max_recall: null, read_recall: [], short_share: null, low_recall_share: null };
+    const unread = {
+      value: null,
+      ci_low: null,
+      ci_high: null,
+      max_recall: null,
+      read_recall: [],
+      short_share: null,
+      low_recall_share: null,
+      read_bytes_per_query: null,
+    };
     if (g.status === 'not_asked' || g.status === 'unsupported') {
       out.push({ ...base, ...unread, status: g.status, reason: g.reason });
       continue;
@@ -120,6 +129,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       ...base,
       short_share: cell.shortShare,
       low_recall_share: cell.lowRecallShare,
+      read_bytes_per_query: cell.readBytes,
       status: cell.status,
       value: cell.value,
       ci_low: cell.low,

@@ -33,6 +33,7 @@ import { PAGE_CSS } from './page/style.ts';
 import { churnSection } from './page/churn-html.ts';
 import { exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
+import { readingsOf } from '../results/readings.ts';
 import { readAllResults } from '../results/store.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { besideSource, ROOT } from '../util/code-paths.ts';
@@ -103,11 +104,7 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
         view: p.view,
         clients: p.clients,
         queries: p.queries,
-        recall: p.recall,
-        recall_strict: p.recall_strict,
-        recall_threshold: p.recall_threshold,
-        short_results: p.short_results,
-        low_recall_share: p.low_recall_share,
+        ...readingsOf(p),
         qps: p.qps,
         latency_ms: p.latency_ms,
         flags: p.flags,

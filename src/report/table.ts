@@ -3,7 +3,7 @@
 // cells only (`report --json` has the latency view too). Not-asked groups are folded into one
 // line so the table stays readable.
 import type { DerivedCell } from './cells.ts';
-import { cellText, columnName, sharesText } from './cells.ts';
+import { cellText, columnName, readText, sharesText } from './cells.ts';
 import { EXACT } from './exact-search.ts';
 
 export function renderTable(allCells: DerivedCell[]): string {
@@ -27,7 +27,7 @@ export function renderTable(allCells: DerivedCell[]): string {
           t.toFixed(2),
           ...participants.map((p) => {
             const c = dc.find((x) => columnName(x) === p && x.group === g && x.target === t);
-            return c ? `${cellText(c)}${sharesText(c)}` : '-';
+            return c ? `${cellText(c)}${sharesText(c)}${readText(c)}` : '-';
           }),
         ]);
       }
@@ -38,8 +38,11 @@ export function renderTable(allCells: DerivedCell[]): string {
     const drivenRow = ['', '', ...driven.map((d) => (d ? `(${d})` : ''))];
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
+    const reads = dc.some((c) => c.read_bytes_per_query !== null)
+      ? '; MiB/q: bytes the engine read from storage per query where the cell was read (a memory budget or the cold protocol)'
+      : '';
     out.push(
-      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low: shares of queries with a short answer / recall below 0.5 where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob`,
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low: shares of queries with a short answer / recall below 0.5 where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${reads}`,
     );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));

@@ -24,6 +24,9 @@ const probeSchema = z.object({
   key: z.string(),
   summary: z.object({
     queries: z.number(),
+    /** Every reading of src/results/readings.ts; absent in journals of before it (such a probe
+     * is asked again). */
+    readings: z.record(z.string(), z.number()).optional(),
     recall: z.number(),
     recallStrict: z.number(),
     recallThreshold: z.number(),

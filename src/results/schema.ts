@@ -2,6 +2,7 @@
 // dataset holding only measured points plus the facts needed to read them (hardware,
 // engine version, settings). Tables and leads are never stored: they are derived.
 import { z } from 'zod';
+import { READINGS, type Reading, type ReadingName } from './readings.ts';
 
 export const RESULT_FORMAT = 'vecbench-result/1';
 
@@ -50,6 +51,20 @@ const passFiguresSchema = z.object({
   major_faults: z.array(z.number().nullable()).optional(),
 });
 
+type ReadingValue<R, Nullable extends boolean> = Nullable extends true ? (R extends { kind: 'count' } ? z.ZodNumber : z.ZodNullable<z.ZodNumber>) : z.ZodNumber;
+type ReadingSchema<R, Nullable extends boolean> = R extends { optional: true } ? z.ZodOptional<ReadingValue<R, Nullable>> : ReadingValue<R, Nullable>;
+/** Each declared reading's schema: a count is a whole number >= 0, a share or fraction any
+ * number; `nullable`: a mean over no queries is stored as null (a churn step whose queries all
+ * failed), where a point with no queries is never stored. */
+export function readingsShape<N extends boolean>(nullable: N): { [K in ReadingName]: ReadingSchema<(typeof READINGS)[K], N> } {
+  return Object.fromEntries(
+    Object.entries(READINGS).map(([name, r]: [string, Reading]) => {
+      const value = r.kind === 'count' ? z.number().int().nonnegative() : nullable ? z.number().nullable() : z.number();
+      return [name, r.optional ? value.optional() : value];
+    }),
+  ) as { [K in ReadingName]: ReadingSchema<(typeof READINGS)[K], N> };
+}
+
 export const pointSchema = z.object({
   /** Index into the group's ladder; a calibrated point (calibrated_for) is numbered after the
    * ladder (ladder length + its place in the group's calibration list). */
@@ -61,15 +76,9 @@ export const pointSchema = z.object({
   queries: z.number().int().positive(),
   /** Indices (into the dataset's query set) of the first and last query of the slice. */
   query_slice: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
-  /** Tie-aware recall@k (the headline reading). */
-  recall: z.number(),
-  recall_strict: z.number(),
-  recall_threshold: z.number(),
-  short_results: z.number().int().nonnegative(),
-  low_recall_share: z.number(),
-  unknown_ids: z.number().int().nonnegative(),
-  duplicate_ids: z.number().int().nonnegative(),
-  filter_violations: z.number().int().nonnegative(),
+  /** What the point read of its answers: recall (tie-aware recall@k, the headline reading) and
+   * every other reading src/results/readings.ts declares. */
+  ...readingsShape(false),
   /** Rows of another tenant than the query was confined to (a security finding), and the first
    * named; absent where there are none. */
   tenant_leaks: z.number().int().positive().optional(),

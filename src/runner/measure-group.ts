@@ -17,7 +17,7 @@
 // The cold protocol keeps the slices of docs/method.md §5 (every query once, at least MIN_SLICE queries each).
 import type { Knobs, Strategy } from '../contracts.ts';
 import { recallInterval, singlePassIntervals } from '../metrics/intervals.ts';
-import { pointReadings, summarize } from '../metrics/recall.ts';
+import { hasReadings, pointReadings, summarize } from '../metrics/recall.ts';
 import { VIEWS, type ResultPoint } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
 import { TARGETS, throughputCurve } from '../metrics/curve.ts';
@@ -91,7 +91,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     if (have) return have;
     // A resumed run's probe of this very measurement (same index, queries, knobs).
     const kept = run.kept?.journal.probe(keyOf(run.kept, knobs));
-    if (kept) {
+    if (kept && hasReadings(kept.summary)) {
       const got = { digests: kept.digests ? Uint32Array.from(kept.digests) : undefined, summary: kept.summary, perQuery: kept.perQuery, wallS: kept.wallS };
       recalls.set(key, got);
       return got;

@@ -218,6 +218,22 @@ test('a group under recall 0.5 at every knob reads collapsed with its short shar
   assert.match(text, /^sel1-clustered\/10\s+0\.90\s+\S+ .* short 4% low 12%$/m);
 });
 
+test('bytes read from storage per query stand beside the cells that measured them, and the header says what they are', () => {
+  const r = exactSearchFixture();
+  const src = r.groups.find((g) => g.key === 'none/10')!;
+  // Every point read 3 MiB a query from storage (a budget or the cold protocol made it read).
+  const read = { ...structuredClone(src), points: src.points.map((p) => ({ ...p, io: { read_bytes_per_query: 3 * 2 ** 20, major_faults_per_query: 1 } })) };
+  const cells = deriveCells([{ ...r, groups: [read] }]).filter((c) => c.search === 'ann');
+  assert.ok(cells.some((c) => c.value !== null));
+  for (const c of cells) assert.equal(c.read_bytes_per_query, c.status === 'none' ? null : 3 * 2 ** 20, `${c.target} ${c.status}`);
+  const text = renderTable(cells);
+  assert.match(text, /MiB\/q: bytes the engine read from storage per query/);
+  assert.match(text, /^none\/10\s+0\.90\s+\S.* 3\.0 MiB\/q$/m);
+  // In RAM, nothing of it is shown.
+  const warm = renderTable(deriveCells([{ ...r, groups: [src] }]));
+  assert.doesNotMatch(warm, /MiB\/q/);
+});
+
 test('how each participant answered: the strategy of the points the cells were read on, per group, the targets where it differs', () => {
   const r = exactSearchFixture();
   const cat = r.groups.find((g) => g.key === 'cat10/10')!;

@@ -44,6 +44,18 @@ describe('readCell: short answers and low-recall queries beside the cell', () =>
     assert.equal(c.shortShare, null);
     assert.equal(c.lowRecallShare, null);
   });
+  test('bytes read from storage per query are carried like the shares: at a point, interpolated, or from the best point', () => {
+    const rp = (recall: number, value: number, readBytes: number, i: number): CurvePoint => ({ ...p(recall, value, i), readBytes });
+    const MiB = 2 ** 20;
+    assert.equal(readCell([rp(0.9, 1000, 2 * MiB, 0), rp(0.95, 800, 8 * MiB, 1)], 0.95, 'higher').readBytes, 8 * MiB);
+    const mid = readCell([rp(0.94, 1000, 2 * MiB, 0), rp(0.96, 800, 6 * MiB, 1)], 0.95, 'higher');
+    assert.equal(mid.status, 'interpolated');
+    close(mid.readBytes, 4 * MiB, 'bytes read');
+    assert.equal(readCell([rp(0.3, 5000, 3 * MiB, 0), rp(0.4, 900, 5 * MiB, 1)], 0.9, 'higher').readBytes, 5 * MiB);
+    // In RAM (no bytes measured) a cell reads none, and one side without them gives none.
+    assert.equal(readCell([p(0.95, 800)], 0.95, 'higher').readBytes, null);
+    assert.equal(readCell([p(0.94, 1000, 0), rp(0.96, 800, 6 * MiB, 1)], 0.95, 'higher').readBytes, null);
+  });
 });
 
 describe('readCell: the shared cell-case table', () => {

@@ -233,6 +233,18 @@ describe('summarize', () => {
     ]);
     assert.deepEqual(s, {
       queries: 4,
+      // Every declared reading (src/results/readings.ts), as stored in a point.
+      readings: {
+        recall: 0.5,
+        recall_strict: 0.375,
+        recall_threshold: 0.625,
+        short_results: 2,
+        empty_results: 0,
+        low_recall_share: 0.5,
+        unknown_ids: 2,
+        duplicate_ids: 3,
+        filter_violations: 5,
+      },
       recall: 0.5,
       recallStrict: 0.375,
       recallThreshold: 0.625,

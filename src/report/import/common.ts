@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { manifestSchema } from '../../datasets/layout.ts';
+import { READING_NAMES, READINGS, type Reading, type ReadingName, type Readings } from '../../results/readings.ts';
 import type { ResultFile, ResultPoint } from '../../results/schema.ts';
 import { UserError } from '../../util/errors.ts';
 import { sha256 } from '../../util/hash.ts';
@@ -100,4 +101,20 @@ export function plainKnobs(raw: Record<string, unknown>): Record<string, number 
   return Object.fromEntries(
     Object.entries(raw).map(([k, v]) => [k, typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null')]),
   );
+}
+
+/** A foreign point's readings (src/results/readings.ts): those the other harness recorded, the
+ * rest 0 (optional ones left out) and named in `notRecorded`, so a reading declared later is
+ * not recorded in imports without a word here. */
+export function importedReadings(given: Partial<Record<ReadingName, number>>, notRecorded: Set<string>): Readings {
+  const out: Partial<Readings> = {};
+  for (const name of READING_NAMES) {
+    const v = given[name];
+    if (v !== undefined) out[name] = v;
+    else {
+      notRecorded.add(name);
+      if (!(READINGS[name] as Reading).optional) out[name] = 0;
+    }
+  }
+  return out as Readings;
 }

@@ -17,7 +17,7 @@ import { groupOrder } from '../cells.ts';
 import { EXACT } from '../exact-search.ts';
 import { RESULT_FORMAT, resultSchema, type ResultFile, type ResultPoint } from '../../results/schema.ts';
 import { UserError } from '../../util/errors.ts';
-import { checkImportedName, importedName, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
+import { checkImportedName, importedName, importedReadings, NOT_RECORDED, plainKnobs, type DatasetInfo } from './common.ts';
 
 const VECTORBENCH = 'vectorbench';
 
@@ -146,17 +146,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
   const displayName = f.participant ?? f.name!;
   const participant = importedName(source, f.participant !== undefined ? 'participant' : 'name', displayName, VECTORBENCH);
   const now = (opts.now ?? new Date()).toISOString();
-  const notRecorded = new Set<string>([
-    'recall_threshold',
-    'low_recall_share',
-    'unknown_ids',
-    'duplicate_ids',
-    'filter_violations',
-    'query_slice',
-    'latency_ms.p999',
-    'median_matches',
-    'query_seed',
-  ]);
+  const notRecorded = new Set<string>(['query_slice', 'latency_ms.p999', 'median_matches', 'query_seed']);
 
   // Dataset: ours when known, else what the file says.
   const fileDs = typeof f.dataset === 'string' ? { name: f.dataset } : (f.dataset as Record<string, unknown> & { name: string });
@@ -217,8 +207,8 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
         }
         const lat = p.latency_ms ?? {};
         if (p.latency_ms === undefined) notRecorded.add('latency_ms');
-        if (p.recall_strict === undefined) notRecorded.add('recall_strict');
-        if (p.short_results === undefined) notRecorded.add('short_results');
+        // The readings VectorBench records; every other declared one is not recorded.
+        const readings = importedReadings({ recall: p.recall, recall_strict: p.recall_strict, short_results: p.short_results }, notRecorded);
         if (p.queries === undefined && lat.n === undefined) notRecorded.add('queries');
         const queries = p.queries ?? (lat.n !== undefined && Number.isInteger(lat.n) && lat.n > 0 ? lat.n : 1);
         if (p.tail !== undefined) tails.push({ group: key, view, ladder_index: ladderIndex, exact, tail: p.tail });
@@ -229,14 +219,7 @@ export function convertVectorBench(raw: unknown, source: string, opts: VectorBen
           clients: view === 'latency' ? 1 : clients,
           queries,
           query_slice: [0, 0],
-          recall: p.recall,
-          recall_strict: p.recall_strict ?? 0,
-          recall_threshold: 0,
-          short_results: p.short_results ?? 0,
-          low_recall_share: 0,
-          unknown_ids: 0,
-          duplicate_ids: 0,
-          filter_violations: 0,
+          ...readings,
           qps: p.qps,
           duration_s: p.duration ?? (p.qps > 0 ? queries / p.qps : 0),
           latency_ms: { mean: lat.avg ?? 0, p50: lat.p50 ?? 0, p95: lat.p95 ?? 0, p99: lat.p99 ?? 0, p999: 0, max: lat.max ?? 0 },

@@ -11,6 +11,7 @@ import { paretoFrontier, type CurvePoint } from '../../metrics/frontier.ts';
 import { isExcluded } from '../cells.ts';
 import { EXACT } from '../exact-search.ts';
 import type { PageData, PagePoint, PageSeries } from './types.ts';
+import { READINGS, type Reading, type ReadingName } from '../../results/readings.ts';
 import { curveSpec, recallAxis, type Curve, type RecallAxis } from './axes.ts';
 import { drawChurnCharts } from './churn-app.ts';
 
@@ -58,6 +59,9 @@ function knobText(knobs: Record<string, number | string>): string {
   return entries.length === 0 ? '(none)' : entries.map(([k, v]) => `${k}=${v}`).join(', ');
 }
 
+/** The readings shown in a point's tip (src/results/readings.ts), in their declared order. */
+const TIP_READINGS = (Object.entries(READINGS) as [ReadingName, Reading][]).filter(([, r]) => r.tip);
+const readingText = (r: Reading, v: number) => (r.kind === 'count' ? String(v) : r.kind === 'share' ? `${(v * 100).toFixed(1)} %` : v.toFixed(4));
 const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toPrecision(digits)) : 'n/a');
 const fmtRange = (r: readonly [number, number] | undefined, digits = 3) => (r ? `${fmt(r[0], digits)} – ${fmt(r[1], digits)}` : undefined);
 
@@ -192,15 +196,19 @@ function drawGroup(ds: string, group: string, series: PageSeries[], curve: Curve
           point: (d: Datum) => kindText(d),
           knobs: (d: Datum) => d.knobText,
           'recall (tie-aware)': (d: Datum) => d.recall.toFixed(4) + (d.ci ? `  (95 %: ${fmtRange(d.ci.recall, 4)})` : ''),
-          'recall strict': (d: Datum) => (notRecorded(ds, d.participant, 'recall_strict') ? 'not recorded' : d.recall_strict.toFixed(4)),
-          'recall threshold': (d: Datum) => (notRecorded(ds, d.participant, 'recall_threshold') ? 'not recorded' : d.recall_threshold.toFixed(4)),
+          // The readings the registry marks for the tip, each as its kind reads.
+          ...Object.fromEntries(
+            TIP_READINGS.map(([name, r]) => [
+              r.label,
+              (d: Datum) => (d[name] === undefined || notRecorded(ds, d.participant, name) ? 'not recorded' : readingText(r, d[name])),
+            ]),
+          ),
           QPS: (d: Datum) => fmt(d.qps) + (d.ci ? `  (95 %: ${fmtRange(d.ci.qps)})` : ''),
           'latency p50/p95/p99 ms': (d: Datum) => `${fmt(d.latency_ms.p50)} / ${fmt(d.latency_ms.p95)} / ${fmt(d.latency_ms.p99)}`,
           [`${curve} 95 % interval, ms`]: (d: Datum) => (curve === 'qps' ? undefined : fmtRange(spec.interval(d))),
           driven: (d: Datum) => d.driven ?? (d.view === 'latency' ? `${d.clients} client` : `${d.clients} clients`),
           passes: (d: Datum) => (d.passes === undefined ? undefined : String(d.passes)),
           queries: (d: Datum) => String(d.queries),
-          'short results': (d: Datum) => (notRecorded(ds, d.participant, 'short_results') ? 'not recorded' : String(d.short_results)),
           flags: (d: Datum) => (d.flags.length ? d.flags.join(', ') : 'none'),
         },
         format: { x: false, y: false },

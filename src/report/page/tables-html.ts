@@ -1,7 +1,20 @@
 // The results tables of the page (node side): static HTML from deriveCells, each cell with its
 // exact value in data attributes; and the order participants and groups are shown in.
 import { esc, fmtNum } from './html-text.ts';
-import { cellText, fmtMaxRecall, fmtPct, fmtQps, fmtShare, groupOrder, halfWidth, leadText, sharesText, TARGETS, type DerivedCell } from '../cells.ts';
+import {
+  cellText,
+  fmtMaxRecall,
+  fmtPct,
+  fmtQps,
+  fmtShare,
+  groupOrder,
+  halfWidth,
+  leadText,
+  readText,
+  sharesText,
+  TARGETS,
+  type DerivedCell,
+} from '../cells.ts';
 import { EXACT } from '../exact-search.ts';
 import type { ResultFile } from '../../results/schema.ts';
 
@@ -67,7 +80,7 @@ function cellHtml(
   if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
     `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
-    ` data-short-share="${c.short_share ?? ''}" data-low-recall-share="${c.low_recall_share ?? ''}"` +
+    ` data-short-share="${c.short_share ?? ''}" data-low-recall-share="${c.low_recall_share ?? ''}" data-read-bytes="${c.read_bytes_per_query ?? ''}"` +
     ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"` +
     ` data-strategy="${esc(c.strategy ?? '')}"`;
   const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
@@ -75,6 +88,7 @@ function cellHtml(
   if (c.why) lines.push(`why: ${c.why}`);
   if (c.strategy) lines.push(`how the engine answered: ${c.strategy}`);
   if (c.short_share !== null) lines.push(`queries with a short answer: ${fmtShare(c.short_share)}; with recall below 0.5: ${fmtShare(c.low_recall_share)}`);
+  if (c.read_bytes_per_query !== null) lines.push(`read from storage per query: ${readText(c).trim().replace('MiB/q', 'MiB')}`);
   if (c.value !== null) lines.push(...valueTitle(c));
   lines.push(...buildsTitle(c));
   const excluded = excludedText(c);

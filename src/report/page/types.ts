@@ -4,18 +4,18 @@
 // nothing here runs in either place.
 import type { DerivedCell } from '../cells.ts';
 import type { ResultPoint } from '../../results/schema.ts';
+import type { StoredReadings } from '../../results/readings.ts';
 
-export interface PagePoint {
+/** A stored point as the page draws it: its readings (every one src/results/readings.ts
+ * declares that the point holds) and the fields below. */
+export type PagePoint = StoredReadings & PagePointFields;
+
+interface PagePointFields {
   ladder_index: number;
   knobs: Record<string, number | string>;
   view: 'latency' | 'throughput';
   clients: number;
   queries: number;
-  recall: number;
-  recall_strict: number;
-  recall_threshold: number;
-  short_results: number;
-  low_recall_share: number;
   qps: number;
   latency_ms: { mean: number; p50: number; p95: number; p99: number; p999: number; max: number };
   /** Conditions a reader must know; some keep the point off the frontier (cells.ts isExcluded). */
