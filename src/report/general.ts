@@ -47,6 +47,8 @@ interface GeneralRow {
   read_bytes_per_query: number | null;
   /** Why null figures are null, by field. */
   unmeasured: Record<string, string>;
+  /** Why the run stopped this participant (e.g. it does not fit its memory budget), or null. */
+  stopped: string | null;
 }
 
 /** The median of the throughput points' read bytes per query, or null when none has one. */
@@ -94,6 +96,7 @@ export function deriveGeneral(results: ResultFile[]): GeneralRow[] {
       memory_limit_hits: budget?.limit_hits ?? null,
       memory_oom_kills: budget?.oom_kills ?? null,
       read_bytes_per_query: medianReadPerQuery(r),
+      stopped: typeof r.extra.stopped === 'string' ? r.extra.stopped : null,
       unmeasured: res
         ? { ...res.unmeasured }
         : r.origin === 'measured'
@@ -198,6 +201,9 @@ export function renderGeneral(rows: GeneralRow[]): string {
       return [...reasons].map(([why, fields]) => `  ${r.participant}: ${fields.map((f) => f.replace(/_s$|_bytes$/, '')).join(', ')} not measured: ${why}`);
     });
     out.push(...notes);
+    // A participant the run stopped (an engine that does not fit its budget, one that kept
+    // failing) is said with why, never only an empty column.
+    for (const r of dr) if (r.stopped !== null) out.push(`  ${r.participant}: stopped: ${r.stopped.split('\n')[0]}`);
     out.push('');
   }
   return out.join('\n');

@@ -7,7 +7,7 @@ import type { Dataset } from '../datasets/layout.ts';
 import type { ResultFile, Resources } from '../results/schema.ts';
 import { engineLogPath, resultPath } from '../results/store.ts';
 import { UserError, diskFullError } from '../util/errors.ts';
-import { Progress, fmtSeconds, log } from '../util/progress.ts';
+import { Heartbeat, Progress, fmtSeconds, log } from '../util/progress.ts';
 import { HostClient, HostError } from './client.ts';
 import { VMTOUCH_MISSING, evictPageCache, haveVmtouch } from './page-cache.ts';
 import { ResourceRecorder, diskUsage, emptyResources } from './resources.ts';
@@ -235,7 +235,12 @@ export class EngineHandle {
     const server = await this.server.start(this.workDir!, false);
     if (!firstLoad) log(`${p.name}: loading the engine again (${[reason, ...causes].join('; ')})`);
     const ingestProgress = new Progress(`${p.name}: ingest ${ds.name}`, ds.n);
-    const host = this.newHost((pr) => ingestProgress.update(pr.done));
+    // The engine reports nothing while it builds: its elapsed time is shown instead.
+    const building = new Heartbeat(`${p.name}: building the index (the engine reports no progress)`);
+    const host = this.newHost((pr) => {
+      ingestProgress.update(pr.done);
+      if (pr.done >= pr.total) building.begin();
+    });
     this.host = host;
     const opened = await this.open(host, false, server);
     // One file never mixes two engine versions' points (a resumed run after an upgrade).
@@ -250,7 +255,7 @@ export class EngineHandle {
       this.recorder?.startBuild();
     }
     const probe = firstLoad ? probeRequest(this.p, this.ds) : undefined;
-    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size, probe }, opts.loadTimeoutS);
+    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size, probe }, opts.loadTimeoutS).finally(() => building.end());
     const disk = await host.request<'disk'>({ type: 'disk' }, opts.loadTimeoutS);
     if (firstLoad) {
       this.recorder?.endBuild(this.dataDir());

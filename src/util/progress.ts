@@ -38,6 +38,39 @@ export class Progress {
   }
 }
 
+/** A step that says nothing of how far it is (an engine's index build): its elapsed time every
+ * `everyMs` (a log line off a terminal, the line rewritten on one), so a build of an hour is
+ * never an hour of silence. Quiet steps shorter than the first interval print nothing. */
+export class Heartbeat {
+  private timer: NodeJS.Timeout | null = null;
+  private start = 0;
+  constructor(
+    private readonly what: string,
+    private readonly everyMs = 30_000,
+    private readonly write: (line: string) => void = (line) => process.stderr.write(line),
+    private readonly tty = process.stderr.isTTY === true,
+    private readonly quiet = process.env.VECBENCH_QUIET === '1',
+  ) {}
+
+  begin(): void {
+    if (this.timer || this.quiet) return;
+    this.start = performance.now();
+    this.timer = setInterval(() => {
+      const line = `${this.what}: ${fmtSeconds((performance.now() - this.start) / 1000)} elapsed`;
+      this.write(this.tty ? `\r\x1b[K${line}` : `${line}\n`);
+    }, this.everyMs);
+    // A step still under way never keeps the process alive on its own.
+    this.timer.unref();
+  }
+
+  end(): void {
+    if (!this.timer) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    if (this.tty) this.write('\r\x1b[K');
+  }
+}
+
 export function fmtSeconds(s: number): string {
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);

@@ -264,3 +264,15 @@ test('the general table names a probe answered only with empty lists, not as rec
   assert.doesNotMatch(line(a.participant), /0\.00 @/);
   assert.match(line(b.participant), /0\.90 @ 0\.4 ms, 3 short/);
 });
+
+test('a participant the run stopped is named in the general table with why (an engine that does not fit its budget)', () => {
+  const [a, b] = fixtureResults();
+  const why = 'participant alpha does not fit in 1.00 GiB: the kernel killed it at its memory budget (limit 1.03 GiB, peak 1.03 GiB, 1 OOM kill)';
+  const stopped = { ...a, extra: { ...a.extra, stopped: `${why}\nmore detail` } };
+  const rows = deriveGeneral([stopped, b]);
+  assert.equal(rows.find((r) => r.participant === a.participant)!.stopped, `${why}\nmore detail`);
+  assert.equal(rows.find((r) => r.participant === b.participant)!.stopped, null);
+  const lines = renderGeneral(rows).split('\n');
+  assert.ok(lines.includes(`  ${a.participant}: stopped: ${why}`), lines.join('\n'));
+  assert.ok(!lines.some((l) => l.includes(`${b.participant}: stopped`)));
+});
