@@ -6,7 +6,7 @@ import { isPrepared } from '../datasets/layout.ts';
 import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, DEFAULT_MAX_TIME_S, sourceFor } from '../prepare/registry.ts';
 import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
-import { connectExamples, defaultRunParticipants, listParticipants, tierParticipants } from '../runner/registry.ts';
+import { connectExamples, defaultRunParticipants, listParticipants, residentParticipants, tierParticipants } from '../runner/registry.ts';
 import { TIERS, tierOptions } from './tiers.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { UserError } from '../util/errors.ts';
@@ -215,13 +215,21 @@ export function registerRun(program: Command): void {
         const tier = tierOptions(o.tier, { dataset: o.dataset, memoryLimit: o.memoryLimit, groups: o.groups });
         Object.assign(o, { dataset: tier.dataset, memoryLimit: tier.memoryLimit, cold: tier.cold, groups: tier.groups });
         if (command.getOptionValueSource('participants') === 'default') {
-          o.participants = tierParticipants(o.tier);
-          if (o.participants.length === 0) throw new UserError(`no participant declares a layout for --tier ${o.tier}; name them with --participants`);
+          const laid = tierParticipants(o.tier);
+          if (laid.length === 0) throw new UserError(`no participant declares a layout for --tier ${o.tier}; name them with --participants`);
+          // Engines that hold their whole index in memory run too, held by the budget from their
+          // first start: each is reported as not fitting, with the kernel's figures.
+          const resident = residentParticipants().filter((n) => !laid.includes(n));
+          o.participants = [...laid, ...resident];
+          if (resident.length > 0)
+            console.error(
+              `--tier ${o.tier}: ${resident.join(', ')} hold their whole index in memory: run under the budget from their first start, to be reported as not fitting (or measured, if they do fit)`,
+            );
           // Never left out silently: the others are named, with how to measure them anyway.
           const others = listParticipants().filter((n) => !o.participants!.includes(n));
           if (others.length > 0)
             console.error(
-              `--tier ${o.tier}: not run, no layout declared for the tier (they keep their index in memory, or were not set up for it): ${others.join(', ')}; name them with --participants to see whether they fit`,
+              `--tier ${o.tier}: not run, no layout for the tier declared (not set up for it, or a server whose memory use was not declared): ${others.join(', ')}; name them with --participants to see whether they fit`,
             );
         }
       }

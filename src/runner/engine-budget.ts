@@ -49,7 +49,7 @@ export class EngineBudget {
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
-    private readonly opts: Pick<RunOptions, 'memoryLimit' | 'connect' | 'threads'>,
+    private readonly opts: Pick<RunOptions, 'memoryLimit' | 'connect' | 'threads' | 'tier'>,
   ) {}
 
   /**
@@ -74,7 +74,10 @@ export class EngineBudget {
    * study measured search over built indexes; a build's memory is recorded apart). Others are
    * held for their whole life. */
   get servingOnly(): boolean {
-    return this.opts.memoryLimit !== undefined && !this.opts.connect?.[this.p.name] && this.p.adapter.reopen !== undefined;
+    // In a named tier an engine that holds its whole index in memory is held from its first
+    // start: a build outside the budget would only delay its verdict by the build's time.
+    const resident = this.opts.tier !== undefined && this.p.settings.registry?.memory === 'resident';
+    return this.opts.memoryLimit !== undefined && !this.opts.connect?.[this.p.name] && this.p.adapter.reopen !== undefined && !resident;
   }
 
   /** What the budget recorded, for the result (null without --memory-limit). */

@@ -30,6 +30,11 @@ export const registrySchema = z
     /** The named tiers of `vecbench run --tier` this participant runs in when --participants is
      * not given: it has a layout meant for the tier (src/commands/tiers.ts). */
     tiers: z.array(z.enum(['disk'])).optional(),
+    /** `resident`: the engine holds its whole index, vectors included, in memory. A named tier's
+     * run (which has a memory budget) runs it too when --participants is not given, held by the
+     * budget from its first start, so that it is reported as not fitting, with the kernel's
+     * figures, rather than left out or built for nothing. */
+    memory: z.enum(['resident']).optional(),
     /** Environment variables that hold a credential of this participant's engine (e.g. the
      * password its client library reads): their values are registered as secrets in every
      * vecbench process (src/util/redact.ts) and masked wherever they would appear. */
@@ -158,6 +163,14 @@ export function defaultRunParticipants(): string[] {
 export function tierParticipants(tier: string): string[] {
   return registry()
     .filter((e) => (e.declares.tiers as string[] | undefined)?.includes(tier))
+    .map((e) => e.name)
+    .sort();
+}
+
+/** The participants that declare they hold their whole index in memory, by name. */
+export function residentParticipants(): string[] {
+  return registry()
+    .filter((e) => e.declares.memory === 'resident')
     .map((e) => e.name)
     .sort();
 }

@@ -313,6 +313,8 @@ test('--tier: an unknown tier, and options that would make the tier another thin
     help.stdout.replace(/\s+/g, ' '),
     /--tier <name> a named tier: .*disk: synthetic-1m-768 \(3 GB of vectors\) under a 1 GiB memory budget per engine/,
   );
-  const { tierParticipants } = await import('../../src/runner/registry.ts');
+  const { residentParticipants, tierParticipants } = await import('../../src/runner/registry.ts');
   assert.deepEqual(tierParticipants('disk'), ['lancedb-disk', 'libsql', 'lucene', 'pgvector', 'qdrant-edge-disk', 'usearch-disk']);
+  // The engines that hold their whole index in memory run too, to be reported as not fitting.
+  assert.deepEqual(residentParticipants(), ['exact', 'faiss', 'hnswlib', 'hnswlib-direct', 'orama', 'qdrant-edge', 'usearch']);
 });
