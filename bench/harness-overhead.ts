@@ -13,7 +13,9 @@
 //     `direct`, the hnswlib-direct participant through the same host (the same headers through
 //     vecbench's own zero-copy addon instead of hnswlib-node); (c) the usearch participant
 //     against bench/native/usearch_loop.cc, C++ over the npm package's headers and NumKong
-//     kernels built as its binding is, searching the index file the participant saved.
+//     kernels built as its binding is, searching the index file the participant saved; (d) the
+//     faiss participant (IndexHNSWFlat) against bench/native/faiss_loop.cc, linked to the same
+//     Debian libfaiss as its addon, searching the index file the participant wrote.
 // --baseline DIR adds the host of another vecbench checkout (e.g. a git worktree of an older
 // commit, its node_modules linked) as one more side, so a change is measured beside its base.
 // Rounds interleave the sides (the order rotates per round), so a neighbour's load hits all
@@ -324,6 +326,38 @@ try {
   sides.push(usearch);
   const usearchCpp = await buildUsearchLoop(tmp, here);
   sides.push(await loopSide('usearch-cpp', usearchCpp, [path.join(usearch.workDir, 'usearch.index'), tmp, String(nq), String(ds.d), String(k)]));
+  // faiss the same way: its participant (IndexHNSWFlat, efSearch) through the host, and a C++
+  // loop linked to the same Debian libfaiss as its addon, searching the file the participant wrote.
+  const faiss = await hostSide('faiss', null, 'faiss', 'efSearch');
+  sides.push(faiss);
+  const faissCpp = path.join(tmp, 'faiss_loop');
+  const fc = spawnSync(
+    'g++',
+    [
+      '-O3',
+      '-m64',
+      '-pthread',
+      '-fopenmp',
+      '-std=gnu++17',
+      '-I',
+      here,
+      path.join(here, 'faiss_loop.cc'),
+      '-o',
+      faissCpp,
+      '-l:libfaiss.a',
+      '-lblas',
+      '-llapack',
+      '-ldl',
+    ],
+    { encoding: 'utf8' },
+  );
+  if (fc.status !== 0) {
+    console.error(
+      `bench:overhead: the faiss loop did not compile (Debian's libfaiss-dev, as the faiss participant's addon needs; \`sudo npm run setup\` installs it): ${(fc.stderr || String(fc.error)).split('\n')[0]}`,
+    );
+    process.exit(2);
+  }
+  sides.push(await loopSide('faiss-cpp', faissCpp, [path.join(faiss.workDir, 'faiss.index'), tmp, String(nq), String(ds.d), String(k)]));
   const hosts = sides.filter((s) => s.overhead);
 
   // Warm-up: the JIT, the hosts' query-vector caches, every side's caches.
@@ -390,12 +424,13 @@ try {
   // (its own hnswlib 0.6.2) beside them; direct/vecbench is what the binding's path costs
   // inside vecbench (the same library, graph and host).
   const pairs: [string, string][] = [
-    ...hosts.filter((s) => s.name !== 'usearch').map((s): [string, string] => [s.name, 'cpp']),
+    ...hosts.filter((s) => s.name !== 'usearch' && s.name !== 'faiss').map((s): [string, string] => [s.name, 'cpp']),
     ['vecbench', 'node-loop'],
     ['node-loop', 'cpp'],
     ['python', 'cpp'],
     ['direct', 'vecbench'],
     ['usearch', 'usearch-cpp'],
+    ['faiss', 'faiss-cpp'],
   ];
   if (values.baseline) pairs.push(['vecbench', 'baseline']);
   console.log(
