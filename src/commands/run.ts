@@ -214,6 +214,7 @@ export function registerRun(program: Command): void {
       if (o.tier !== undefined) {
         const tier = tierOptions(o.tier, { dataset: o.dataset, memoryLimit: o.memoryLimit, groups: o.groups });
         Object.assign(o, { dataset: tier.dataset, memoryLimit: tier.memoryLimit, cold: tier.cold, groups: tier.groups });
+        if (command.getOptionValueSource('loadTimeout') === 'default') o.loadTimeout = tier.loadTimeoutS;
         if (command.getOptionValueSource('participants') === 'default') {
           const laid = tierParticipants(o.tier);
           if (laid.length === 0) throw new UserError(`no participant declares a layout for --tier ${o.tier}; name them with --participants`);

@@ -313,6 +313,10 @@ test('--tier: an unknown tier, and options that would make the tier another thin
     help.stdout.replace(/\s+/g, ' '),
     /--tier <name> a named tier: .*disk: synthetic-1m-768 \(3 GB of vectors\) under a 1 GiB memory budget per engine/,
   );
+  // Its builds are long: a load may take 4 hours unless --load-timeout says otherwise.
+  assert.match(help.stdout.replace(/\s+/g, ' '), /k = 10, 100, 1000; a load may take 4 h \(--load-timeout\)/);
+  const { TIERS } = await import('../../src/commands/tiers.ts');
+  assert.equal(TIERS.disk.loadTimeoutS, 4 * 3600);
   const { residentParticipants, tierParticipants } = await import('../../src/runner/registry.ts');
   assert.deepEqual(tierParticipants('disk'), ['lancedb-disk', 'libsql', 'lucene', 'pgvector', 'qdrant-edge-disk', 'usearch-disk']);
   // The engines that hold their whole index in memory run too, to be reported as not fitting.
