@@ -3,6 +3,7 @@
 // (types only from the result format), shared by the report, which derives the cells, and the
 // runner, which knows before timing which points the cells will read.
 import type { ResultGroup, ResultPoint, View } from '../results/schema.ts';
+import { CELL_SHARES, shareOf } from '../results/readings.ts';
 import type { CurvePoint } from './frontier.ts';
 
 /** Which figure a curve reads: throughput (QPS, higher is better) or latency (p50 ms, lower). */
@@ -26,8 +27,12 @@ export function curvePoint(p: ResultPoint, view: View): CurvePoint {
     calibratedFor: p.calibrated_for,
     low: ci?.[0],
     high: ci?.[1],
-    shortShare: p.short_results / p.queries,
-    lowRecallShare: p.low_recall_share,
+    shares: Object.fromEntries(
+      CELL_SHARES.flatMap((s) => {
+        const v = shareOf(p, s.reading);
+        return v === undefined ? [] : [[s.name, v]];
+      }),
+    ),
     ...(p.io ? { readBytes: p.io.read_bytes_per_query } : {}),
   };
 }

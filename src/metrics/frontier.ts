@@ -63,10 +63,9 @@ export interface CurvePoint {
   /** 95 % interval of value, when measured. */
   low?: number;
   high?: number;
-  /** Share of queries that returned fewer than min(k, matching rows) ids. */
-  shortShare?: number;
-  /** Share of queries whose recall is below 0.5. */
-  lowRecallShare?: number;
+  /** Shares of the point's queries by the cell's name of each (src/results/readings.ts, the
+   * readings with `cell`: short answers, empty answers, recall below 0.5). */
+  shares?: Record<string, number>;
   /** Bytes the engine read from storage per query (where measured: a budget or the cold
    * protocol makes it read). */
   readBytes?: number;
@@ -95,9 +94,8 @@ export interface Cell {
   /** 95 % interval of value (null where the points carry none). */
   low: number | null;
   high: number | null;
-  /** Shares of short answers and of queries under recall 0.5 where the cell was read (above). */
-  shortShare: number | null;
-  lowRecallShare: number | null;
+  /** The points' shares where the cell was read (above), by name; a name the points lack is absent. */
+  shares: Record<string, number>;
   /** Bytes read from storage per query where the cell was read, carried like the shares. */
   readBytes: number | null;
 }
@@ -167,11 +165,7 @@ function logInterpolate(lo: number, hi: number, t: number): number {
 
 const hasInterval = (p: CurvePoint) => Number.isFinite(p.low) && Number.isFinite(p.high) && p.low! > 0 && p.high! > 0;
 
-const shares = (p: CurvePoint | undefined) => ({
-  shortShare: p?.shortShare ?? null,
-  lowRecallShare: p?.lowRecallShare ?? null,
-  readBytes: p?.readBytes ?? null,
-});
+const shares = (p: CurvePoint | undefined) => ({ shares: { ...p?.shares }, readBytes: p?.readBytes ?? null });
 
 /** A cell read at one point: its value and interval. */
 function atPoint(status: CellStatus, p: CurvePoint, maxRecall: number): Cell {
@@ -266,8 +260,12 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
     from: [lo, hi],
     low: both ? logInterpolate(lo.low!, hi.low!, t) : null,
     high: both ? logInterpolate(lo.high!, hi.high!, t) : null,
-    shortShare: lerp(lo.shortShare, hi.shortShare, t),
-    lowRecallShare: lerp(lo.lowRecallShare, hi.lowRecallShare, t),
+    // A share both sides carry, interpolated with the value's weight.
+    shares: Object.fromEntries(
+      Object.keys(lo.shares ?? {})
+        .filter((name) => hi.shares?.[name] !== undefined)
+        .map((name) => [name, lerp(lo.shares![name], hi.shares![name], t)!]),
+    ),
     readBytes: lerp(lo.readBytes, hi.readBytes, t),
   };
 }

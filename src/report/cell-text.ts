@@ -2,7 +2,8 @@
 // its value with interval, and the shares; and the leads and ties of a row.
 import { leads } from '../metrics/frontier.ts';
 import { pairedLead, type Series } from '../metrics/paired.ts';
-import type { DerivedCell } from './cell-types.ts';
+import type { CellShares, DerivedCell } from './cell-types.ts';
+import { CELL_SHARES, READINGS, type Reading } from '../results/readings.ts';
 import { EXACT } from './exact-search.ts';
 
 /** The start of a cell's reason when every point of its curve is flagged. */
@@ -107,13 +108,17 @@ export function fmtShare(x: number | null): string {
   return x > 0 && x < 0.005 ? '<1%' : `${Math.round(x * 100)}%`;
 }
 
-/** The shares beside a cell where any is worth a look (1 % or more), e.g. ` short 4% low 12%`. */
-export function sharesText(c: Pick<DerivedCell, 'short_share' | 'low_recall_share' | 'status'>): string {
+/** The shares beside a cell where any is worth a look (1 % or more), e.g. ` short 4% low 12%`:
+ * each the registry carries into cells (src/results/readings.ts), an optional one (empty
+ * answers) only where it is worth a look itself. A collapsed cell (recall below 0.5 everywhere)
+ * says how many queries were. */
+export function sharesText(c: CellShares & Pick<DerivedCell, 'status'>): string {
   if (c.status === 'collapsed') return ` low ${fmtShare(c.low_recall_share)}`;
-  const short = c.short_share ?? 0;
-  const low = c.low_recall_share ?? 0;
-  if (short < 0.005 && low < 0.005) return '';
-  return ` short ${fmtShare(short)} low ${fmtShare(low)}`;
+  const value = (name: string) => (c as unknown as Record<string, number | null>)[name] ?? 0;
+  if (CELL_SHARES.every((s) => value(s.name) < 0.005)) return '';
+  return CELL_SHARES.filter((s) => !(READINGS[s.reading] as Reading).optional || value(s.name) >= 0.005)
+    .map((s) => ` ${s.short} ${fmtShare(value(s.name))}`)
+    .join('');
 }
 
 /** Bytes read from storage per query beside a cell that measured them, e.g. ` 12.3 MiB/q`. */

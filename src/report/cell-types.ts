@@ -2,6 +2,7 @@
 // and the page read them).
 import type { CellStatus } from '../metrics/frontier.ts';
 import type { Search } from './exact-search.ts';
+import type { READINGS, ReadingName } from '../results/readings.ts';
 
 export type { View } from '../metrics/curve.ts';
 import type { View } from '../metrics/curve.ts';
@@ -14,7 +15,15 @@ export interface BuildReading {
   ci_high: number | null;
 }
 
-export interface DerivedCell {
+/** The shares a cell carries, one field a reading declared with `cell` (src/results/readings.ts):
+ * short_share, empty_share, low_recall_share; null without points (or where its points lack it). */
+export type CellShares = {
+  [K in ReadingName as (typeof READINGS)[K] extends { cell: { name: infer N extends string } } ? N : never]: number | null;
+};
+
+export type DerivedCell = DerivedCellFields & CellShares;
+
+interface DerivedCellFields {
   dataset: string;
   participant: string;
   origin: 'measured' | 'imported';
@@ -52,11 +61,6 @@ export interface DerivedCell {
   max_recall: number | null;
   /** Recall of the point(s) the value was read on. */
   read_recall: number[];
-  /** Where the cell was read (its point(s); without a value, the highest-recall point): the
-   * share of queries that returned fewer than min(k, matching rows) ids, and the share whose
-   * recall is below 0.5. Null without points. */
-  short_share: number | null;
-  low_recall_share: number | null;
   /** Bytes the engine read from storage per query where the cell was read (interpolated like
    * the shares); null where its points measured none (in RAM, warm). */
   read_bytes_per_query: number | null;

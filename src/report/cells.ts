@@ -2,7 +2,8 @@ import { curvePoint, EXCLUDING_FLAGS, TARGETS, viewPoints } from '../metrics/cur
 import { readCell, type Cell, type CurvePoint } from '../metrics/frontier.ts';
 import { leakText } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
-import type { BuildReading, DerivedCell, View } from './cell-types.ts';
+import type { BuildReading, CellShares, DerivedCell, View } from './cell-types.ts';
+import { CELL_SHARES } from '../results/readings.ts';
 import { buildSamples, rememberPoint, rememberSeries, seriesOf } from './cell-series.ts';
 import { ALL_FLAGGED, markLeads } from './cell-text.ts';
 // The cells' types and text live beside this file; their users take them from here.
@@ -112,8 +113,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       ci_high: null,
       max_recall: null,
       read_recall: [],
-      short_share: null,
-      low_recall_share: null,
+      ...cellShares({}),
       read_bytes_per_query: null,
     };
     if (g.status === 'not_asked' || g.status === 'unsupported') {
@@ -127,8 +127,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
     }
     const cellOut: DerivedCell = {
       ...base,
-      short_share: cell.shortShare,
-      low_recall_share: cell.lowRecallShare,
+      ...cellShares(cell.shares),
       read_bytes_per_query: cell.readBytes,
       status: cell.status,
       value: cell.value,
@@ -193,6 +192,11 @@ export function groupLeak(g: ResultGroup): string | null {
 
 /** The cells of the given views (default throughput, which the tables print; `report --json`
  * asks for both). */
+/** Every share a cell carries (src/results/readings.ts), null where the points lack it. */
+function cellShares(shares: Record<string, number>): CellShares {
+  return Object.fromEntries(CELL_SHARES.map((c) => [c.name, shares[c.name] ?? null])) as CellShares;
+}
+
 export function deriveCells(results: ResultFile[], views: readonly View[] = ['throughput']): DerivedCell[] {
   const cells: DerivedCell[] = [];
   for (const r of results) {

@@ -42,7 +42,7 @@ export function renderTable(allCells: DerivedCell[]): string {
       ? '; MiB/q: bytes the engine read from storage per query where the cell was read (a memory budget or the cold protocol)'
       : '';
     out.push(
-      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low: shares of queries with a short answer / recall below 0.5 where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${reads}`,
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low (/ empty): shares of queries with a short answer / recall below 0.5 (/ no id at all) where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${reads}`,
     );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));

@@ -20,6 +20,9 @@ export interface Reading {
   optional?: true;
   /** Shown in the page's point tip. */
   tip?: boolean;
+  /** Carried into the table's cells as a share of the point's queries (a count divided by
+   * them): the cell's field `name`, `short` beside the cell in the terminal table. */
+  cell?: { name: string; short: string };
 }
 
 export const READINGS = {
@@ -38,6 +41,7 @@ export const READINGS = {
     kind: 'count',
     better: 'lower',
     tip: true,
+    cell: { name: 'short_share', short: 'short' },
   },
   empty_results: {
     label: 'empty results',
@@ -46,6 +50,7 @@ export const READINGS = {
     better: 'lower',
     optional: true,
     tip: true,
+    cell: { name: 'empty_share', short: 'empty' },
   },
   low_recall_share: {
     label: 'queries under recall 0.5',
@@ -53,6 +58,7 @@ export const READINGS = {
     kind: 'share',
     better: 'lower',
     tip: true,
+    cell: { name: 'low_recall_share', short: 'low' },
   },
   unknown_ids: { label: 'unknown ids', means: 'returned ids that are no row of the dataset', kind: 'count', better: 'lower' },
   duplicate_ids: { label: 'duplicate ids', means: 'ids returned twice in one answer', kind: 'count', better: 'lower' },
@@ -71,6 +77,19 @@ export function readingsOf(p: StoredReadings): StoredReadings {
   const out: Partial<Record<ReadingName, number>> = {};
   for (const name of READING_NAMES) if (p[name] !== undefined) out[name] = p[name];
   return out as StoredReadings;
+}
+
+/** The readings a table cell carries, each as a share of the point's queries, in declared order. */
+export const CELL_SHARES = READING_NAMES.flatMap((reading) => {
+  const r = READINGS[reading] as Reading;
+  return r.cell ? [{ reading, name: r.cell.name, short: r.cell.short, label: r.label }] : [];
+});
+
+/** A point's share of `reading` (a count over its queries), or undefined where it lacks it. */
+export function shareOf(p: StoredReadings & { queries: number }, reading: ReadingName): number | undefined {
+  const v = p[reading];
+  if (v === undefined) return undefined;
+  return (READINGS[reading] as Reading).kind === 'count' ? v / p.queries : v;
 }
 
 /** Every declared reading, as this version computes them (a stored point of an older result

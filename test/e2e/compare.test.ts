@@ -31,6 +31,7 @@ function cell(over: Partial<DerivedCell> = {}): DerivedCell {
     ci_high: 1020,
     short_share: 0,
     low_recall_share: 0,
+    empty_share: 0,
     read_bytes_per_query: null,
     lead: 1,
     lead_ci: null,

@@ -218,6 +218,26 @@ test('a group under recall 0.5 at every knob reads collapsed with its short shar
   assert.match(text, /^sel1-clustered\/10\s+0\.90\s+\S+ .* short 4% low 12%$/m);
 });
 
+test('a share the registry carries into cells: empty answers shown where they are worth a look, absent in results from before it', () => {
+  const [r] = fixtureResults();
+  const src = r.groups.find((g) => g.key === 'none/10')!;
+  assert.ok(
+    src.points.every((p) => p.empty_results === undefined),
+    'the fixture predates empty_results',
+  );
+  const before = deriveCells([{ ...r, groups: [src] }]);
+  assert.ok(before.every((c) => c.empty_share === null));
+  // 6 of 100 queries short, 5 of them with no id at all.
+  const empty = { ...structuredClone(src), points: src.points.map((p) => ({ ...p, queries: 100, short_results: 6, empty_results: 5, low_recall_share: 0 })) };
+  const cells = deriveCells([{ ...r, groups: [empty] }]).filter((c) => c.value !== null);
+  assert.ok(cells.length > 0);
+  for (const c of cells) {
+    assert.equal(c.empty_share, 0.05);
+    assert.equal(c.short_share, 0.06);
+  }
+  assert.match(renderTable(cells), /^none\/10\s+0\.\d\d\s+\S.* short 6% empty 5% low 0%$/m);
+});
+
 test('bytes read from storage per query stand beside the cells that measured them, and the header says what they are', () => {
   const r = exactSearchFixture();
   const src = r.groups.find((g) => g.key === 'none/10')!;

@@ -19,6 +19,7 @@ export function cell(participant: string, value: number | null, low: number | nu
     ci_high: high,
     short_share: null,
     low_recall_share: null,
+    empty_share: null,
     read_bytes_per_query: null,
     lead: null,
     lead_ci: null,

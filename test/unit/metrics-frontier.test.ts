@@ -16,33 +16,32 @@ function p(recall: number, value: number, ladderIndex = 0, knobs: CurvePoint['kn
 describe('readCell: short answers and low-recall queries beside the cell', () => {
   const sp = (recall: number, value: number, shortShare: number, lowRecallShare: number, i: number): CurvePoint => ({
     ...p(recall, value, i),
-    shortShare,
-    lowRecallShare,
+    shares: { short_share: shortShare, low_recall_share: lowRecallShare },
   });
 
   test('a cell read at a point carries its shares; an interpolated one interpolates them', () => {
     const at = readCell([sp(0.9, 1000, 0.1, 0.2, 0), sp(0.95, 800, 0.05, 0.1, 1)], 0.95, 'higher');
     assert.equal(at.status, 'point');
-    assert.equal(at.shortShare, 0.05);
-    assert.equal(at.lowRecallShare, 0.1);
+    assert.equal(at.shares.short_share, 0.05);
+    assert.equal(at.shares.low_recall_share, 0.1);
     const mid = readCell([sp(0.94, 1000, 0.1, 0.2, 0), sp(0.96, 800, 0.05, 0.1, 1)], 0.95, 'higher');
     assert.equal(mid.status, 'interpolated');
-    close(mid.shortShare, 0.075, 'short share');
-    close(mid.lowRecallShare, 0.15, 'low-recall share');
+    close(mid.shares.short_share, 0.075, 'short share');
+    close(mid.shares.low_recall_share, 0.15, 'low-recall share');
   });
 
   test('a collapsed cell carries the shares of its highest-recall point', () => {
     const c = readCell([sp(0.1, 5000, 0.9, 1, 0), sp(0.4, 900, 0.6, 0.7, 1)], 0.9, 'higher');
     assert.equal(c.status, 'collapsed');
     assert.equal(c.value, null);
-    assert.equal(c.shortShare, 0.6);
-    assert.equal(c.lowRecallShare, 0.7);
+    assert.equal(c.shares.short_share, 0.6);
+    assert.equal(c.shares.low_recall_share, 0.7);
   });
 
   test('points without shares give null shares', () => {
     const c = readCell([p(0.95, 800)], 0.95, 'higher');
-    assert.equal(c.shortShare, null);
-    assert.equal(c.lowRecallShare, null);
+    assert.equal(c.shares.short_share, undefined);
+    assert.equal(c.shares.low_recall_share, undefined);
   });
   test('bytes read from storage per query are carried like the shares: at a point, interpolated, or from the best point', () => {
     const rp = (recall: number, value: number, readBytes: number, i: number): CurvePoint => ({ ...p(recall, value, i), readBytes });

@@ -17,6 +17,7 @@ import {
 } from '../cells.ts';
 import { EXACT } from '../exact-search.ts';
 import type { ResultFile } from '../../results/schema.ts';
+import { CELL_SHARES } from '../../results/readings.ts';
 
 const STATUS_TEXT: Record<string, string> = {
   calibrated: 'a measured point within ±0.005 of the target recall, at knobs calibrated for it: the best frontier value at its recall or above',
@@ -80,14 +81,20 @@ function cellHtml(
   if (!c) return `<td class="cell st-missing" ${key} data-status="missing" data-search="${search}" title="no result for this group">—</td>`;
   const data =
     `${key} data-status="${c.status}" data-value="${c.value ?? ''}" data-lead="${c.lead ?? ''}" data-max-recall="${c.max_recall ?? ''}"` +
-    ` data-short-share="${c.short_share ?? ''}" data-low-recall-share="${c.low_recall_share ?? ''}" data-read-bytes="${c.read_bytes_per_query ?? ''}"` +
+    CELL_SHARES.map((s) => ` data-${s.name.replace(/_/g, '-')}="${(c as unknown as Record<string, unknown>)[s.name] ?? ''}"`).join('') +
+    ` data-read-bytes="${c.read_bytes_per_query ?? ''}"` +
     ` data-ci-low="${c.ci_low ?? ''}" data-ci-high="${c.ci_high ?? ''}" data-tie="${c.tie ? 1 : 0}"${c.builds ? ` data-builds="${c.builds.length}"` : ''} data-search="${c.search}"` +
     ` data-strategy="${esc(c.strategy ?? '')}"`;
   const status = c.status === 'calibrated' ? `calibrated for ${target.toFixed(2)}: ${STATUS_TEXT.calibrated}` : (STATUS_TEXT[c.status] ?? c.status);
   const lines = [`${status}${c.reason ? ` — ${c.reason}` : ''}`];
   if (c.why) lines.push(`why: ${c.why}`);
   if (c.strategy) lines.push(`how the engine answered: ${c.strategy}`);
-  if (c.short_share !== null) lines.push(`queries with a short answer: ${fmtShare(c.short_share)}; with recall below 0.5: ${fmtShare(c.low_recall_share)}`);
+  // The shares the registry carries into cells, each under its reading's label.
+  const shareLines = CELL_SHARES.flatMap((s) => {
+    const v = (c as unknown as Record<string, number | null>)[s.name];
+    return v === null || v === undefined ? [] : [`${s.label}: ${fmtShare(v)}`];
+  });
+  if (shareLines.length > 0) lines.push(shareLines.join('; '));
   if (c.read_bytes_per_query !== null) lines.push(`read from storage per query: ${readText(c).trim().replace('MiB/q', 'MiB')}`);
   if (c.value !== null) lines.push(...valueTitle(c));
   lines.push(...buildsTitle(c));
