@@ -31,9 +31,9 @@ export const TIERS: Record<string, Tier> = {
     cold: true,
     // k = 10, 100, 1000: the published study's lead grew with k, as rereads from disk do.
     groups: ['none/10', 'none/100', 'none/1000', 'cat10/10', 'cat100/10'],
-    // A graph's build of 1M x 768 on two cores runs for tens of minutes (Qdrant Edge's was still
-    // under way after 25 on a busy test VM): 4 hours leaves room for the slower builds (DiskANN in
-    // libSQL, pgvector's HNSW) without hiding a hang.
+    // A graph's build of 1M x 768 on two cores runs for tens of minutes (one was still under way
+    // after 25 on a busy test VM; docs/method.md, "The disk tier"): 4 hours leaves room for the
+    // slower builds without hiding a hang.
     loadTimeoutS: 4 * 3600,
     why: 'synthetic-1m-768 (3 GB of vectors) under a 1 GiB memory budget per engine (page cache counted), the cold protocol, k = 10, 100, 1000; a load may take 4 h (--load-timeout)',
   },
