@@ -22,7 +22,7 @@ import {
   filterKey,
   readColumns,
   SetupNeeded,
-  UserError,
+  filterClauses as sdkClauses,
   writeColumns,
   type AttrName,
   type EngineSession,
@@ -136,26 +136,13 @@ export function autoPqM(d: number): number {
 /** Column slots of the addon's search: a filter reads at most this many attributes. */
 const SLOTS = 6;
 
-/** A filter as (slot, lo, hi) triples, all of which a row must pass (lo <= v < hi), and the
- * attribute each slot holds: the addon takes SLOTS columns, fewer than there are attributes, so
- * each filter names the ones it reads. */
+/** A filter as the SDK's (slot, lo, hi) triples over at most SLOTS attributes (the addon takes
+ * SLOTS columns, fewer than there are attributes, so each filter names the ones it reads), its
+ * bounds clamped to int32 as the addon compares them. */
 export function filterClauses(f: FilterExpr): { clauses: Int32Array; fields: AttrName[] } {
-  const out: number[] = [];
-  const fields: AttrName[] = [];
-  const walk = (e: FilterExpr) => {
-    if (e.op === 'and') for (const a of e.args) walk(a);
-    else {
-      if (!ATTRIBUTES.includes(e.field)) throw new UserError(`faiss: filter field ${String(e.field)} is not an attribute (${ATTRIBUTES.join(', ')})`);
-      if (!fields.includes(e.field)) fields.push(e.field);
-      const slot = fields.indexOf(e.field);
-      if (slot >= SLOTS) throw new UserError(`faiss: a filter reads at most ${SLOTS} attributes; this one reads ${fields.join(', ')}`);
-      const clamp = (v: number) => Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, v));
-      if (e.op === 'eq') out.push(slot, clamp(e.value), clamp(e.value + 1));
-      else out.push(slot, clamp(e.gte), clamp(e.lt));
-    }
-  };
-  walk(f);
-  return { clauses: Int32Array.from(out), fields };
+  const { clauses, fields } = sdkClauses(f, 'faiss', SLOTS);
+  const clamp = (v: number) => Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, v));
+  return { clauses: Int32Array.from(clauses, clamp), fields };
 }
 
 type Columns = Record<AttrName, Int32Array>;

@@ -16,16 +16,15 @@ import {
   ATTRIBUTES,
   RowColumns,
   besideSource,
-  compileFilter,
+  keptIds,
+  NativeFilters,
+  timedNativePass,
   declaredStrategy,
   fileBytes,
   filterKey,
   packageVersion,
   SetupNeeded,
-  UserError,
-  type AttrName,
   type EngineSession,
-  type FilterExpr,
   type Knobs,
   type Participant,
   type RowBatch,
@@ -97,34 +96,6 @@ function addon(): Addon {
   return loaded;
 }
 
-/** A filter as the addon takes it: (slot, lo, hi) triples a label must all pass (lo <= v < hi,
- * exact in float64 for any int32 value), the attribute column of each slot, and the same
- * filter as a JS predicate for the re-check of the (at most k) returned labels. */
-export interface CompiledFilter {
-  clauses: Float64Array;
-  fields: AttrName[];
-  pred: RowPredicate;
-}
-
-export function filterClauses(f: FilterExpr): { clauses: Float64Array; fields: AttrName[] } {
-  const out: number[] = [];
-  const fields: AttrName[] = [];
-  const walk = (e: FilterExpr) => {
-    if (e.op === 'and') {
-      for (const a of e.args) walk(a);
-      return;
-    }
-    if (!ATTRIBUTES.includes(e.field)) throw new UserError(`hnswlib-direct: filter field ${String(e.field)} is not an attribute (${ATTRIBUTES.join(', ')})`);
-    if (!fields.includes(e.field)) fields.push(e.field);
-    const slot = fields.indexOf(e.field);
-    // An int32 column equals an integer v exactly when v <= x < v + 1; no int32 equals any other.
-    if (e.op === 'eq') out.push(slot, ...(Number.isInteger(e.value) ? [e.value, e.value + 1] : [1, 0]));
-    else out.push(slot, e.gte, e.lt);
-  };
-  walk(f);
-  return { clauses: Float64Array.from(out), fields };
-}
-
 /** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
 const INDEX_FILE = 'hnswlib.index';
 /** The adapter's side of a row: attribute columns and live / deleted flags, by label. */
@@ -141,7 +112,7 @@ class HnswDirectSession implements EngineSession {
   private capacity: number;
   private count: number;
   private ef = 10;
-  private readonly filters = new Map<string, CompiledFilter>();
+  private readonly filters = new NativeFilters('hnswlib-direct', () => this.rows.cols);
   /** The files in workDir lag behind the index in memory. */
   private dirty = true;
   /** One label for the per-row addPoints calls (the addon reads it in place). */
@@ -290,66 +261,20 @@ class HnswDirectSession implements EngineSession {
     this.native.setEf(this.handle, this.ef);
   }
 
-  private compiled(filter: FilterExpr): CompiledFilter {
-    const key = filterKey(filter);
-    let c = this.filters.get(key);
-    if (!c) {
-      if (this.filters.size >= 4096) this.filters.clear();
-      c = { ...filterClauses(filter), pred: compileFilter(filter, this.rows.cols) };
-      this.filters.set(key, c);
-    }
-    return c;
-  }
-
-  /** Labels that are live and pass the filter: hnswlib applied both already; re-checking k
-   * labels costs nothing and guards the contract. */
-  private kept(ids: Int32Array, pred: RowPredicate | null): Int32Array {
-    const live = this.rows.live;
-    let j = 0;
-    while (j < ids.length && live[ids[j]] === 1 && (pred === null || pred(ids[j]))) j++;
-    return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
-  }
-
-  /** A pass timed in C++, query by query (timedSearch), so the figure is the library's search
-   * and not the call from JS around each one (docs/measurement.md, "Harness overhead"). Requests
-   * of one k whose filters, if any, read the same fields (a query group's) go in one call;
-   * anything else is searched one request at a time, each timed here. */
+  /** A pass timed in C++, query by query (the SDK's timedNativePass over timedSearch). */
   async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
-    const n = requests.length;
-    const errors = new Array<string | null>(n).fill(null);
-    const k = Math.min(requests[0]?.k ?? 0, this.capacity);
-    const compiled = requests.map((r) => (r.filter === null ? null : this.compiled(r.filter)));
-    const fields = compiled[0]?.fields.join() ?? null;
-    const uniform =
-      this.count > 0 &&
-      requests.every(
-        (r, i) => r.k === requests[0].k && (compiled[i]?.fields.join() ?? null) === fields && compiled[i]?.clauses.length === compiled[0]?.clauses.length,
-      );
-    if (!uniform) {
-      const results: ArrayLike<number>[] = [];
-      const latenciesMs = new Float64Array(n);
-      const t0 = performance.now();
-      for (let i = 0; i < n; i++) {
-        const s = performance.now();
-        results.push(await this.search(requests[i]));
-        latenciesMs[i] = performance.now() - s;
-      }
-      return { results, latenciesMs, errors, wallS: (performance.now() - t0) / 1000 };
-    }
-    const queries = new Float32Array(n * this.d);
-    for (let i = 0; i < n; i++) queries.set(requests[i].vector, i * this.d);
-    const first = compiled[0];
-    let clauses: Float64Array | null = null;
-    if (first !== null) {
-      clauses = new Float64Array(n * first.clauses.length);
-      for (let i = 0; i < n; i++) clauses.set(compiled[i]!.clauses, i * first.clauses.length);
-    }
-    const cols = first === null ? [] : first.fields.map((a) => this.rows.cols[a]);
-    const t0 = performance.now();
-    const [labels, offsets, ns] = this.native.timedSearch(this.handle, queries, k, clauses, ...cols);
-    const wallS = (performance.now() - t0) / 1000;
-    const results = Array.from({ length: n }, (_, i) => this.kept(labels.subarray(offsets[i], offsets[i + 1]), compiled[i]?.pred ?? null));
-    return { results, latenciesMs: ns.map((x) => x / 1e6), errors, wallS };
+    return timedNativePass(
+      {
+        d: this.d,
+        filters: this.filters,
+        live: this.rows.live,
+        empty: this.count === 0,
+        kOf: (k) => Math.min(k, this.capacity),
+        timedSearch: (queries, k, clauses, cols) => this.native.timedSearch(this.handle, queries, k, clauses, ...cols),
+        search: (r) => this.search(r),
+      },
+      requests,
+    );
   }
 
   async search(request: SearchRequest): Promise<ArrayLike<number>> {
@@ -362,7 +287,7 @@ class HnswDirectSession implements EngineSession {
     if (request.filter === null) {
       ids = this.native.search(this.handle, request.vector, k);
     } else {
-      const c = this.compiled(request.filter);
+      const c = this.filters.get(request.filter);
       pred = c.pred;
       const cols = this.rows.cols;
       const f = c.fields;
@@ -371,7 +296,7 @@ class HnswDirectSession implements EngineSession {
       else if (f.length === 2) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]], cols[f[1]]);
       else ids = this.native.search(this.handle, request.vector, k, c.clauses, ...f.map((a) => cols[a]));
     }
-    return this.kept(ids, pred);
+    return keptIds(ids, this.rows.live, pred);
   }
 
   async explain(request: SearchRequest): Promise<string> {

@@ -22,7 +22,7 @@ const GIB = 1 << 30;
 
 export const TIERS: Record<string, Tier> = {
   disk: {
-    // 1M x 768 float32: 3 GB of vectors, generated to disk, 1,000 queries.
+    // 1M x 768 float32: 3 GB of vectors, generated to disk, 10,000 queries.
     dataset: 'synthetic-1m-768',
     // A third of the vectors: the data is at least 3x the budget on any engine, so a graph over
     // full vectors cannot stay in memory and the layouts made for disk are what is measured.

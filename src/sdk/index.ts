@@ -11,6 +11,10 @@ export { SetupNeeded, UserError } from '../util/errors.ts';
 export { compileFilter, declaredStrategy, firstNonUnitRow, packageVersion, type RowPredicate } from '../adapters/kit.ts';
 // Filters as query text: SQL with bound values (? or $n) or an expression with its values written in.
 export { filterLiteral, filterSql } from '../adapters/filter-text.ts';
+// Filters as (column slot, lo, hi) triples over attribute columns, for a native addon to evaluate.
+export { filterClauses } from '../adapters/filter-clauses.ts';
+// A native addon's filters compiled once, and its passes timed in C++ query by query.
+export { keptIds, NativeFilters, timedNativePass } from '../adapters/native-pass.ts';
 // Search knobs declared once (Participant.knobs) with the schema of their values; the harness checks them.
 export { choiceKnob, intKnob, knobWith } from '../adapters/knobs.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.

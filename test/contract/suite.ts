@@ -54,6 +54,7 @@ export const SHARED_IN_OWN_FILE: Readonly<Record<string, string>> = {
   'redis-q8': 'participant-redis.test.ts',
   'sqlite-vec': 'participant-sqlite-vec.test.ts',
   usearch: 'participant-usearch.test.ts',
+  'usearch-direct': 'participant-usearch-direct.test.ts',
   weaviate: 'participant-weaviate.test.ts',
   zvec: 'participant-zvec.test.ts',
 };

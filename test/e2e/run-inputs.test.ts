@@ -320,5 +320,5 @@ test('--tier: an unknown tier, and options that would make the tier another thin
   const { residentParticipants, tierParticipants } = await import('../../src/runner/registry.ts');
   assert.deepEqual(tierParticipants('disk'), ['lancedb-disk', 'libsql', 'lucene', 'pgvector', 'qdrant-edge-disk', 'usearch-disk']);
   // The engines that hold their whole index in memory run too, to be reported as not fitting.
-  assert.deepEqual(residentParticipants(), ['exact', 'faiss', 'hnswlib', 'hnswlib-direct', 'orama', 'qdrant-edge', 'usearch']);
+  assert.deepEqual(residentParticipants(), ['exact', 'faiss', 'hnswlib', 'hnswlib-direct', 'orama', 'qdrant-edge', 'usearch', 'usearch-direct']);
 });

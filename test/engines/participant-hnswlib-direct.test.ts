@@ -12,7 +12,8 @@ import { passes, STANDARD_KINDS } from '../../src/datasets/groups.ts';
 import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
-import { ADDON_PATH, filterClauses, loadAddon } from '../../participants/hnswlib-direct/adapter.ts';
+import { ADDON_PATH, loadAddon } from '../../participants/hnswlib-direct/adapter.ts';
+import { filterClauses } from '../../src/sdk/index.ts';
 
 let opened: Awaited<ReturnType<typeof openOnSynthetic>>;
 
@@ -123,14 +124,17 @@ test('k larger than the index, and a filter keeping few rows, return short resul
 });
 
 test('filters become native clauses: eq as [v, v+1), range as given, and over their own columns', () => {
-  const f = filterClauses({
-    op: 'and',
-    args: [
-      { op: 'eq', field: 'cat10', value: 4 },
-      { op: 'range', field: 'num', gte: -5, lt: 2 ** 31 },
-      { op: 'eq', field: 'cat10', value: 2.5 },
-    ],
-  });
+  const f = filterClauses(
+    {
+      op: 'and',
+      args: [
+        { op: 'eq', field: 'cat10', value: 4 },
+        { op: 'range', field: 'num', gte: -5, lt: 2 ** 31 },
+        { op: 'eq', field: 'cat10', value: 2.5 },
+      ],
+    },
+    'hnswlib-direct',
+  );
   assert.deepEqual(f.fields, ['cat10', 'num']);
   assert.deepEqual(Array.from(f.clauses), [0, 4, 5, 1, -5, 2 ** 31, 0, 1, 0]);
 });

@@ -115,7 +115,7 @@ describe("the dimension is part of a synthetic set's name", () => {
     for (let j = 0; j < 768; j++) s += wide.base[j] ** 2;
     assert.ok(Math.abs(s - 1) < 1e-5, `row 0 has squared norm ${s}`);
     assert.equal(parseSyntheticName('synthetic-20k')!.d, 128);
-    assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 1000, d: 768 });
+    assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 10_000, d: 768 });
     assert.equal(parseSyntheticName('synthetic-1m-768x'), null);
     // The intrinsic dimension: -i<L>, with or without the dimension before it.
     assert.deepEqual(parseSyntheticName('synthetic-20k-128-i64'), { n: 20_000, nq: 10_000, d: 128, intrinsic: 64 });
@@ -139,7 +139,7 @@ describe("the dimension is part of a synthetic set's name", () => {
       );
   });
 
-  test('a set generated to disk block by block has the rows and queries generateSynthetic makes, and 1,000 queries above 1 GiB', async () => {
+  test('a set generated to disk block by block has the rows and queries generateSynthetic makes, and 10,000 queries above 1 GiB as below', async () => {
     const mem = generateSynthetic(3000, 200, { d: 16 });
     const streamed = await prepareSyntheticStreamed(dir, 'streamed-3000-16', 3000, 200, { d: 16, quiet: true });
     assert.deepEqual([streamed.n, streamed.d, streamed.nq, streamed.metric], [3000, 16, 200, 'ip']);
@@ -151,9 +151,10 @@ describe("the dimension is part of a synthetic set's name", () => {
     assert.ok(streamed.attrs.cluster.every((c) => c >= 0 && c < 50));
     // Reading it back checks every file's sha256.
     assert.equal((await loadDataset(dir, 'streamed-3000-16')).n, 3000);
-    // synthetic-1m-768 is 3 GB of base: made to disk, with 1,000 queries; synthetic-1m (512 MB) in memory.
+    // synthetic-1m-768 is 3 GB of base: made to disk, synthetic-1m (512 MB) in memory, each
+    // with 10,000 queries (the disk tier's cold protocol asks each query once in ten slices).
     assert.ok(1_000_000 * 768 * 4 > STREAM_ABOVE_BYTES && 1_000_000 * 128 * 4 <= STREAM_ABOVE_BYTES);
-    assert.equal(parseSyntheticName('synthetic-1m-768')!.nq, 1000);
+    assert.equal(parseSyntheticName('synthetic-1m-768')!.nq, 10_000);
     assert.equal(parseSyntheticName('synthetic-1m')!.nq, 10_000);
   });
 

@@ -10,26 +10,17 @@
  *
  * One handle per index: its space (l2 or ip, which must outlive the index) and the index. A
  * handle serves one thread (every search thread of the harness reopens its own). */
-#include <node_api.h>
-
 #include <chrono>
-#include <cstdint>
-#include <cstring>
-#include <exception>
 #include <fstream>
 #include <queue>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "hnswlib.h"
+#include "napi_args.h"
 
 namespace {
 
+using namespace vecbench_napi;
 using Index = hnswlib::HierarchicalNSW<float>;
-
-/** Columns a filter may read at once (vecbench has ten attributes). */
-constexpr size_t MAX_COLUMNS = 16;
 
 struct Handle {
   hnswlib::SpaceInterface<float>* space = nullptr;
@@ -44,41 +35,9 @@ struct Handle {
   ~Handle() { release(); }
 };
 
-struct Failure {
-  std::string message;
-};
-
-[[noreturn]] void fail(const std::string& m) { throw Failure{m}; }
-
-void check(napi_env env, napi_status s) {
-  if (s != napi_ok) {
-    const napi_extended_error_info* info = nullptr;
-    napi_get_last_error_info(env, &info);
-    fail(info && info->error_message ? info->error_message : "N-API call failed");
-  }
-}
-
-/* Runs a binding body; hnswlib's and the arguments' errors become JS exceptions. */
 template <typename F>
-napi_value guarded(napi_env env, F body) {
-  try {
-    return body();
-  } catch (const Failure& f) {
-    napi_throw_error(env, nullptr, ("hnswlib addon: " + f.message).c_str());
-  } catch (const std::exception& e) {
-    napi_throw_error(env, nullptr, (std::string("hnswlib: ") + e.what()).c_str());
-  }
-  return nullptr;
-}
-
-/* The call's arguments: at least `want`, at most `most` (the rest come back null). */
-std::vector<napi_value> args(napi_env env, napi_callback_info info, size_t want, size_t most) {
-  std::vector<napi_value> a(most, nullptr);
-  size_t got = most;
-  check(env, napi_get_cb_info(env, info, &got, a.data(), nullptr, nullptr));
-  if (got < want) fail("expected at least " + std::to_string(want) + " arguments, got " + std::to_string(got));
-  a.resize(std::min(got, most));
-  return a;
+napi_value guard(napi_env env, F body) {
+  return guarded(env, "hnswlib addon", "hnswlib", body);
 }
 
 Handle* handleOf(napi_env env, napi_value v) {
@@ -89,55 +48,6 @@ Handle* handleOf(napi_env env, napi_value v) {
   return h;
 }
 
-double number(napi_env env, napi_value v, const char* what) {
-  double x;
-  if (napi_get_value_double(env, v, &x) != napi_ok) fail(std::string(what) + " must be a number");
-  return x;
-}
-
-/* A non-negative integer argument (sizes, labels, counts). */
-size_t count(napi_env env, napi_value v, const char* what) {
-  double x = number(env, v, what);
-  if (!(x >= 0) || x > 9007199254740991.0 || x != (double)(size_t)x) fail(std::string(what) + " must be a non-negative integer");
-  return (size_t)x;
-}
-
-bool flag(napi_env env, napi_value v, const char* what) {
-  bool b = false;
-  if (napi_get_value_bool(env, v, &b) != napi_ok) fail(std::string(what) + " must be a boolean");
-  return b;
-}
-
-std::string text(napi_env env, napi_value v, const char* what) {
-  size_t len = 0;
-  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) fail(std::string(what) + " must be a string");
-  std::string s(len, '\0');
-  check(env, napi_get_value_string_utf8(env, v, s.data(), len + 1, &len));
-  return s;
-}
-
-bool isNull(napi_env env, napi_value v) {
-  if (v == nullptr) return true;
-  napi_valuetype t;
-  check(env, napi_typeof(env, v, &t));
-  return t == napi_null || t == napi_undefined;
-}
-
-/* A typed array's elements in place (valid while the call runs); null/undefined gives {nullptr, 0}. */
-template <typename T>
-std::pair<const T*, size_t> view(napi_env env, napi_value v, napi_typedarray_type want, const char* what, bool optional = false) {
-  if (optional && isNull(env, v)) return {nullptr, 0};
-  bool is = false;
-  if (v != nullptr) check(env, napi_is_typedarray(env, v, &is));
-  if (!is) fail(std::string(what) + " must be a typed array");
-  napi_typedarray_type type;
-  size_t length;
-  void* data;
-  check(env, napi_get_typedarray_info(env, v, &type, &length, &data, nullptr, nullptr));
-  if (type != want) fail(std::string(what) + " has the wrong element type");
-  return {static_cast<const T*>(data), length};
-}
-
 hnswlib::SpaceInterface<float>* makeSpace(const std::string& space, size_t dim) {
   if (dim < 1) fail("dim must be positive");
   if (space == "l2") return new hnswlib::L2Space(dim);
@@ -145,26 +55,9 @@ hnswlib::SpaceInterface<float>* makeSpace(const std::string& space, size_t dim) 
   fail("space must be 'l2' or 'ip', got '" + space + "'");
 }
 
-napi_value wrap(napi_env env, Handle* h) {
-  napi_value out;
-  napi_status s = napi_create_external(
-      env, h, [](napi_env, void* p, void*) { delete static_cast<Handle*>(p); }, nullptr, &out);
-  if (s != napi_ok) {
-    delete h;
-    check(env, s);
-  }
-  return out;
-}
-
-napi_value undefined(napi_env env) {
-  napi_value u;
-  check(env, napi_get_undefined(env, &u));
-  return u;
-}
-
 /* create(space, dim, maxElements, M, efConstruction, seed, allowReplaceDeleted) */
 napi_value Create(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 7, 7);
     std::string space = text(env, a[0], "space");
     size_t dim = count(env, a[1], "dim"), maxElements = count(env, a[2], "maxElements");
@@ -185,7 +78,7 @@ napi_value Create(napi_env env, napi_callback_info info) {
 
 /* load(space, dim, path, allowReplaceDeleted): an index save() or hnswlib-node's writeIndex wrote. */
 napi_value Load(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 4, 4);
     std::string space = text(env, a[0], "space");
     size_t dim = count(env, a[1], "dim");
@@ -212,7 +105,7 @@ napi_value Load(napi_env env, napi_callback_info info) {
 
 /* save(h, path): hnswlib's own format (saveIndex, what hnswlib-node's writeIndex writes). */
 napi_value Save(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 2, 2);
     handleOf(env, a[0])->index->saveIndex(text(env, a[1], "path"));
     return undefined(env);
@@ -222,7 +115,7 @@ napi_value Save(napi_env env, napi_callback_info info) {
 /* addPoints(h, vectors, labels, replaceDeleted): adds (or, for a live label, updates) each row
  * in order, exactly as one addPoint call per row; vectors are read in place. */
 napi_value AddPoints(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 3, 4);
     Handle* h = handleOf(env, a[0]);
     auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
@@ -239,7 +132,7 @@ napi_value AddPoints(napi_env env, napi_callback_info info) {
 
 /* markDelete(h, label) / unmarkDelete(h, label): hnswlib throws for a label it does not hold. */
 napi_value MarkDelete(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 2, 2);
     handleOf(env, a[0])->index->markDelete(count(env, a[1], "label"));
     return undefined(env);
@@ -247,7 +140,7 @@ napi_value MarkDelete(napi_env env, napi_callback_info info) {
 }
 
 napi_value UnmarkDelete(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 2, 2);
     handleOf(env, a[0])->index->unmarkDelete(count(env, a[1], "label"));
     return undefined(env);
@@ -255,7 +148,7 @@ napi_value UnmarkDelete(napi_env env, napi_callback_info info) {
 }
 
 napi_value Resize(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 2, 2);
     handleOf(env, a[0])->index->resizeIndex(count(env, a[1], "maxElements"));
     return undefined(env);
@@ -263,7 +156,7 @@ napi_value Resize(napi_env env, napi_callback_info info) {
 }
 
 napi_value SetEf(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 2, 2);
     handleOf(env, a[0])->index->setEf(count(env, a[1], "ef"));
     return undefined(env);
@@ -272,7 +165,7 @@ napi_value SetEf(napi_env env, napi_callback_info info) {
 
 /* info(h): {count, maxElements, deleted} (count never drops: deletes only mark). */
 napi_value Info(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 1, 1);
     Index* idx = handleOf(env, a[0])->index;
     napi_value o, v;
@@ -287,92 +180,61 @@ napi_value Info(napi_env env, napi_callback_info info) {
   });
 }
 
-napi_value Int32Out(napi_env env, const std::vector<int32_t>& xs) {
-  napi_value buf, out;
-  void* data = nullptr;
-  check(env, napi_create_arraybuffer(env, xs.size() * sizeof(int32_t), &data, &buf));
-  if (!xs.empty()) std::memcpy(data, xs.data(), xs.size() * sizeof(int32_t));
-  check(env, napi_create_typedarray(env, napi_int32_array, xs.size(), buf, 0, &out));
-  return out;
-}
-
 /* labels(h): every label the index holds, deleted ones included (hnswlib-node's getIdsList). */
 napi_value Labels(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 1, 1);
     Index* idx = handleOf(env, a[0])->index;
     std::vector<int32_t> out;
     out.reserve(idx->label_lookup_.size());
     for (const auto& kv : idx->label_lookup_) out.push_back((int32_t)kv.first);
-    return Int32Out(env, out);
+    return int32Out(env, out);
   });
 }
 
-/* Admits a label whose row passes every clause lo <= column[label] < hi (hnswlib itself skips
- * deleted labels). One virtual call per node the walk would admit, no JS. */
+/* hnswlib's filter over the shared clauses (napi_args.h): one virtual call per node the walk
+ * would admit, no JS (hnswlib itself skips deleted labels). */
 struct ClauseFilter : hnswlib::BaseFilterFunctor {
-  const int32_t* cols[MAX_COLUMNS] = {};
-  size_t rows = 0;
-  const double* clauses = nullptr;
-  size_t nclauses = 0;
-
-  bool operator()(hnswlib::labeltype label) override {
-    if (label >= rows) return false;
-    for (size_t c = 0; c < nclauses; c++) {
-      const double* cl = clauses + 3 * c;
-      double v = cols[(size_t)cl[0]][label];
-      if (v < cl[1] || v >= cl[2]) return false;
-    }
-    return true;
-  }
+  Clauses clauses;
+  bool operator()(hnswlib::labeltype label) override { return clauses.admits(label); }
 };
+
+/* The labels of one search appended to `out`, best first (the queue pops the farthest first). */
+void searchInto(Handle* h, const float* q, size_t k, ClauseFilter* filter, std::vector<int32_t>& out) {
+  auto knn = h->index->searchKnn(q, k, filter);
+  size_t found = knn.size();
+  out.resize(out.size() + found);
+  int32_t* dst = out.data() + out.size() - found;
+  for (size_t j = found; j-- > 0;) {
+    dst[j] = (int32_t)knn.top().second;
+    knn.pop();
+  }
+}
+
+size_t checkedK(napi_env env, napi_value v, Handle* h) {
+  size_t k = count(env, v, "k");
+  if (k > h->index->max_elements_) fail("k=" + std::to_string(k) + " exceeds the index capacity " + std::to_string(h->index->max_elements_));
+  return k;
+}
 
 /* search(h, query, k, clauses|null, ...columns): the labels found, best first (Int32Array).
  * clauses: Float64Array triples (column slot, lo, hi), all of which a label must pass; the
  * columns (Int32Array by label) are the ones the slots name, in order. ef is the handle's
  * (setEf); hnswlib searches with max(ef, k). */
 napi_value Search(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 3, 4 + MAX_COLUMNS);
     Handle* h = handleOf(env, a[0]);
     auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
     if (qlen != h->dim) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(h->dim));
-    size_t k = count(env, a[2], "k");
-    if (k > h->index->max_elements_) fail("k=" + std::to_string(k) + " exceeds the index capacity " + std::to_string(h->index->max_elements_));
+    size_t k = checkedK(env, a[2], h);
     ClauseFilter filter;
-    bool filtered = false;
-    if (a.size() > 3 && !isNull(env, a[3])) {
-      auto [clauses, clen] = view<double>(env, a[3], napi_float64_array, "clauses");
-      if (clen % 3) fail("clauses must be triples");
-      size_t ncols = a.size() - 4;
-      filter.rows = SIZE_MAX;
-      for (size_t c = 0; c < ncols; c++) {
-        auto [col, n] = view<int32_t>(env, a[4 + c], napi_int32_array, "column");
-        filter.cols[c] = col;
-        filter.rows = std::min(filter.rows, n);
-      }
-      if (ncols == 0) filter.rows = 0;
-      for (size_t c = 0; c < clen / 3; c++) {
-        double slot = clauses[3 * c];
-        if (!(slot >= 0) || slot >= (double)ncols || slot != (double)(size_t)slot) fail("clause column slot out of range");
-      }
-      filter.clauses = clauses;
-      filter.nclauses = clen / 3;
-      filtered = true;
-    }
-    auto knn = h->index->searchKnn(q, k, filtered ? &filter : nullptr);
-    // The queue pops the farthest first: fill from the end.
-    napi_value buf, out;
-    void* data = nullptr;
-    size_t found = knn.size();
-    check(env, napi_create_arraybuffer(env, found * sizeof(int32_t), &data, &buf));
-    auto* ids = static_cast<int32_t*>(data);
-    for (size_t i = found; i-- > 0;) {
-      ids[i] = (int32_t)knn.top().second;
-      knn.pop();
-    }
-    check(env, napi_create_typedarray(env, napi_int32_array, found, buf, 0, &out));
-    return out;
+    const double* all;
+    size_t per;
+    bool filtered = readClauses(env, a, 3, 1, filter.clauses, all, per);
+    std::vector<int32_t> out;
+    searchInto(h, q, k, filtered ? &filter : nullptr, out);
+    return int32Out(env, out);
   });
 }
 
@@ -383,69 +245,34 @@ napi_value Search(napi_env env, napi_callback_info info) {
  * Returns [labels (Int32Array, each query's best first, one after another), offsets (Int32Array,
  * n + 1), nanoseconds (Float64Array, n)]. */
 napi_value TimedSearch(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 3, 4 + MAX_COLUMNS);
     Handle* h = handleOf(env, a[0]);
     auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, "queries");
     if (h->dim == 0 || qlen % h->dim) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(h->dim));
     size_t n = qlen / h->dim;
-    size_t k = count(env, a[2], "k");
-    if (k > h->index->max_elements_) fail("k=" + std::to_string(k) + " exceeds the index capacity " + std::to_string(h->index->max_elements_));
+    size_t k = checkedK(env, a[2], h);
     ClauseFilter filter;
-    const double* clauses = nullptr;
-    size_t per = 0;
-    if (a.size() > 3 && !isNull(env, a[3])) {
-      auto [cl, clen] = view<double>(env, a[3], napi_float64_array, "clauses");
-      if (n == 0 || clen % (3 * n)) fail("clauses must be the same number of triples for every query");
-      per = clen / (3 * n);
-      size_t ncols = a.size() - 4;
-      filter.rows = ncols == 0 ? 0 : SIZE_MAX;
-      for (size_t c = 0; c < ncols; c++) {
-        auto [col, rows] = view<int32_t>(env, a[4 + c], napi_int32_array, "column");
-        filter.cols[c] = col;
-        filter.rows = std::min(filter.rows, rows);
-      }
-      for (size_t c = 0; c < clen / 3; c++) {
-        double slot = cl[3 * c];
-        if (!(slot >= 0) || slot >= (double)ncols || slot != (double)(size_t)slot) fail("clause column slot out of range");
-      }
-      clauses = cl;
-      filter.nclauses = per;
-    }
-    std::vector<int32_t> labels;
+    const double* all;
+    size_t per;
+    bool filtered = readClauses(env, a, 3, n, filter.clauses, all, per);
+    std::vector<int32_t> labels, offsets(n + 1, 0);
     labels.reserve(n * k);
-    std::vector<int32_t> offsets(n + 1, 0);
     std::vector<double> ns(n, 0);
     for (size_t i = 0; i < n; i++) {
-      if (clauses) filter.clauses = clauses + 3 * per * i;
+      if (filtered) filter.clauses.triples = all + 3 * per * i;
       auto t0 = std::chrono::steady_clock::now();
-      auto knn = h->index->searchKnn(qs + i * h->dim, k, clauses ? &filter : nullptr);
-      size_t found = knn.size();
-      labels.resize(labels.size() + found);
-      int32_t* out = labels.data() + labels.size() - found;
-      for (size_t j = found; j-- > 0;) {
-        out[j] = (int32_t)knn.top().second;
-        knn.pop();
-      }
+      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, labels);
       auto t1 = std::chrono::steady_clock::now();
       ns[i] = (double)std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
       offsets[i + 1] = (int32_t)labels.size();
     }
-    napi_value result, v, buf;
-    check(env, napi_create_array_with_length(env, 3, &result));
-    check(env, napi_set_element(env, result, 0, Int32Out(env, labels)));
-    check(env, napi_set_element(env, result, 1, Int32Out(env, offsets)));
-    void* data = nullptr;
-    check(env, napi_create_arraybuffer(env, n * sizeof(double), &data, &buf));
-    if (n > 0) std::memcpy(data, ns.data(), n * sizeof(double));
-    check(env, napi_create_typedarray(env, napi_float64_array, n, buf, 0, &v));
-    check(env, napi_set_element(env, result, 2, v));
-    return result;
+    return timedOut(env, labels, offsets, ns);
   });
 }
 
 napi_value Free(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
+  return guard(env, [&] {
     auto a = args(env, info, 1, 1);
     void* p = nullptr;
     check(env, napi_get_value_external(env, a[0], &p));

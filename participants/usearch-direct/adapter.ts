@@ -1,0 +1,305 @@
+// USearch through vecbench's own thin N-API binding (./native, built by
+// scripts/build-native.mjs at npm ci) as a vecbench participant: the `usearch` participant with
+// the path into the library changed. The binding compiles the very headers and NumKong kernels
+// the npm package `usearch` ships, with the defines of its binding, so the library version, the
+// distance code, the settings and the index file are the same; what differs is the crossing:
+// queries go in as Float32Array read in place, a search comes back as one Int32Array of keys
+// (no BigInt keys, no result objects), expansion_search changes in place instead of by
+// reloading the index, and a filter runs in C++ during the graph walk (USearch's filtered_search
+// over the attribute columns) instead of after it in JS, so there is no `expansion` knob.
+// Ingest links rows into the graph on `threads` threads as `usearch` does; buildIndex saves the
+// graph and the columns, reopen reads them back (or maps the graph, storage: view).
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { z } from 'zod';
+import {
+  intKnob,
+  ATTRIBUTES,
+  RowColumns,
+  besideSource,
+  declaredStrategy,
+  fileBytes,
+  filterKey,
+  keptIds,
+  NativeFilters,
+  packageVersion,
+  SetupNeeded,
+  timedNativePass,
+  type EngineSession,
+  type Knobs,
+  type Participant,
+  type RowBatch,
+  type SearchRequest,
+  type Strategy,
+  type TimedPass,
+} from '../../src/sdk/index.ts';
+
+export const settingsSchema = z
+  .object({
+    /** Links per node (HNSW M; layer 0 keeps 2 x connectivity). */
+    connectivity: z.number().int().min(2).max(256).default(16),
+    /** Candidate list size while inserting (HNSW efConstruction). */
+    expansion_add: z.number().int().min(1).max(10_000).default(128),
+    /** Candidate list size while searching, used when a ladder point does not set it. */
+    expansion_search: z.number().int().min(1).max(100_000).default(64),
+    /** Threads for add (0: all hardware threads). Searches use one thread each. */
+    threads: z.number().int().min(0).max(1024).default(0),
+    /** memory: the index is held in the process; view: once built, it is searched from its file,
+     * memory-mapped, as `usearch`'s view layout does. */
+    storage: z.enum(['memory', 'view']).default('memory'),
+  })
+  .strict();
+export type UsearchDirectSettings = z.infer<typeof settingsSchema>;
+
+/** The metric names USearch's files and the `usearch` participant's column file use. */
+type Metric = 'ip' | 'l2sq';
+type Handle = { readonly __usearch: unique symbol };
+interface Addon {
+  create(metric: Metric, dim: number, connectivity: number, expansionAdd: number, expansionSearch: number): Handle;
+  /** An index file read into memory, or mapped read-only. */
+  open(path: string, dim: number, mapped: boolean): Handle;
+  save(h: Handle, path: string): void;
+  add(h: Handle, keys: Int32Array, vectors: Float32Array, threads: number): void;
+  remove(h: Handle, keys: Int32Array): void;
+  setExpansion(h: Handle, expansionSearch: number): void;
+  size(h: Handle): number;
+  search(h: Handle, query: Float32Array, k: number, clauses?: Float64Array | null, ...columns: Int32Array[]): Int32Array;
+  timedSearch(h: Handle, queries: Float32Array, k: number, clauses: Float64Array | null, ...columns: Int32Array[]): [Int32Array, Int32Array, Float64Array];
+  free(h: Handle): void;
+}
+
+export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/usearch_direct.node');
+const BUILD_COMMAND = 'node scripts/build-native.mjs participants/usearch-direct/native';
+
+/** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
+export function loadAddon(path: string): Addon | SetupNeeded {
+  if (!existsSync(path)) {
+    return new SetupNeeded(`usearch-direct is unavailable: its addon ${path} is not built (\`npm ci\` or \`${BUILD_COMMAND}\` builds it)`);
+  }
+  try {
+    return createRequire(import.meta.url)(path) as Addon;
+  } catch (e) {
+    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    return new SetupNeeded(`usearch-direct is unavailable: its addon ${path} does not load (${why}; \`${BUILD_COMMAND}\` builds it again)`);
+  }
+}
+
+let loaded: Addon | SetupNeeded | undefined;
+function addon(): Addon {
+  loaded ??= loadAddon(ADDON_PATH);
+  if (loaded instanceof Error) throw loaded;
+  return loaded;
+}
+
+/** USearch's own file and the columns file: the names and formats `usearch` uses. */
+const INDEX_FILE = 'usearch.index';
+const ROWS_FILE = 'usearch.rows.bin';
+
+class UsearchDirectSession implements EngineSession {
+  private readonly native: Addon;
+  private handle: Handle;
+  private rows: RowColumns;
+  private readonly filters = new NativeFilters('usearch-direct', () => this.rows.cols);
+  private expansionSearch: number;
+  /** The handle maps the saved file (storage: view): read-only until a write loads it. */
+  private mapped = false;
+  /** The files in workDir lag behind the index in memory. */
+  private dirty = true;
+  private readonly path: string;
+  private readonly rowsPath: string;
+
+  constructor(
+    private readonly settings: UsearchDirectSettings,
+    n: number,
+    private readonly d: number,
+    private readonly metric: Metric,
+    workDir: string,
+    saved?: { handle: Handle; rows: RowColumns; mapped: boolean },
+  ) {
+    this.native = addon();
+    this.path = join(workDir, INDEX_FILE);
+    this.rowsPath = join(workDir, ROWS_FILE);
+    this.expansionSearch = settings.expansion_search;
+    if (saved) {
+      ({ handle: this.handle, rows: this.rows, mapped: this.mapped } = saved);
+      this.dirty = false;
+      this.native.setExpansion(this.handle, this.expansionSearch);
+    } else {
+      this.handle = this.native.create(metric, d, settings.connectivity, settings.expansion_add, settings.expansion_search);
+      this.rows = RowColumns.empty(Math.max(1, n));
+    }
+  }
+
+  /** Reads (or maps) the index and the columns a previous session, this participant's or
+   * `usearch`'s, saved in workDir. */
+  static reopen(settings: UsearchDirectSettings, d: number, metric: Metric, workDir: string): UsearchDirectSession {
+    const native = addon();
+    const rowsPath = join(workDir, ROWS_FILE);
+    const { meta, rows } = RowColumns.read(rowsPath);
+    if (meta.d !== d || meta.metric !== metric) {
+      throw new Error(
+        `usearch-direct: ${rowsPath} belongs to a d=${String(meta.d)} metric ${String(meta.metric)} index, the dataset is d=${d} metric ${metric}`,
+      );
+    }
+    const mapped = settings.storage === 'view';
+    const handle = native.open(join(workDir, INDEX_FILE), d, mapped);
+    if (native.size(handle) !== rows.liveCount()) {
+      const size = native.size(handle);
+      native.free(handle);
+      throw new Error(
+        `usearch-direct: ${join(workDir, INDEX_FILE)} holds ${size} vectors, ${rowsPath} ${rows.liveCount()} live rows (saved by different sessions)`,
+      );
+    }
+    return new UsearchDirectSession(settings, 0, d, metric, workDir, { handle, rows, mapped });
+  }
+
+  private persist(): void {
+    this.native.save(this.handle, this.path);
+    this.rows.save(this.rowsPath, { d: this.d, metric: this.metric });
+    this.dirty = false;
+  }
+
+  /** Swaps the handle for one over the saved file, mapped or in memory, at this session's knob. */
+  private swap(mapped: boolean): void {
+    const next = this.native.open(this.path, this.d, mapped);
+    this.native.free(this.handle);
+    this.handle = next;
+    this.mapped = mapped;
+    this.native.setExpansion(this.handle, this.expansionSearch);
+  }
+
+  /** Before a write: a mapped index is read-only, so it is loaded into memory (its file is what
+   * it maps, so nothing is lost), and stays there until the next buildIndex maps it again. */
+  private writable(): void {
+    if (this.mapped) this.swap(false);
+    this.dirty = true;
+  }
+
+  async ingest(batch: RowBatch): Promise<void> {
+    await this.upsert(batch);
+  }
+
+  async buildIndex(): Promise<void> {
+    // USearch links every vector into the graph during add: nothing is left to build but the
+    // saved copy that reopen reads (its write is part of the build time).
+    if (this.dirty) this.persist();
+    // The view layout searches the built graph from its file from now on.
+    if (this.settings.storage === 'view' && !this.mapped) this.swap(true);
+  }
+
+  async setKnobs(knobs: Knobs): Promise<void> {
+    this.expansionSearch = (knobs.expansion_search as number | undefined) ?? this.settings.expansion_search;
+    this.native.setExpansion(this.handle, this.expansionSearch);
+  }
+
+  async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
+    return timedNativePass(
+      {
+        d: this.d,
+        filters: this.filters,
+        live: this.rows.live,
+        empty: this.rows.liveCount() === 0,
+        kOf: (k) => k,
+        timedSearch: (queries, k, clauses, cols) => this.native.timedSearch(this.handle, queries, k, clauses, ...cols),
+        search: (r) => this.search(r),
+      },
+      requests,
+    );
+  }
+
+  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+    if (request.vector.length !== this.d) throw new Error(`usearch-direct: query has ${request.vector.length} floats, the index d=${this.d}`);
+    if (this.native.size(this.handle) === 0) return [];
+    if (request.filter === null) return keptIds(this.native.search(this.handle, request.vector, request.k), this.rows.live, null);
+    const c = this.filters.get(request.filter);
+    const ids = this.native.search(this.handle, request.vector, request.k, c.clauses, ...this.filters.columnsOf(c));
+    return keptIds(ids, this.rows.live, c.pred);
+  }
+
+  async explain(request: SearchRequest): Promise<string> {
+    const f =
+      request.filter === null
+        ? 'no filter'
+        : `native filter ${filterKey(request.filter)} (a C++ predicate over the attribute columns) applied to every key the walk visits`;
+    return `HNSW graph walk, expansion_search=max(${this.expansionSearch}, k=${request.k}); ${f}`;
+  }
+
+  strategy(request: SearchRequest): Strategy {
+    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  }
+
+  async diskBytes(): Promise<number> {
+    // In-memory engine: the size of what it saves, saved again first when writes changed it.
+    if (this.dirty) this.persist();
+    return fileBytes(this.path, this.rowsPath);
+  }
+
+  async insert(batch: RowBatch): Promise<void> {
+    await this.upsert(batch);
+  }
+
+  async upsert(batch: RowBatch): Promise<void> {
+    if (batch.vectors.length !== batch.ids.length * this.d) {
+      throw new Error(`usearch-direct: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
+    }
+    // The last occurrence of each id wins; USearch refuses a key it holds, so live ones leave first.
+    const last = new Map<number, number>();
+    batch.ids.forEach((id, i) => last.set(id, i));
+    const keep = last.size === batch.ids.length ? null : [...last.values()].sort((a, b) => a - b);
+    const ids = keep === null ? batch.ids : Int32Array.from(keep, (i) => batch.ids[i]);
+    if (ids.length === 0) return;
+    let vectors = batch.vectors;
+    if (keep !== null) {
+      vectors = new Float32Array(keep.length * this.d);
+      keep.forEach((i, j) => vectors.set(batch.vectors.subarray(i * this.d, (i + 1) * this.d), j * this.d));
+    }
+    const present = ids.filter((id) => this.rows.isLive(id));
+    if (present.length > 0) await this.delete(present);
+    this.writable();
+    let top = 0;
+    for (const id of ids) top = Math.max(top, id);
+    if (this.rows.fit(top)) this.filters.clear();
+    for (let j = 0; j < ids.length; j++) this.rows.setAttrs(batch, keep === null ? j : keep[j], ids[j]);
+    this.native.add(this.handle, ids, vectors, this.settings.threads);
+    for (const id of ids) this.rows.markLive(id);
+  }
+
+  async delete(ids: Int32Array): Promise<void> {
+    const gone = ids.filter((id) => this.rows.isLive(id));
+    if (gone.length === 0) return;
+    this.writable();
+    this.native.remove(this.handle, gone);
+    for (const id of gone) this.rows.markDeleted(id);
+  }
+
+  async close(): Promise<void> {
+    // What a later reopen finds is what this session held.
+    if (this.dirty && this.rows.liveCount() > 0) this.persist();
+    this.filters.clear();
+    this.native.free(this.handle);
+  }
+}
+
+const metricOf = (m: string): Metric => (m === 'l2' ? 'l2sq' : 'ip');
+
+const participant: Participant<UsearchDirectSettings> = {
+  engine: 'usearch',
+  engineVersion: async () => `${packageVersion('usearch')} (the headers and NumKong kernels of the npm package usearch)`,
+  settingsSchema,
+  knobs: { expansion_search: intKnob(1) },
+  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filterStrategy: 'during the graph walk: a native (C++) predicate over the attribute columns decides which keys may enter the result set',
+  concurrentSearch: false,
+  // reopen reads (or maps) the files buildIndex saved; searches never write them.
+  reopenInThreads: true,
+  async open(ctx) {
+    // cosine: vectors are unit length after prepare, so the index ranks by inner product.
+    return new UsearchDirectSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, metricOf(ctx.dataset.metric), ctx.workDir);
+  },
+  async reopen(ctx) {
+    return UsearchDirectSession.reopen(ctx.settings, ctx.dataset.d, metricOf(ctx.dataset.metric), ctx.workDir);
+  },
+};
+
+export default participant;
