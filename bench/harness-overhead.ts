@@ -13,9 +13,15 @@
 //     `direct`, the hnswlib-direct participant through the same host (the same headers through
 //     vecbench's own zero-copy addon instead of hnswlib-node); (c) the usearch participant
 //     against bench/native/usearch_loop.cc, C++ over the npm package's headers and NumKong
-//     kernels built as its binding is, searching the index file the participant saved; (d) the
+//     kernels built as its binding is, searching the index file the participant saved, and beside
+//     it usearch-direct (vecbench's own addon over the same headers) reading that file; (d) the
 //     faiss participant (IndexHNSWFlat) against bench/native/faiss_loop.cc, linked to the same
-//     Debian libfaiss as its addon, searching the index file the participant wrote.
+//     Debian libfaiss as its addon, searching the index file the participant wrote; (e) the
+//     qdrant-edge participant (its Python host over the participant protocol) against
+//     bench/native/qdrant_edge_loop.py, a plain loop over qdrant-edge-py in the same interpreter
+//     on a copy of the shard the participant built; (f) the lucene participant (its Java host)
+//     against bench/native/LuceneLoop.java, a plain Java loop over the same lucene-core jar on a
+//     copy of the index the participant built.
 // --baseline DIR adds the host of another vecbench checkout (e.g. a git worktree of an older
 // commit, its node_modules linked) as one more side, so a change is measured beside its base.
 // Rounds interleave the sides (the order rotates per round), so a neighbour's load hits all
@@ -25,7 +31,7 @@
 // when other processes take the cores: waiting for a core costs no CPU time.
 // VECBENCH_PYTHON picks the interpreter (default: Debian's /usr/bin/python3).
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,6 +45,8 @@ import type { PointReply } from '../src/runner/point-reply.ts';
 import { harnessFlag, measureHarnessOverhead } from '../src/runner/harness-overhead.ts';
 
 const TIMEOUT_S = 900;
+/** The host sides over hnswlib, each set against the hnswlib C++ loop. */
+const HNSWLIB_HOSTS = new Set(['baseline', 'vecbench', 'direct']);
 
 /** Runs a compiler; a failure is one line naming what is missing, and exit 2. */
 function compile(what: string, command: string, args: string[]): Promise<void> {
@@ -148,8 +156,10 @@ const median = (xs: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const spread = (xs: number[], digits: number): string =>
-  xs.length === 0 ? 'n/a' : `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}]`;
+const spread = (all: number[], digits: number): string => {
+  const xs = all.filter(Number.isFinite);
+  return xs.length === 0 ? 'n/a' : `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}]`;
+};
 const load = (): string =>
   loadavg()
     .map((x) => x.toFixed(2))
@@ -210,14 +220,31 @@ try {
     return hits / (nq * k);
   };
   /** A participant host of this checkout, or of `root` (its own client.ts forks its host.ts). */
-  const hostSide = async (name: string, root: string | null, participant = 'hnswlib', knob = 'ef'): Promise<Side & { workDir: string }> => {
+  /** `reopen`: the work directory of a side already built, whose files this participant reads
+   * (the same index searched through another binding). */
+  /** `foreign`: the engine runs in a host process of its own language, whose CPU time the Node
+   * host's thread does not hold: its CPU figures are not measured (n/a). */
+  const hostSide = async (
+    name: string,
+    root: string | null,
+    participant = 'hnswlib',
+    knob = 'ef',
+    reopen?: string,
+    foreign = false,
+  ): Promise<Side & { workDir: string }> => {
     const Client: typeof HostClient = root === null ? HostClient : (await import(pathToFileURL(path.join(root, 'src/runner/client.ts')).href)).HostClient;
     const host = new Client(participant);
-    const workDir = path.join(tmp, `work-${sides.length}`);
+    const workDir = reopen ?? path.join(tmp, `work-${sides.length}`);
     mkdirSync(workDir, { recursive: true });
-    await host.request<'opened'>({ type: 'open', participant, dataDir, dataset: ds.name, workDir, maxConcurrency: 1 }, TIMEOUT_S);
-    const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, TIMEOUT_S);
-    console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s`);
+    await host.request<'opened'>(
+      { type: 'open', participant, dataDir, dataset: ds.name, workDir, maxConcurrency: 1, ...(reopen ? { reopen: true } : {}) },
+      TIMEOUT_S,
+    );
+    if (reopen) console.log(`build (${name}): none, it reads ${reopen}`);
+    else {
+      const loaded = await host.request<'loaded'>({ type: 'load', batchSize: p.settings.batch_size }, TIMEOUT_S);
+      console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s`);
+    }
     return {
       name,
       workDir,
@@ -227,7 +254,7 @@ try {
           const cpu0 = runS(host.pid);
           const r = (await host.request<'point'>({ type: 'point', knobs: { [knob]: ef }, k, queries, filters: queries.map(() => null), clients: 1 }, TIMEOUT_S))
             .reply;
-          out.cpuQps.push(nq / (runS(host.pid) - cpu0));
+          out.cpuQps.push(foreign ? Number.NaN : nq / (runS(host.pid) - cpu0));
           const failed = r.errors.find((e) => e !== null);
           if (failed) throw new Error(`${name} ef=${ef}: ${failed}`);
           out.qps.push(nq / r.wallS);
@@ -249,7 +276,7 @@ try {
             queries,
             1,
           );
-          return { wallMs: o.perQueryMs, cpuMs: ((runS(host.pid) - cpu0) * 1000) / (sent * nq) };
+          return { wallMs: o.perQueryMs, cpuMs: foreign ? Number.NaN : ((runS(host.pid) - cpu0) * 1000) / (sent * nq) };
         } catch (e) {
           // A host without the 'null-pass' request (an older tree) still gets part (b).
           console.log(`${name}: null pass unavailable: ${(e as Error).message}`);
@@ -326,6 +353,8 @@ try {
   sides.push(usearch);
   const usearchCpp = await buildUsearchLoop(tmp, here);
   sides.push(await loopSide('usearch-cpp', usearchCpp, [path.join(usearch.workDir, 'usearch.index'), tmp, String(nq), String(ds.d), String(k)]));
+  // vecbench's own addon over the same headers and kernels, reading that same file.
+  sides.push(await hostSide('usearch-direct', null, 'usearch-direct', 'expansion_search', usearch.workDir));
   // faiss the same way: its participant (IndexHNSWFlat, efSearch) through the host, and a C++
   // loop linked to the same Debian libfaiss as its addon, searching the file the participant wrote.
   const faiss = await hostSide('faiss', null, 'faiss', 'efSearch');
@@ -358,6 +387,50 @@ try {
     process.exit(2);
   }
   sides.push(await loopSide('faiss-cpp', faissCpp, [path.join(faiss.workDir, 'faiss.index'), tmp, String(nq), String(ds.d), String(k)]));
+  // Qdrant Edge, an engine in another language (issue on engines in any language): its
+  // participant through the host and its Python host, against a plain loop over qdrant-edge-py
+  // in the same provisioned interpreter, on a copy of the shard the participant built.
+  const qdrantPython = path.join(process.env.VECBENCH_CACHE ?? '/var/cache/vecbench', 'venv', 'qdrant-edge', 'bin', 'python');
+  if (!existsSync(qdrantPython)) {
+    console.error(
+      `bench:overhead: Qdrant Edge's Python environment is missing (${qdrantPython}); participants/qdrant-edge/provision.sh (run by \`sudo npm run setup\`) makes it`,
+    );
+    process.exit(2);
+  }
+  const qdrant = await hostSide('qdrant-edge', null, 'qdrant-edge', 'hnsw_ef', undefined, true);
+  sides.push(qdrant);
+  const shardCopy = path.join(tmp, 'qdrant-shard');
+  cpSync(path.join(qdrant.workDir, 'shard'), shardCopy, { recursive: true });
+  sides.push(await loopSide('qdrant-edge-py', qdrantPython, [path.join(here, 'qdrant_edge_loop.py'), shardCopy, tmp, String(nq), String(ds.d), String(k)]));
+  // Lucene the same way, in Java: its participant through its Java host, against a plain Java
+  // loop compiled against the jar the participant's provision installed, on a copy of its index.
+  const luceneDir = path.join(process.env.VECBENCH_CACHE ?? '/var/cache/vecbench', 'java', 'lucene');
+  // The one lucene-core jar the provision pinned (its version is the participant's).
+  const jarName = existsSync(luceneDir) ? readdirSync(luceneDir).find((f) => /^lucene-core-[\d.]+\.jar$/.test(f)) : undefined;
+  const luceneJar = path.join(luceneDir, jarName ?? 'lucene-core.jar');
+  if (jarName === undefined) {
+    console.error(`bench:overhead: Lucene's jar is missing (${luceneJar}); participants/lucene/provision.sh (run by \`sudo npm run setup\`) installs it`);
+    process.exit(2);
+  }
+  const lucene = await hostSide('lucene', null, 'lucene', 'candidates', undefined, true);
+  sides.push(lucene);
+  const luceneCopy = path.join(tmp, 'lucene-index');
+  cpSync(path.join(lucene.workDir, 'lucene'), luceneCopy, { recursive: true, filter: (f) => path.basename(f) !== 'write.lock' });
+  const luceneClasses = path.join(tmp, 'lucene-loop');
+  await compile('the Lucene loop', 'javac', ['-cp', luceneJar, '-d', luceneClasses, path.join(here, 'LuceneLoop.java')]);
+  sides.push(
+    await loopSide('lucene-java', 'java', [
+      '-XX:+UseParallelGC',
+      '-cp',
+      `${luceneJar}:${luceneClasses}`,
+      'LuceneLoop',
+      luceneCopy,
+      tmp,
+      String(nq),
+      String(ds.d),
+      String(k),
+    ]),
+  );
   const hosts = sides.filter((s) => s.overhead);
 
   // Warm-up: the JIT, the hosts' query-vector caches, every side's caches.
@@ -424,13 +497,16 @@ try {
   // (its own hnswlib 0.6.2) beside them; direct/vecbench is what the binding's path costs
   // inside vecbench (the same library, graph and host).
   const pairs: [string, string][] = [
-    ...hosts.filter((s) => s.name !== 'usearch' && s.name !== 'faiss').map((s): [string, string] => [s.name, 'cpp']),
+    ...hosts.filter((s) => HNSWLIB_HOSTS.has(s.name)).map((s): [string, string] => [s.name, 'cpp']),
     ['vecbench', 'node-loop'],
     ['node-loop', 'cpp'],
     ['python', 'cpp'],
     ['direct', 'vecbench'],
     ['usearch', 'usearch-cpp'],
+    ['usearch-direct', 'usearch-cpp'],
     ['faiss', 'faiss-cpp'],
+    ['qdrant-edge', 'qdrant-edge-py'],
+    ['lucene', 'lucene-java'],
   ];
   if (values.baseline) pairs.push(['vecbench', 'baseline']);
   console.log(
