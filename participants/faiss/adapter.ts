@@ -31,6 +31,8 @@ import {
   type Participant,
   type RowBatch,
   type SearchRequest,
+  type TimedPass,
+  timedNativePass,
   type Strategy,
   declaredStrategy,
 } from '../../src/sdk/index.ts';
@@ -92,6 +94,20 @@ interface Addon {
     rowOf: Int32Array,
     ...cols: Int32Array[]
   ): Int32Array;
+  /** n queries (n x d) searched as search() does, each timed alone in C++ (clauses: each
+   * query's triples one after another): row ids one query after another, their offsets (n + 1)
+   * and each query's nanoseconds. */
+  timedSearch(
+    h: Handle,
+    queries: Float32Array,
+    k: number,
+    knob: number,
+    kFactor: number,
+    clauses: Int32Array | null,
+    alive: Uint8Array | null,
+    rowOf: Int32Array,
+    ...cols: Int32Array[]
+  ): [Int32Array, Int32Array, Float64Array];
   free(h: Handle): void;
 }
 
@@ -377,6 +393,40 @@ class FaissSession implements EngineSession {
     return c;
   }
 
+  /** The columns of a filter's slots; the unused slots repeat the first (never read). */
+  private slotsOf(fields: readonly string[]): Int32Array[] {
+    const c = this.cols as Record<string, Int32Array>;
+    return Array.from({ length: SLOTS }, (_, i) => c[fields[i] ?? fields[0] ?? ATTRIBUTES[0]]);
+  }
+
+  /** A pass timed in C++, query by query (the SDK's timedNativePass over timedSearch): the
+   * addon's selector already applied the filter and the tombstones, so ids come back as found. */
+  async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
+    return timedNativePass(
+      {
+        d: this.d,
+        empty: this.pending !== null || this.next === 0,
+        kOf: (k) => k,
+        compile: (f) => ({ ...this.clausesOf(f), pred: null }),
+        timedSearch: (queries, k, clauses, fields) =>
+          this.native.timedSearch(
+            this.handle,
+            queries,
+            k,
+            this.knob,
+            this.kFactor,
+            clauses && Int32Array.from(clauses),
+            this.tombstones > 0 ? this.alive : null,
+            this.rowOf,
+            ...this.slotsOf(fields),
+          ),
+        kept: (ids) => ids,
+        search: (r) => this.search(r),
+      },
+      requests,
+    );
+  }
+
   async search(request: SearchRequest): Promise<ArrayLike<number>> {
     if (this.pending || this.next === 0) return [];
     const v = request.vector;
@@ -384,10 +434,7 @@ class FaissSession implements EngineSession {
     const query = v instanceof Float32Array ? v : Float32Array.from(v);
     const compiled = request.filter === null ? null : this.clausesOf(request.filter);
     const alive = this.tombstones > 0 ? this.alive : null;
-    // The filter's columns in its slots; the unused slots repeat the first (never read).
-    const c = this.cols;
-    const fields = compiled?.fields ?? [];
-    const slots = Array.from({ length: SLOTS }, (_, i) => c[fields[i] ?? fields[0] ?? ATTRIBUTES[0]]);
+    const slots = this.slotsOf(compiled?.fields ?? []);
     return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, compiled?.clauses ?? null, alive, this.rowOf, ...slots);
   }
 

@@ -266,11 +266,11 @@ class HnswDirectSession implements EngineSession {
     return timedNativePass(
       {
         d: this.d,
-        filters: this.filters,
-        live: this.rows.live,
         empty: this.count === 0,
         kOf: (k) => Math.min(k, this.capacity),
-        timedSearch: (queries, k, clauses, cols) => this.native.timedSearch(this.handle, queries, k, clauses, ...cols),
+        compile: (f) => this.filters.get(f),
+        timedSearch: (queries, k, clauses, fields) => this.native.timedSearch(this.handle, queries, k, clauses, ...this.filters.columnsOf(fields)),
+        kept: (ids, pred) => keptIds(ids, this.rows.live, pred),
         search: (r) => this.search(r),
       },
       requests,

@@ -197,11 +197,11 @@ class UsearchDirectSession implements EngineSession {
     return timedNativePass(
       {
         d: this.d,
-        filters: this.filters,
-        live: this.rows.live,
         empty: this.rows.liveCount() === 0,
         kOf: (k) => k,
-        timedSearch: (queries, k, clauses, cols) => this.native.timedSearch(this.handle, queries, k, clauses, ...cols),
+        compile: (f) => this.filters.get(f),
+        timedSearch: (queries, k, clauses, fields) => this.native.timedSearch(this.handle, queries, k, clauses, ...this.filters.columnsOf(fields)),
+        kept: (ids, pred) => keptIds(ids, this.rows.live, pred),
         search: (r) => this.search(r),
       },
       requests,
@@ -213,7 +213,7 @@ class UsearchDirectSession implements EngineSession {
     if (this.native.size(this.handle) === 0) return [];
     if (request.filter === null) return keptIds(this.native.search(this.handle, request.vector, request.k), this.rows.live, null);
     const c = this.filters.get(request.filter);
-    const ids = this.native.search(this.handle, request.vector, request.k, c.clauses, ...this.filters.columnsOf(c));
+    const ids = this.native.search(this.handle, request.vector, request.k, c.clauses, ...this.filters.columnsOf(c.fields));
     return keptIds(ids, this.rows.live, c.pred);
   }
 

@@ -13,17 +13,15 @@ export interface NativeFilter extends FilterClauses {
   pred: RowPredicate;
 }
 
-/** The addon's timed search: n queries (n x d) at once, each timed alone; labels one query after
- * another, their offsets (n + 1) and each query's nanoseconds. */
-type TimedSearch = (queries: Float32Array, k: number, clauses: Float64Array | null, columns: Int32Array[]) => [Int32Array, Int32Array, Float64Array];
-
 /** Compiled filters by key, over the columns `columns()` returns now (clear() when they grow). */
 export class NativeFilters {
   private readonly cache = new Map<string, NativeFilter>();
 
+  /** `maxFields`: the most attributes one filter may read (the addon's column slots). */
   constructor(
     private readonly engine: string,
     private readonly columns: () => RowAttributes,
+    private readonly maxFields?: number,
   ) {}
 
   get(filter: FilterExpr): NativeFilter {
@@ -31,16 +29,16 @@ export class NativeFilters {
     let c = this.cache.get(key);
     if (!c) {
       if (this.cache.size >= 4096) this.cache.clear();
-      c = { ...filterClauses(filter, this.engine), pred: compileFilter(filter, this.columns()) };
+      c = { ...filterClauses(filter, this.engine, this.maxFields), pred: compileFilter(filter, this.columns()) };
       this.cache.set(key, c);
     }
     return c;
   }
 
   /** The columns of a filter's slots, in slot order. */
-  columnsOf(c: NativeFilter): Int32Array[] {
-    const cols = this.columns();
-    return c.fields.map((a) => cols[a]);
+  columnsOf(fields: readonly string[]): Int32Array[] {
+    const cols = this.columns() as Record<string, Int32Array>;
+    return fields.map((a) => cols[a]);
   }
 
   clear(): void {
@@ -56,16 +54,27 @@ export function keptIds(ids: Int32Array, live: Uint8Array, pred: RowPredicate | 
   return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
 }
 
+/** A filter as a pass hands it to the addon: its triples (any typed array), the attributes its
+ * slots read, and the predicate that re-checks the returned ids (null: none needed). */
+interface PassFilter {
+  clauses: ArrayLike<number>;
+  fields: readonly string[];
+  pred: RowPredicate | null;
+}
+
 /** What a timed pass needs of the session. */
 export interface NativePassSession {
   d: number;
-  filters: NativeFilters;
-  live: Uint8Array;
   /** Whether the index holds nothing (every request answers empty, one at a time). */
   empty: boolean;
   /** The k the addon is asked for a request's k (e.g. clamped to the index's capacity). */
   kOf(k: number): number;
-  timedSearch: TimedSearch;
+  compile(filter: FilterExpr): PassFilter;
+  /** The addon's timed search of n queries, with every query's triples one after another (null
+   * without a filter) over the columns of `fields`. */
+  timedSearch(queries: Float32Array, k: number, clauses: Float64Array | null, fields: readonly string[]): [Int32Array, Int32Array, Float64Array];
+  /** A request's answer from the addon's ids (e.g. keptIds over the live flags). */
+  kept(ids: Int32Array, pred: RowPredicate | null): ArrayLike<number>;
   search(request: SearchRequest): Promise<ArrayLike<number>>;
 }
 
@@ -75,7 +84,7 @@ export interface NativePassSession {
 export async function timedNativePass(s: NativePassSession, requests: SearchRequest[]): Promise<TimedPass> {
   const n = requests.length;
   const errors = new Array<string | null>(n).fill(null);
-  const compiled = requests.map((r) => (r.filter === null ? null : s.filters.get(r.filter)));
+  const compiled = requests.map((r) => (r.filter === null ? null : s.compile(r.filter)));
   const first = compiled[0] ?? null;
   const fields = first?.fields.join() ?? null;
   const uniform =
@@ -99,10 +108,9 @@ export async function timedNativePass(s: NativePassSession, requests: SearchRequ
     clauses = new Float64Array(n * first.clauses.length);
     for (let i = 0; i < n; i++) clauses.set(compiled[i]!.clauses, i * first.clauses.length);
   }
-  const cols = first === null ? [] : s.filters.columnsOf(first);
   const t0 = performance.now();
-  const [labels, offsets, ns] = s.timedSearch(queries, s.kOf(requests[0]?.k ?? 0), clauses, cols);
+  const [labels, offsets, ns] = s.timedSearch(queries, s.kOf(requests[0]?.k ?? 0), clauses, first?.fields ?? []);
   const wallS = (performance.now() - t0) / 1000;
-  const results = Array.from({ length: n }, (_, i) => keptIds(labels.subarray(offsets[i], offsets[i + 1]), s.live, compiled[i]?.pred ?? null));
+  const results = Array.from({ length: n }, (_, i) => s.kept(labels.subarray(offsets[i], offsets[i + 1]), compiled[i]?.pred ?? null));
   return { results, latenciesMs: ns.map((x) => x / 1e6), errors, wallS };
 }

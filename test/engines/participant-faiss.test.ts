@@ -134,6 +134,28 @@ for (const v of VARIANTS) {
       for (const id of few) assert.ok(passes(f, data.attrs, id));
     });
 
+    test('a pass timed in C++ (timedPass) answers each request as search() does, with a latency per query', async () => {
+      const { session, data, participant } = opened;
+      assert.ok(session.timedPass, 'faiss times its passes in C++');
+      const ladder = ladderFor(participant.settings, 'cat10', 10);
+      await session.setKnobs(ladder[ladder.length - 1]);
+      const n = Math.min(40, data.nq);
+      const group = (name: string) => Array.from({ length: n }, (_, q) => filterKind(name).forQuery(q, data.queryAttrs) as FilterExpr | null);
+      // Unfiltered, a query group's filters (the same fields, each query's own values), and fields
+      // that differ within a pass (searched one at a time from JavaScript).
+      for (const filters of [group('none'), group('cat10'), group('cat10+num10'), group('cat100').map((f, q) => (q % 2 ? null : f))]) {
+        const requests = filters.map((filter, q) => ({ vector: data.queries.slice(q * data.d, (q + 1) * data.d), k: 10, filter }));
+        const pass = await session.timedPass(requests, 1);
+        assert.equal(pass.results.length, n);
+        assert.ok(pass.errors.every((e) => e === null));
+        for (let q = 0; q < n; q++) {
+          assert.ok(pass.latenciesMs[q] > 0 && pass.latenciesMs[q] < 1000, `latency ${pass.latenciesMs[q]} ms`);
+          assert.deepEqual(Array.from(pass.results[q]), Array.from(await session.search(requests[q])), `query ${q}, filter ${JSON.stringify(filters[q])}`);
+          if (filters[q]) for (const id of Array.from(pass.results[q])) assert.ok(passes(filters[q]!, data.attrs, id));
+        }
+      }
+    });
+
     // The suite's write checks and its reopen, which closes the session: before the writes test
     // here, which closes it too.
     if (shared) contractSuite('faiss', join(PARTICIPANTS_DIR, 'faiss'), { shared: () => opened, part: 'writes' });

@@ -30,6 +30,7 @@
 #include <faiss/utils/distances.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -37,9 +38,13 @@
 #include <utility>
 #include <vector>
 
+#include "napi_args.h"
+
 using idx_t = faiss::Index::idx_t;
 
 namespace {
+
+using namespace vecbench_napi;
 
 enum Kind { HNSW = 0, IVFFLAT = 1, IVFPQ = 2 };
 const char* const KIND_NAMES[] = {"hnsw", "ivfflat", "ivfpq"};
@@ -51,39 +56,9 @@ struct Handle {
   ~Handle() { delete index; }
 };
 
-struct Failure {
-  std::string message;
-};
-
-[[noreturn]] void fail(const std::string& m) { throw Failure{m}; }
-
-void check(napi_env env, napi_status s) {
-  if (s != napi_ok) {
-    const napi_extended_error_info* info = nullptr;
-    napi_get_last_error_info(env, &info);
-    fail(info && info->error_message ? info->error_message : "N-API call failed");
-  }
-}
-
-/* Runs a binding body; faiss and argument errors become JS exceptions. */
 template <typename F>
-napi_value guarded(napi_env env, F body) {
-  try {
-    return body();
-  } catch (const Failure& f) {
-    napi_throw_error(env, nullptr, ("faiss addon: " + f.message).c_str());
-  } catch (const std::exception& e) {
-    napi_throw_error(env, nullptr, (std::string("faiss: ") + e.what()).c_str());
-  }
-  return nullptr;
-}
-
-std::vector<napi_value> args(napi_env env, napi_callback_info info, size_t want) {
-  std::vector<napi_value> a(want);
-  size_t got = want;
-  check(env, napi_get_cb_info(env, info, &got, a.data(), nullptr, nullptr));
-  if (got < want) fail("expected " + std::to_string(want) + " arguments, got " + std::to_string(got));
-  return a;
+napi_value guard(napi_env env, F body) {
+  return guarded(env, "faiss addon", "faiss", body);
 }
 
 Handle* handleOf(napi_env env, napi_value v) {
@@ -92,41 +67,6 @@ Handle* handleOf(napi_env env, napi_value v) {
   auto* h = static_cast<Handle*>(p);
   if (!h->index) fail("the index was freed");
   return h;
-}
-
-double number(napi_env env, napi_value v, const char* what) {
-  double x;
-  if (napi_get_value_double(env, v, &x) != napi_ok) fail(std::string(what) + " must be a number");
-  return x;
-}
-
-std::string text(napi_env env, napi_value v, const char* what) {
-  size_t len = 0;
-  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) fail(std::string(what) + " must be a string");
-  std::string s(len, '\0');
-  check(env, napi_get_value_string_utf8(env, v, s.data(), len + 1, &len));
-  return s;
-}
-
-bool isNull(napi_env env, napi_value v) {
-  napi_valuetype t;
-  check(env, napi_typeof(env, v, &t));
-  return t == napi_null || t == napi_undefined;
-}
-
-/* A typed array's elements in place (valid while the call runs); null/undefined gives {nullptr, 0}. */
-template <typename T>
-std::pair<T*, size_t> view(napi_env env, napi_value v, napi_typedarray_type want, const char* what, bool optional = false) {
-  if (optional && isNull(env, v)) return {nullptr, 0};
-  bool is = false;
-  check(env, napi_is_typedarray(env, v, &is));
-  if (!is) fail(std::string(what) + " must be a typed array");
-  napi_typedarray_type type;
-  size_t length;
-  void* data;
-  check(env, napi_get_typedarray_info(env, v, &type, &length, &data, nullptr, nullptr));
-  if (type != want) fail(std::string(what) + " has the wrong element type");
-  return {static_cast<T*>(data), length};
 }
 
 /* OpenMP threads of this calling thread; with `blas`, OpenBLAS's too (a process-wide setting,
@@ -148,21 +88,11 @@ faiss::IndexIVF* ivfOf(const Handle* h) {
   return static_cast<faiss::IndexIVF*>(base);
 }
 
-napi_value wrap(napi_env env, Handle* h) {
-  napi_value out;
-  napi_status s = napi_create_external(
-      env, h, [](napi_env, void* p, void*) { delete static_cast<Handle*>(p); }, nullptr, &out);
-  if (s != napi_ok) {
-    delete h;
-    check(env, s);
-  }
-  return out;
-}
 
 /* create(kind, d, innerProduct, M, efConstruction, nlist, pqM, pqNbits) */
 napi_value Create(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 8);
+  return guard(env, [&] {
+    auto a = args(env, info, 8, 8);
     std::string kind = text(env, a[0], "kind");
     int d = (int)number(env, a[1], "d");
     bool ip = false;
@@ -207,8 +137,8 @@ napi_value Create(napi_env env, napi_callback_info info) {
 
 /* read(path): the index write() saved. */
 napi_value Read(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 1);
+  return guard(env, [&] {
+    auto a = args(env, info, 1, 1);
     std::string path = text(env, a[0], "path");
     auto* h = new Handle();
     h->index = faiss::read_index(path.c_str());
@@ -227,8 +157,8 @@ napi_value Read(napi_env env, napi_callback_info info) {
 }
 
 napi_value Write(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 2);
+  return guard(env, [&] {
+    auto a = args(env, info, 2, 2);
     faiss::write_index(handleOf(env, a[0])->index, text(env, a[1], "path").c_str());
     return (napi_value) nullptr;
   });
@@ -236,8 +166,8 @@ napi_value Write(napi_env env, napi_callback_info info) {
 
 /* info(h): {kind, d, innerProduct, ntotal, trained, nlist} */
 napi_value Info(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 1);
+  return guard(env, [&] {
+    auto a = args(env, info, 1, 1);
     Handle* h = handleOf(env, a[0]);
     napi_value o, v;
     check(env, napi_create_object(env, &o));
@@ -260,8 +190,8 @@ napi_value Info(napi_env env, napi_callback_info info) {
 
 /* train(h, vectors, threads): IVF types only (k-means on the vectors; faiss subsamples). */
 napi_value Train(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 3);
+  return guard(env, [&] {
+    auto a = args(env, info, 3, 3);
     Handle* h = handleOf(env, a[0]);
     auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
     size_t d = h->index->d;
@@ -274,8 +204,8 @@ napi_value Train(napi_env env, napi_callback_info info) {
 
 /* add(h, vectors, firstLabel, threads): labels firstLabel, firstLabel + 1, ... */
 napi_value Add(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 4);
+  return guard(env, [&] {
+    auto a = args(env, info, 4, 4);
     Handle* h = handleOf(env, a[0]);
     auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
     size_t d = h->index->d;
@@ -308,8 +238,8 @@ napi_value Add(napi_env env, napi_callback_info info) {
 /* remove(h, labels Int32Array): how many were removed, or -1 where the type cannot remove
  * (HNSW: the caller keeps them as tombstones). */
 napi_value Remove(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 2);
+  return guard(env, [&] {
+    auto a = args(env, info, 2, 2);
     Handle* h = handleOf(env, a[0]);
     auto [labels, n] = view<int32_t>(env, a[1], napi_int32_array, "labels");
     double removed = -1;
@@ -351,40 +281,48 @@ struct RowSelector : faiss::IDSelector {
   }
 };
 
-/* search(h, query, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): the row ids
- * found, best first (Int32Array). knob is efSearch (HNSW) or nprobe (IVF). clauses: triples
- * (column, lo, hi). alive (per label) is consulted only when given. */
-napi_value Search(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 8 + NCOLS);
-    Handle* h = handleOf(env, a[0]);
-    auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
-    size_t d = h->index->d;
-    if (qlen != d) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(d));
-    idx_t k = (idx_t)number(env, a[2], "k");
-    int knob = (int)number(env, a[3], "knob");
-    double kFactor = number(env, a[4], "kFactor");
-    auto [clauses, clen] = view<int32_t>(env, a[5], napi_int32_array, "clauses", true);
-    auto [alive, alen] = view<uint8_t>(env, a[6], napi_uint8_array, "alive", true);
+/* What a search call shares with every query it asks: the index, k, the knob, and the selector
+ * over the labels (alive flags, label -> row table, the slots' columns; clauses per query). */
+struct Searcher {
+  Handle* h = nullptr;
+  idx_t k = 0;
+  int knob = 0;
+  double kFactor = 1;
+  RowSelector sel;
+  bool alive = false;
+
+  /* Arguments a[2..]: k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5. The
+   * clauses are checked as triples here; the caller points sel.clauses at each query's. */
+  Searcher(napi_env env, const std::vector<napi_value>& a, const int32_t*& clauses, size_t& clen) {
+    h = handleOf(env, a[0]);
+    k = (idx_t)number(env, a[2], "k");
+    knob = (int)number(env, a[3], "knob");
+    kFactor = number(env, a[4], "kFactor");
+    auto [cl, n] = view<int32_t>(env, a[5], napi_int32_array, "clauses", true);
+    auto [al, alen] = view<uint8_t>(env, a[6], napi_uint8_array, "alive", true);
     auto [rowOf, rlen] = view<int32_t>(env, a[7], napi_int32_array, "rowOf");
-    RowSelector sel;
     sel.rowOf = rowOf;
     sel.labels = rlen;
-    sel.alive = alive;
-    if (alive && alen < rlen) fail("alive is shorter than rowOf");
+    sel.alive = al;
+    alive = al != nullptr;
+    if (al && alen < rlen) fail("alive is shorter than rowOf");
     sel.rows = SIZE_MAX;
     for (int c = 0; c < NCOLS; c++) {
-      auto [col, n] = view<int32_t>(env, a[8 + c], napi_int32_array, "column");
+      auto [col, rows] = view<int32_t>(env, a[8 + c], napi_int32_array, "column");
       sel.cols[c] = col;
-      sel.rows = std::min(sel.rows, n);
+      sel.rows = std::min(sel.rows, rows);
     }
-    if (clen % 3) fail("clauses must be triples");
-    sel.clauses = clauses;
-    sel.nclauses = clen / 3;
-    for (size_t c = 0; c < sel.nclauses; c++)
-      if (clauses[3 * c] < 0 || clauses[3 * c] >= NCOLS) fail("clause column out of range");
-    bool select = clauses != nullptr || alive != nullptr;
+    if (n % 3) fail("clauses must be triples");
+    for (size_t c = 0; c < n / 3; c++)
+      if (cl[3 * c] < 0 || cl[3 * c] >= NCOLS) fail("clause column out of range");
+    clauses = cl;
+    clen = n;
+  }
 
+  /* One query: the row ids found, best first, appended to `out`. */
+  void search(const float* q, std::vector<int32_t>& out) {
+    size_t d = h->index->d;
+    bool select = sel.clauses != nullptr || alive;
     setThreads(1, false);
     idx_t want = k;
     if (h->kind == IVFPQ) want = std::max<idx_t>(k, (idx_t)(k * std::max(1.0, kFactor)));
@@ -423,19 +361,65 @@ napi_value Search(napi_env env, napi_callback_info info) {
       for (size_t i = 0; i < keep; i++) I[i] = c[i].second;
       found = keep;
     }
-    napi_value buf, out;
-    void* data;
-    check(env, napi_create_arraybuffer(env, found * sizeof(int32_t), &data, &buf));
-    auto* ids = static_cast<int32_t*>(data);
-    for (size_t i = 0; i < found; i++) ids[i] = (size_t)I[i] < rlen ? rowOf[I[i]] : -1;
-    check(env, napi_create_typedarray(env, napi_int32_array, found, buf, 0, &out));
-    return out;
+    for (size_t i = 0; i < found; i++) out.push_back((size_t)I[i] < sel.labels ? sel.rowOf[I[i]] : -1);
+  }
+};
+
+/* search(h, query, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): the row ids
+ * found, best first (Int32Array). knob is efSearch (HNSW) or nprobe (IVF). clauses: triples
+ * (column, lo, hi). alive (per label) is consulted only when given. */
+napi_value Search(napi_env env, napi_callback_info info) {
+  return guard(env, [&] {
+    auto a = args(env, info, 8 + NCOLS, 8 + NCOLS);
+    const int32_t* clauses;
+    size_t clen;
+    Searcher s(env, a, clauses, clen);
+    auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
+    if (qlen != (size_t)s.h->index->d) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(s.h->index->d));
+    s.sel.clauses = clauses;
+    s.sel.nclauses = clen / 3;
+    std::vector<int32_t> out;
+    s.search(q, out);
+    return int32Out(env, out);
+  });
+}
+
+/* timedSearch(h, queries, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): each of
+ * the n queries (n x d, one after another) searched as search() does, each timed alone by the
+ * steady clock around the search and the copy of its row ids, so a pass pays no call from JS per
+ * query. clauses: null, or n x c triples (query i's at 3c * i). Returns [row ids (each query's
+ * best first, one after another), offsets (n + 1), nanoseconds (n)]. */
+napi_value TimedSearch(napi_env env, napi_callback_info info) {
+  return guard(env, [&] {
+    auto a = args(env, info, 8 + NCOLS, 8 + NCOLS);
+    const int32_t* clauses;
+    size_t clen;
+    Searcher s(env, a, clauses, clen);
+    auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, "queries");
+    size_t d = s.h->index->d;
+    if (d == 0 || qlen % d) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(d));
+    size_t n = qlen / d;
+    if (clauses && (n == 0 || clen % (3 * n))) fail("clauses must be the same number of triples for every query");
+    size_t per = clauses ? clen / (3 * n) : 0;
+    s.sel.nclauses = per;
+    std::vector<int32_t> ids, offsets(n + 1, 0);
+    std::vector<double> ns(n, 0);
+    ids.reserve(n * (size_t)std::max<idx_t>(s.k, 0));
+    for (size_t i = 0; i < n; i++) {
+      s.sel.clauses = clauses ? clauses + 3 * per * i : nullptr;
+      auto t0 = std::chrono::steady_clock::now();
+      s.search(qs + i * d, ids);
+      auto t1 = std::chrono::steady_clock::now();
+      ns[i] = (double)std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+      offsets[i + 1] = (int32_t)ids.size();
+    }
+    return timedOut(env, ids, offsets, ns);
   });
 }
 
 napi_value Free(napi_env env, napi_callback_info info) {
-  return guarded(env, [&] {
-    auto a = args(env, info, 1);
+  return guard(env, [&] {
+    auto a = args(env, info, 1, 1);
     void* p = nullptr;
     check(env, napi_get_value_external(env, a[0], &p));
     auto* h = static_cast<Handle*>(p);
@@ -455,6 +439,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"add", nullptr, Add, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"remove", nullptr, Remove, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"search", nullptr, Search, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"timedSearch", nullptr, TimedSearch, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(fns) / sizeof(fns[0]), fns);
