@@ -9,8 +9,6 @@
 // the scan of the probed lists for IVF). Deletes: remove_ids for the IVF types; HNSW cannot
 // remove, so its deleted positions are tombstones the selector refuses. buildIndex saves the
 // index (write_index) and the adapter's columns to workDir, so reopen reads them back.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -21,7 +19,9 @@ import {
   fileBytes,
   filterKey,
   readColumns,
-  SetupNeeded,
+  type SetupNeeded,
+  loadNativeAddon,
+  nativeAddon,
   filterClauses as sdkClauses,
   writeColumns,
   type AttrName,
@@ -112,33 +112,26 @@ interface Addon {
 }
 
 export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/faiss.node');
-const BUILD_COMMAND = 'node scripts/build-native.mjs participants/faiss/native';
-
-/** The addon at `path`, or the one-line reason it is unavailable (naming the setup command). */
-export function loadAddon(path: string): Addon | SetupNeeded {
-  if (!existsSync(path)) {
-    return new SetupNeeded(
-      `faiss is unavailable: its addon ${path} is not built (it needs libfaiss-dev; after setup, \`npm ci\` or \`${BUILD_COMMAND}\` builds it)`,
-    );
-  }
+/** Where the addon is, what builds it and what it needs. */
+const ADDON = {
+  participant: 'faiss',
+  path: ADDON_PATH,
+  build: 'node scripts/build-native.mjs participants/faiss/native',
+  needs: 'libfaiss-dev',
   // libgomp reads its wait policy when it is loaded (with the addon). Spinning OpenMP threads
   // made IVFPQ training 20x slower on this busy 2-core machine (48 s instead of 2 s at 3,000 x
   // 128); passive waiting costs nothing measurable on an idle one. A value set by the user stays.
-  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
-  try {
-    return createRequire(import.meta.url)(path) as Addon;
-  } catch (e) {
-    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-    return new SetupNeeded(`faiss is unavailable: its addon ${path} does not load (${why}; after setup, \`${BUILD_COMMAND}\` builds it again)`);
-  }
+  beforeLoad: () => {
+    process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
+  },
+};
+
+/** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
+export function loadAddon(path: string): Addon | SetupNeeded {
+  return loadNativeAddon<Addon>(ADDON, path);
 }
 
-let loaded: Addon | SetupNeeded | undefined;
-function addon(): Addon {
-  loaded ??= loadAddon(ADDON_PATH);
-  if (loaded instanceof Error) throw loaded;
-  return loaded;
-}
+const addon = nativeAddon<Addon>(ADDON);
 
 export function autoNlist(n: number): number {
   return Math.max(1, Math.min(Math.round(4 * Math.sqrt(n)), Math.floor(n / 39)));

@@ -7,8 +7,6 @@
 // graph walk (hnswlib's BaseFilterFunctor over the attribute columns) instead of as a JS call
 // per visited node. Everything else mirrors participants/hnswlib/adapter.ts: ingest includes
 // the build, buildIndex saves the graph and the columns, reopen reads them back.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
@@ -23,7 +21,9 @@ import {
   fileBytes,
   filterKey,
   packageVersion,
-  SetupNeeded,
+  type SetupNeeded,
+  loadNativeAddon,
+  nativeAddon,
   type EngineSession,
   type Knobs,
   type Participant,
@@ -74,27 +74,19 @@ interface Addon {
 }
 
 export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/hnswlib_direct.node');
-const BUILD_COMMAND = 'node scripts/build-native.mjs participants/hnswlib-direct/native';
+/** Where the addon is, what builds it. */
+const ADDON = {
+  participant: 'hnswlib-direct',
+  path: ADDON_PATH,
+  build: 'node scripts/build-native.mjs participants/hnswlib-direct/native',
+};
 
 /** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
 export function loadAddon(path: string): Addon | SetupNeeded {
-  if (!existsSync(path)) {
-    return new SetupNeeded(`hnswlib-direct is unavailable: its addon ${path} is not built (\`npm ci\` or \`${BUILD_COMMAND}\` builds it)`);
-  }
-  try {
-    return createRequire(import.meta.url)(path) as Addon;
-  } catch (e) {
-    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-    return new SetupNeeded(`hnswlib-direct is unavailable: its addon ${path} does not load (${why}; \`${BUILD_COMMAND}\` builds it again)`);
-  }
+  return loadNativeAddon<Addon>(ADDON, path);
 }
 
-let loaded: Addon | SetupNeeded | undefined;
-function addon(): Addon {
-  loaded ??= loadAddon(ADDON_PATH);
-  if (loaded instanceof Error) throw loaded;
-  return loaded;
-}
+const addon = nativeAddon<Addon>(ADDON);
 
 /** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
 const INDEX_FILE = 'hnswlib.index';

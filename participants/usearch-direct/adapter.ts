@@ -9,8 +9,6 @@
 // over the attribute columns) instead of after it in JS, so there is no `expansion` knob.
 // Ingest links rows into the graph on `threads` threads as `usearch` does; buildIndex saves the
 // graph and the columns, reopen reads them back (or maps the graph, storage: view).
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
@@ -24,7 +22,9 @@ import {
   keptIds,
   NativeFilters,
   packageVersion,
-  SetupNeeded,
+  type SetupNeeded,
+  loadNativeAddon,
+  nativeAddon,
   timedNativePass,
   type EngineSession,
   type Knobs,
@@ -70,27 +70,19 @@ interface Addon {
 }
 
 export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/usearch_direct.node');
-const BUILD_COMMAND = 'node scripts/build-native.mjs participants/usearch-direct/native';
+/** Where the addon is, what builds it. */
+const ADDON = {
+  participant: 'usearch-direct',
+  path: ADDON_PATH,
+  build: 'node scripts/build-native.mjs participants/usearch-direct/native',
+};
 
 /** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
 export function loadAddon(path: string): Addon | SetupNeeded {
-  if (!existsSync(path)) {
-    return new SetupNeeded(`usearch-direct is unavailable: its addon ${path} is not built (\`npm ci\` or \`${BUILD_COMMAND}\` builds it)`);
-  }
-  try {
-    return createRequire(import.meta.url)(path) as Addon;
-  } catch (e) {
-    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-    return new SetupNeeded(`usearch-direct is unavailable: its addon ${path} does not load (${why}; \`${BUILD_COMMAND}\` builds it again)`);
-  }
+  return loadNativeAddon<Addon>(ADDON, path);
 }
 
-let loaded: Addon | SetupNeeded | undefined;
-function addon(): Addon {
-  loaded ??= loadAddon(ADDON_PATH);
-  if (loaded instanceof Error) throw loaded;
-  return loaded;
-}
+const addon = nativeAddon<Addon>(ADDON);
 
 /** USearch's own file and the columns file: the names and formats `usearch` uses. */
 const INDEX_FILE = 'usearch.index';

@@ -30,7 +30,6 @@
 #include <faiss/utils/distances.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -402,18 +401,10 @@ napi_value TimedSearch(napi_env env, napi_callback_info info) {
     if (clauses && (n == 0 || clen % (3 * n))) fail("clauses must be the same number of triples for every query");
     size_t per = clauses ? clen / (3 * n) : 0;
     s.sel.nclauses = per;
-    std::vector<int32_t> ids, offsets(n + 1, 0);
-    std::vector<double> ns(n, 0);
-    ids.reserve(n * (size_t)std::max<idx_t>(s.k, 0));
-    for (size_t i = 0; i < n; i++) {
+    return timedPass(env, n, n * (size_t)std::max<idx_t>(s.k, 0), [&](size_t i, std::vector<int32_t>& out) {
       s.sel.clauses = clauses ? clauses + 3 * per * i : nullptr;
-      auto t0 = std::chrono::steady_clock::now();
-      s.search(qs + i * d, ids);
-      auto t1 = std::chrono::steady_clock::now();
-      ns[i] = (double)std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
-      offsets[i + 1] = (int32_t)ids.size();
-    }
-    return timedOut(env, ids, offsets, ns);
+      s.search(qs + i * d, out);
+    });
   });
 }
 

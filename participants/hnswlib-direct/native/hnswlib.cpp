@@ -10,7 +10,6 @@
  *
  * One handle per index: its space (l2 or ip, which must outlive the index) and the index. A
  * handle serves one thread (every search thread of the harness reopens its own). */
-#include <chrono>
 #include <fstream>
 #include <queue>
 
@@ -256,18 +255,10 @@ napi_value TimedSearch(napi_env env, napi_callback_info info) {
     const double* all;
     size_t per;
     bool filtered = readClauses(env, a, 3, n, filter.clauses, all, per);
-    std::vector<int32_t> labels, offsets(n + 1, 0);
-    labels.reserve(n * k);
-    std::vector<double> ns(n, 0);
-    for (size_t i = 0; i < n; i++) {
+    return timedPass(env, n, n * k, [&](size_t i, std::vector<int32_t>& out) {
       if (filtered) filter.clauses.triples = all + 3 * per * i;
-      auto t0 = std::chrono::steady_clock::now();
-      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, labels);
-      auto t1 = std::chrono::steady_clock::now();
-      ns[i] = (double)std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
-      offsets[i + 1] = (int32_t)labels.size();
-    }
-    return timedOut(env, labels, offsets, ns);
+      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, out);
+    });
   });
 }
 

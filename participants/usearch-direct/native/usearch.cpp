@@ -15,7 +15,6 @@
 #include <usearch/index_dense.hpp>
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -235,19 +234,11 @@ napi_value TimedSearch(napi_env env, napi_callback_info info) {
     const double* all;
     size_t per;
     bool filtered = readClauses(env, a, 3, n, filter, all, per);
-    std::vector<int32_t> labels, offsets(n + 1, 0);
-    std::vector<double> ns(n, 0);
     std::vector<Key> keys;
-    labels.reserve(n * k);
-    for (size_t i = 0; i < n; i++) {
+    return timedPass(env, n, n * k, [&](size_t i, std::vector<int32_t>& out) {
       if (filtered) filter.triples = all + 3 * per * i;
-      auto t0 = std::chrono::steady_clock::now();
-      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, labels, keys);
-      auto t1 = std::chrono::steady_clock::now();
-      ns[i] = (double)std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
-      offsets[i + 1] = (int32_t)labels.size();
-    }
-    return timedOut(env, labels, offsets, ns);
+      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, out, keys);
+    });
   });
 }
 

@@ -1,0 +1,45 @@
+// A participant's own N-API addon (participants/<name>/native, built by
+// scripts/build-native.mjs at npm ci): loaded once, or unavailable with one line that names the
+// command building it, so a missing or broken build never surfaces as a stack trace.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { SetupNeeded } from '../util/errors.ts';
+
+/** Where a participant's addon is and how it is built. */
+export interface AddonSpec {
+  participant: string;
+  /** The built .node file. */
+  path: string;
+  /** The command that builds it by hand. */
+  build: string;
+  /** What the build needs from setup (e.g. a Debian package), named in the message. */
+  needs?: string;
+  /** Runs just before the library is loaded (settings the library reads at load time). */
+  beforeLoad?: () => void;
+}
+
+/** The addon at `path` (default the spec's), or the one-line reason it is unavailable. */
+export function loadNativeAddon<T>(spec: AddonSpec, path: string = spec.path): T | SetupNeeded {
+  const setup = spec.needs ? `it needs ${spec.needs}; after setup, ` : '';
+  if (!existsSync(path))
+    return new SetupNeeded(`${spec.participant} is unavailable: its addon ${path} is not built (${setup}\`npm ci\` or \`${spec.build}\` builds it)`);
+  try {
+    spec.beforeLoad?.();
+    return createRequire(import.meta.url)(path) as T;
+  } catch (e) {
+    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    return new SetupNeeded(
+      `${spec.participant} is unavailable: its addon ${path} does not load (${why}; ${setup ? 'after setup, ' : ''}\`${spec.build}\` builds it again)`,
+    );
+  }
+}
+
+/** The addon, loaded on first use; throws the SetupNeeded line when it is unavailable. */
+export function nativeAddon<T>(spec: AddonSpec): () => T {
+  let loaded: T | SetupNeeded | undefined;
+  return () => {
+    loaded ??= loadNativeAddon<T>(spec);
+    if (loaded instanceof SetupNeeded) throw loaded;
+    return loaded;
+  };
+}
