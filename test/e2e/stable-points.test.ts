@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CALIBRATION_TOLERANCE } from '../../src/metrics/frontier.ts';
+import { BUSY_RETAKES } from '../../src/runner/timed-rounds.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/vecbench.js', import.meta.url));
 const dir = process.env.VB_KEEP ?? mkdtempSync(join(tmpdir(), 'vecbench-stable-'));
@@ -99,14 +100,21 @@ describe('stable points with hnswlib', () => {
         calibrated_for?: number;
         for_cell?: boolean;
         pass: { wall_s: number[] };
+        passes_busy?: number;
       }[];
       assert.ok(pts.length > 0, g.key);
       // The points cells read are timed to ±5 % (at least 10 passes) or 0.5 s, in the throughput
       // view only; every calibrated point is one, and so is every point of the second build.
+      // A point whose rounds the machine kept busy (steal time on a loaded VM) ends on its retakes
+      // (BUSY_RETAKES x min_passes busy passes) with what it had, and says how many were busy.
       for (const p of pts.filter((x) => x.for_cell)) {
         const seconds = p.pass.wall_s.reduce((a, b) => a + b, 0);
         assert.equal(p.view, 'throughput');
-        assert.ok(seconds >= 0.5 || (p.passes >= 10 && (p.ci.qps[1] - p.ci.qps[0]) / 2 / p.qps <= 0.05), `${g.key}: ${p.passes} passes, ${seconds} s`);
+        const retaken = (p.passes_busy ?? 0) >= BUSY_RETAKES * res.run.timing.min_passes;
+        assert.ok(
+          retaken || seconds >= 0.5 || (p.passes >= 10 && (p.ci.qps[1] - p.ci.qps[0]) / 2 / p.qps <= 0.05),
+          `${g.key}: ${p.passes} passes, ${seconds} s, ${p.passes_busy ?? 0} busy`,
+        );
       }
       assert.ok(pts.filter((x) => x.calibrated_for !== undefined && x.view === 'throughput').every((x) => x.for_cell));
       assert.ok(pts.filter((x) => x.build === 1).every((x) => x.for_cell));
