@@ -12,7 +12,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cache = process.env.VECBENCH_CACHE ?? '/var/cache/vecbench';
 const STAMP = path.join(cache, 'setup.json');
 
-/** The setup scripts: scripts/setup.sh and every participant's provision.sh. */
+/** The setup scripts (scripts/setup.sh, every participant's provision.sh and the bench's) and
+ * the pinned requirements they install. */
 function scripts() {
   const dir = path.join(root, 'participants');
   const provisions = readdirSync(dir, { withFileTypes: true })
@@ -27,7 +28,23 @@ function scripts() {
       }
     })
     .sort();
-  return ['scripts/setup.sh', ...provisions];
+  // What the provisions install from: a changed pin asks for the setup again too.
+  const pins = [
+    ...readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => path.join('participants', e.name, 'requirements.txt')),
+    ...readdirSync(path.join(root, 'bench', 'native'))
+      .filter((f) => f.endsWith('.requirements.txt'))
+      .map((f) => path.join('bench', 'native', f)),
+  ].filter((rel) => {
+    try {
+      readFileSync(path.join(root, rel));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  return ['scripts/setup.sh', ...provisions, 'bench/native/provision.sh', ...pins.sort()];
 }
 
 function scriptsHash() {

@@ -60,7 +60,7 @@ logs=$(mktemp -d -t vecbench-setup-XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 pids=()
 names=()
-for script in participants/*/provision.sh; do
+for script in participants/*/provision.sh bench/native/provision.sh; do
   name=$(basename "$(dirname "$script")")
   "$script" >"$logs/$name.log" 2>&1 &
   pids+=("$!")

@@ -1,0 +1,25 @@
+// Lucene, in Java: its participant through its Java host, against bench/native/LuceneLoop.java,
+// a plain Java loop compiled against the jar the participant's provision installed, on a copy
+// of the index the participant built.
+import { cpSync, existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { compile, type OverheadEngine } from './kit.ts';
+
+const lucene: OverheadEngine = {
+  async setup(ctx) {
+    const { ds, nq, k, tmp } = ctx;
+    const dir = path.join(ctx.cache, 'java', 'lucene');
+    // The one lucene-core jar the provision pinned (its version is the participant's).
+    const jarName = existsSync(dir) ? readdirSync(dir).find((f) => /^lucene-core-[\d.]+\.jar$/.test(f)) : undefined;
+    const jar = path.join(dir, jarName ?? 'lucene-core.jar');
+    if (jarName === undefined) ctx.fail(`Lucene's jar is missing (${jar}); participants/lucene/provision.sh (run by \`sudo npm run setup\`) installs it`);
+    const side = await ctx.hostSide('lucene', 'lucene', { knob: 'candidates', foreign: true });
+    const copy = path.join(tmp, 'lucene-index');
+    cpSync(path.join(side.workDir, 'lucene'), copy, { recursive: true, filter: (f) => path.basename(f) !== 'write.lock' });
+    const classes = path.join(tmp, 'lucene-loop');
+    await compile('the Lucene loop (javac from the JDK setup installs)', 'javac', ['-cp', jar, '-d', classes, path.join(ctx.native, 'LuceneLoop.java')]);
+    await ctx.loopSide('lucene-java', 'java', ['-XX:+UseParallelGC', '-cp', `${jar}:${classes}`, 'LuceneLoop', copy, tmp, String(nq), String(ds.d), String(k)]);
+    return [['lucene', 'lucene-java']];
+  },
+};
+export default lucene;
