@@ -1,4 +1,4 @@
-// Leads across two runs (docs/contracts.md, "Comparing two runs"). Nothing pairs across runs, but
+// Leads across two runs (docs/compare.md). Nothing pairs across runs, but
 // within each run a row's participants were timed in shared rounds: a lead read there cancels the
 // drift of that run's machine. So "A's lead over B held between the runs" is asked of leads, not of
 // absolute cells: for each row (dataset, group, target, view) one reference participant (A's best,

@@ -1,4 +1,4 @@
-// Two result directories compared cell by cell (docs/contracts.md, "Comparing two runs"): how an
+// Two result directories compared cell by cell (docs/compare.md): how an
 // engine author shows what a release changed and how anyone checks a run reproduces. Pure: cells
 // in, pairs and a summary out; the command reads the directories.
 //
