@@ -1,21 +1,24 @@
 // `vecbench churn`: runs each runbook on a fresh engine of each participant (in its own host
-// process, a server started for it where it has one) and stores the measured steps in the
-// participant's result file under `extra.churn`, saved after every step.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+// process, a server started for it where it has one, both as run starts them: engine-host.ts,
+// engine-server.ts, under the participant's engine home in --out) and stores the measured steps
+// in the participant's result file under `extra.churn`, saved after every step.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { EngineSession } from '../contracts.ts';
 import type { Dataset } from '../datasets/layout.ts';
 import { prepareDataset } from '../prepare/registry.ts';
 import { RESULT_FORMAT, type ResultFile } from '../results/schema.ts';
 import { engineLogPath, readResult, resultPath, writeResult } from '../results/store.ts';
-import { HostClient, HostError } from '../runner/client.ts';
+import { type HostClient, HostError } from '../runner/client.ts';
 import { loadParticipant, type LoadedParticipant } from '../runner/participants.ts';
 import { QUERY_SEED } from '../runner/query-order.ts';
 import { hardware } from '../results/hardware.ts';
 import { VECBENCH_VERSION } from '../version.ts';
 import { diskUsage } from '../runner/resources.ts';
-import { startServer, type StartedServer } from '../runner/server.ts';
-import { makeServerDataDir, removeServerData } from '../runner/server-data.ts';
+import { removeServerData } from '../runner/server-data.ts';
+import { EngineBudget } from '../runner/engine-budget.ts';
+import { startEngineHost } from '../runner/engine-host.ts';
+import { EngineServer } from '../runner/engine-server.ts';
 import { churnWorkRoot, discardChurnWork, engineHome } from '../runner/engine-home.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256 } from '../util/hash.ts';
@@ -161,41 +164,17 @@ async function runOne(
   const engineDir = join(workDir, 'engine');
   mkdirSync(engineDir);
   const prefix = `${p.name} ${rb.name}`;
-  let server: StartedServer | null = null;
   let host: HostClient | null = null;
-  let stopping = false;
+  // The same server lifecycle as run's engines (src/runner/engine-server.ts): its data directory,
+  // its log, a death that kills the host so the step under way fails with the reason. No memory
+  // budget: churn measures freshness and recall under writes, not fit.
+  const server = new EngineServer(p, ds, { loadTimeoutS: opts.loadTimeoutS }, new EngineBudget(p, ds, {}), (why, stop) => host?.kill(why, stop));
   try {
-    if (p.adapter.server) {
-      const lifecycle = p.adapter.server;
-      // mkdtemp made the work directory 0700; a server running as its own user must reach it,
-      // and where --out's ancestors are closed to that user its data goes elsewhere.
-      chmodSync(workDir, 0o755);
-      const serverDir = makeServerDataDir(workDir, lifecycle.runsAs?.() ?? null, `${ds.name}-${p.name}-churn`);
-      server = await startServer(
-        (ctx) => lifecycle.start(ctx),
-        {
-          dataset: { name: ds.name, n: ds.n, d: ds.d, metric: ds.metric, hasText: ds.text !== undefined },
-          settings: p.index,
-          dataDir: serverDir,
-          existing: false,
-          logFile: join(workDir, 'server.log'),
-          log: (m) => log(`${p.name}: ${m}`),
-        },
-        opts.loadTimeoutS,
-      );
-    }
+    const started = await server.start(workDir, false);
     // Engine output goes to its log, not next to the churn table.
     const logFile = engineLogPath(opts.outDir, ds.name, p.name, '.churn');
     log(`${prefix}: engine output goes to ${logFile}`);
-    host = new HostClient(p.name, progressRouter(prefix), logFile);
-    if (server) {
-      // A server that dies mid-runbook stops the host, so the step under way fails with why.
-      const handle = server.handle;
-      const h = host;
-      void handle.waitExit().then(() => {
-        if (!stopping) h.kill(`${p.name} server (pid ${handle.pid}) died: ${handle.exitReason}`);
-      });
-    }
+    host = startEngineHost(p.name, logFile, progressRouter(prefix));
     const opened = await host.request<'opened'>(
       {
         type: 'open',
@@ -205,7 +184,7 @@ async function runOne(
         dataset: ds.name,
         workDir: engineDir,
         maxConcurrency: maxInFlight(rb),
-        server: server?.handle.connection,
+        server: started?.handle.connection,
       },
       opts.loadTimeoutS,
     );
@@ -230,7 +209,7 @@ async function runOne(
       rb,
       ds,
       { name: p.name, settings: p.settings, filters: p.adapter.filters, concurrentSearch: p.adapter.concurrentSearch },
-      new HostTarget(host, server ? [engineDir, server.handle.connection.dataDir] : [engineDir]),
+      new HostTarget(host, started ? [engineDir, started.handle.connection.dataDir] : [engineDir]),
       caps,
       rr,
       save,
@@ -246,9 +225,8 @@ async function runOne(
     log(`${prefix}: failed: ${rr.reason}`);
     if (!(e instanceof HostError) && !(e instanceof UserError) && e instanceof Error && e.stack) log(e.stack);
   } finally {
-    stopping = true;
     await host?.close();
-    await server?.handle.stop();
+    await server.stop();
     discardChurnWork(home, basename(workDir));
   }
 }

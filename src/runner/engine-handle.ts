@@ -1,14 +1,14 @@
 // A participant's engine: its host process and, for a server participant, its server; started,
 // loaded (or reopened), restarted after a crash, rebuilt, cold-started and stopped here. Its memory
-// budget is in engine-budget.ts, its server in engine-server.ts, the check queries in build-check.ts.
-import { appendFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+// budget is in engine-budget.ts, its server in engine-server.ts, its host process started by
+// engine-host.ts, the check queries in build-check.ts.
 import type { Dataset } from '../datasets/layout.ts';
 import type { ResultFile, Resources } from '../results/schema.ts';
 import { engineLogPath, resultPath } from '../results/store.ts';
-import { UserError, diskFullError } from '../util/errors.ts';
+import { UserError } from '../util/errors.ts';
 import { Heartbeat, Progress, fmtSeconds, log } from '../util/progress.ts';
-import { HostClient, HostError } from './client.ts';
+import { type HostClient, HostError } from './client.ts';
+import { startEngineHost } from './engine-host.ts';
 import { VMTOUCH_MISSING, evictPageCache, haveVmtouch } from './page-cache.ts';
 import { ResourceRecorder, diskUsage, emptyResources } from './resources.ts';
 import { REMOTE_UNMEASURED, markRemoteUnmeasured } from './remote-server.ts';
@@ -67,16 +67,7 @@ export class EngineHandle {
       this.logNamed = true;
       log(`${this.p.name}: engine output goes to ${this.logFile}`);
     }
-    mkdirSync(dirname(this.logFile), { recursive: true });
-    const existed = existsSync(this.logFile);
-    try {
-      appendFileSync(this.logFile, `--- engine process started ${new Date().toISOString()}\n`);
-    } catch (e) {
-      // A full disk: leave no empty log behind (a failed run writes no file).
-      if (!existed && statSync(this.logFile, { throwIfNoEntry: false })?.size === 0) rmSync(this.logFile, { force: true });
-      throw diskFullError(e, this.logFile) ?? e;
-    }
-    const host = new HostClient(this.p.name, onProgress, this.logFile);
+    const host = startEngineHost(this.p.name, this.logFile, onProgress);
     // An in-process engine lives in its host: the host goes into the budget (one that holds
     // serving only: once the harness's copy of the dataset is loaded, servingHost).
     if (!this.p.adapter.server && host.pid !== undefined && !this.budget.servingOnly) this.budget.get()?.add(host.pid);

@@ -29,7 +29,7 @@ export class EngineServer {
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
-    private readonly opts: RunOptions,
+    private readonly opts: Pick<RunOptions, 'connect' | 'loadTimeoutS' | 'serverPorts'>,
     private readonly budget: EngineBudget,
     /** Kills the engine's host with the reason of the server's death (and the stop it was). */
     private readonly killHost: (why: string, stop: ReturnType<typeof stopRequested>) => void,
