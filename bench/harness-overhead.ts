@@ -16,8 +16,9 @@
 // round. A side's QPS is its round's median pass; a ratio, its round's median of the adjacent
 // passes' ratios; figures are median and [min-max] over the rounds. Beside wall-time QPS,
 // CPU-time QPS (queries / CPU seconds of the searching thread: the host's main thread for the
-// whole request, read from /proc/<pid>/schedstat; the loops' own thread clocks) holds when
-// other processes take the cores: waiting for a core costs no CPU time.
+// whole request, read from /proc/<pid>/schedstat, or the whole host process for an engine that
+// searches on its own threads; the loops' own clocks) holds when other processes take the
+// cores: waiting for a core costs no CPU time.
 // VECBENCH_PYTHON picks the interpreter of the hnswlib Python loop (default: Debian's /usr/bin/python3).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -84,9 +85,21 @@ const load = (): string =>
     .join(' ');
 const bytes = (a: Float32Array | Int32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 /** Seconds the process's main thread has run on a CPU (Linux), or NaN. */
-const runS = (pid: number | undefined): number => {
+const threadS = (pid: number | undefined): number => {
   try {
     return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return Number.NaN;
+  }
+};
+/** Seconds all the process's threads have run on a CPU (user and system; Linux, clock ticks of
+ * 10 ms), or NaN. */
+const processS = (pid: number | undefined): number => {
+  try {
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
   } catch {
     return Number.NaN;
   }
@@ -130,17 +143,18 @@ try {
       const Client: typeof HostClient =
         o.root === undefined ? HostClient : (await import(pathToFileURL(path.join(o.root, 'src/runner/client.ts')).href)).HostClient;
       const host = new Client(participant);
+      const cpuS = o.cpu === 'none' ? () => Number.NaN : o.cpu === 'process' ? () => processS(host.pid) : () => threadS(host.pid);
       const workDir = o.reopen ?? path.join(tmp, `work-${sides.length}`);
       mkdirSync(workDir, { recursive: true });
-      await host.request<'opened'>(
+      const opened = await host.request<'opened'>(
         { type: 'open', participant, dataDir, dataset: ds.name, workDir, maxConcurrency: 1, ...(o.reopen ? { reopen: true } : {}) },
         TIMEOUT_S,
       );
-      if (o.reopen) console.log(`build (${name}): none, it reads ${o.reopen}`);
+      if (o.reopen) console.log(`build (${name}): none, it reads ${o.reopen}; ${opened.engineVersion}`);
       else {
         const batchSize = (await loadParticipant(participant)).settings.batch_size;
         const loaded = await host.request<'loaded'>({ type: 'load', batchSize }, TIMEOUT_S);
-        console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s`);
+        console.log(`build (${name}): ${loaded.ingestS.toFixed(1)}s; ${opened.engineVersion}`);
       }
       const side = {
         name,
@@ -148,7 +162,7 @@ try {
         async run(ef: number, n: number): Promise<Pass> {
           const out: Pass = { qps: [], cpuQps: [], meanMs: [], recall: 0 };
           for (let i = 0; i < n; i++) {
-            const cpu0 = runS(host.pid);
+            const cpu0 = cpuS();
             const request = {
               type: 'point' as const,
               knobs: o.knob === null ? {} : { [o.knob]: ef },
@@ -158,7 +172,7 @@ try {
               clients: 1,
             };
             const r = (await host.request<'point'>(request, TIMEOUT_S)).reply;
-            out.cpuQps.push(o.foreign ? Number.NaN : nq / (runS(host.pid) - cpu0));
+            out.cpuQps.push(nq / (cpuS() - cpu0));
             const failed = r.errors.find((e) => e !== null);
             if (failed) throw new Error(`${name} ${o.knob}=${ef}: ${failed}`);
             out.qps.push(nq / r.wallS);
@@ -170,7 +184,7 @@ try {
         async overhead() {
           try {
             let sent = 0;
-            const cpu0 = runS(host.pid);
+            const cpu0 = cpuS();
             const measured = await measureHarnessOverhead(
               (r) => {
                 sent++;
@@ -180,7 +194,7 @@ try {
               queries,
               1,
             );
-            return { wallMs: measured.perQueryMs, cpuMs: o.foreign ? Number.NaN : ((runS(host.pid) - cpu0) * 1000) / (sent * nq) };
+            return { wallMs: measured.perQueryMs, cpuMs: ((cpuS() - cpu0) * 1000) / (sent * nq) };
           } catch (e) {
             // A host without the 'null-pass' request (an older tree) still gets part (b).
             console.log(`${name}: null pass unavailable: ${(e as Error).message}`);
@@ -214,7 +228,7 @@ try {
       };
       sides.push(side);
       const ready = await nextLine();
-      console.log(`build (${name}): ${(ready.build_s as number).toFixed(1)}s`);
+      console.log(`build (${name}): ${(ready.build_s as number).toFixed(1)}s; ${String(ready.version ?? 'version not reported')}`);
       return side;
     },
   };

@@ -30,9 +30,11 @@ interface HostSideOptions {
   /** The work directory of a side already built, whose files this participant reads (the same
    * index searched through another binding); no load then. */
   reopen?: string;
-  /** The engine runs in a host process of its own language, whose CPU time the Node host's
-   * thread does not hold: its CPU figures read n/a. */
-  foreign?: boolean;
+  /** Whose CPU time the side's CPU QPS counts: 'thread' (default), the host's main thread,
+   * where the engine searches; 'process', the whole host process, for an engine that searches
+   * on threads of its own runtime; 'none' for an engine in a host process of its own language,
+   * whose CPU the Node host does not hold (its CPU figures read n/a). */
+  cpu?: 'thread' | 'process' | 'none';
   /** Another vecbench checkout whose host runs this side (--baseline). */
   root?: string;
 }

@@ -13,7 +13,7 @@ const lucene: OverheadEngine = {
     const jarName = existsSync(dir) ? readdirSync(dir).find((f) => /^lucene-core-[\d.]+\.jar$/.test(f)) : undefined;
     const jar = path.join(dir, jarName ?? 'lucene-core.jar');
     if (jarName === undefined) ctx.fail(`Lucene's jar is missing (${jar}); participants/lucene/provision.sh (run by \`sudo npm run setup\`) installs it`);
-    const side = await ctx.hostSide('lucene', 'lucene', { knob: 'candidates', foreign: true });
+    const side = await ctx.hostSide('lucene', 'lucene', { knob: 'candidates', cpu: 'none' });
     const copy = path.join(tmp, 'lucene-index');
     cpSync(path.join(side.workDir, 'lucene'), copy, { recursive: true, filter: (f) => path.basename(f) !== 'write.lock' });
     const classes = path.join(tmp, 'lucene-loop');

@@ -11,7 +11,7 @@ const qdrantEdge: OverheadEngine = {
     const python = path.join(ctx.cache, 'venv', 'qdrant-edge', 'bin', 'python');
     if (!existsSync(python))
       ctx.fail(`Qdrant Edge's Python environment is missing (${python}); participants/qdrant-edge/provision.sh (run by \`sudo npm run setup\`) makes it`);
-    const side = await ctx.hostSide('qdrant-edge', 'qdrant-edge', { knob: 'hnsw_ef', foreign: true });
+    const side = await ctx.hostSide('qdrant-edge', 'qdrant-edge', { knob: 'hnsw_ef', cpu: 'none' });
     const copy = path.join(tmp, 'qdrant-shard');
     cpSync(path.join(side.workDir, 'shard'), copy, { recursive: true });
     await ctx.loopSide('qdrant-edge-py', python, [path.join(ctx.native, 'qdrant_edge_loop.py'), copy, tmp, String(nq), String(ds.d), String(k)]);
