@@ -218,4 +218,35 @@ inline bool readClauses(napi_env env, const std::vector<napi_value>& a, size_t a
   return true;
 }
 
+/* search(h, query, k, clauses|null, ...columns) and timedSearch(h, queries, k, clauses|null,
+ * ...columns) of an addon over a graph library, from what is the addon's own: `prepare(handle,
+ * k)` takes the handle and the asked k and returns the index's d and the k to search for
+ * (checking both), and `one(query, k, filter, out)` appends one query's ids, best first (filter
+ * null without clauses). search returns the ids (Int32Array); timedSearch, for n queries (n x d,
+ * one after another; the clauses n x c triples, query i's at 3c * i), timedOut's answer, each
+ * query timed alone in C++ so that a pass pays no call from JS per query. */
+template <typename Prepare, typename One>
+napi_value searchCall(napi_env env, napi_callback_info info, bool timed, Prepare prepare, One one) {
+  auto a = args(env, info, 3, 4 + MAX_COLUMNS);
+  auto [dim, k] = prepare(a[0], a[2]);
+  auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, timed ? "queries" : "query");
+  if (!timed && qlen != dim) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(dim));
+  if (timed && (dim == 0 || qlen % dim)) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(dim));
+  size_t n = timed ? qlen / dim : 1;
+  Clauses filter;
+  const double* all;
+  size_t per;
+  bool filtered = readClauses(env, a, 3, n, filter, all, per);
+  if (!timed) {
+    std::vector<int32_t> out;
+    out.reserve(k);
+    one(qs, k, filtered ? &filter : nullptr, out);
+    return int32Out(env, out);
+  }
+  return timedPass(env, n, n * k, [&](size_t i, std::vector<int32_t>& out) {
+    if (filtered) filter.triples = all + 3 * per * i;
+    one(qs + i * dim, k, filtered ? &filter : nullptr, out);
+  });
+}
+
 }  // namespace vecbench_napi

@@ -194,8 +194,9 @@ napi_value Labels(napi_env env, napi_callback_info info) {
 /* hnswlib's filter over the shared clauses (napi_args.h): one virtual call per node the walk
  * would admit, no JS (hnswlib itself skips deleted labels). */
 struct ClauseFilter : hnswlib::BaseFilterFunctor {
-  Clauses clauses;
-  bool operator()(hnswlib::labeltype label) override { return clauses.admits(label); }
+  const Clauses* clauses;
+  explicit ClauseFilter(const Clauses* c) : clauses(c) {}
+  bool operator()(hnswlib::labeltype label) override { return clauses->admits(label); }
 };
 
 /* The labels of one search appended to `out`, best first (the queue pops the farthest first). */
@@ -216,51 +217,29 @@ size_t checkedK(napi_env env, napi_value v, Handle* h) {
   return k;
 }
 
-/* search(h, query, k, clauses|null, ...columns): the labels found, best first (Int32Array).
- * clauses: Float64Array triples (column slot, lo, hi), all of which a label must pass; the
- * columns (Int32Array by label) are the ones the slots name, in order. ef is the handle's
- * (setEf); hnswlib searches with max(ef, k). */
-napi_value Search(napi_env env, napi_callback_info info) {
+/* search(h, query, k, clauses|null, ...columns): the labels found, best first (Int32Array);
+ * timedSearch(h, queries, k, clauses|null, ...columns): n queries each timed alone in C++
+ * (napi_args.h, searchCall). clauses: Float64Array triples (column slot, lo, hi), all of which a
+ * label must pass; the columns (Int32Array by label) are the ones the slots name, in order. ef is
+ * the handle's (setEf); hnswlib searches with max(ef, k). */
+napi_value searchWith(napi_env env, napi_callback_info info, bool timed) {
   return guard(env, [&] {
-    auto a = args(env, info, 3, 4 + MAX_COLUMNS);
-    Handle* h = handleOf(env, a[0]);
-    auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
-    if (qlen != h->dim) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(h->dim));
-    size_t k = checkedK(env, a[2], h);
-    ClauseFilter filter;
-    const double* all;
-    size_t per;
-    bool filtered = readClauses(env, a, 3, 1, filter.clauses, all, per);
-    std::vector<int32_t> out;
-    searchInto(h, q, k, filtered ? &filter : nullptr, out);
-    return int32Out(env, out);
+    Handle* h = nullptr;
+    return searchCall(
+        env, info, timed,
+        [&](napi_value handle, napi_value k) {
+          h = handleOf(env, handle);
+          return std::pair<size_t, size_t>(h->dim, checkedK(env, k, h));
+        },
+        [&](const float* q, size_t k, const Clauses* clauses, std::vector<int32_t>& out) {
+          ClauseFilter filter{clauses};
+          searchInto(h, q, k, clauses ? &filter : nullptr, out);
+        });
   });
 }
 
-/* timedSearch(h, queries, k, clauses|null, ...columns): each of the n queries (Float32Array,
- * n x d, one after another) searched as search() does, each timed alone by the steady clock
- * around searchKnn and the copy of its labels, so a pass pays no call from JS per query.
- * clauses: null, or n x c triples (query i's at 3c * i), the same c and columns for every query.
- * Returns [labels (Int32Array, each query's best first, one after another), offsets (Int32Array,
- * n + 1), nanoseconds (Float64Array, n)]. */
-napi_value TimedSearch(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 3, 4 + MAX_COLUMNS);
-    Handle* h = handleOf(env, a[0]);
-    auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, "queries");
-    if (h->dim == 0 || qlen % h->dim) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(h->dim));
-    size_t n = qlen / h->dim;
-    size_t k = checkedK(env, a[2], h);
-    ClauseFilter filter;
-    const double* all;
-    size_t per;
-    bool filtered = readClauses(env, a, 3, n, filter.clauses, all, per);
-    return timedPass(env, n, n * k, [&](size_t i, std::vector<int32_t>& out) {
-      if (filtered) filter.clauses.triples = all + 3 * per * i;
-      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, out);
-    });
-  });
-}
+napi_value Search(napi_env env, napi_callback_info info) { return searchWith(env, info, false); }
+napi_value TimedSearch(napi_env env, napi_callback_info info) { return searchWith(env, info, true); }
 
 napi_value Free(napi_env env, napi_callback_info info) {
   return guard(env, [&] {

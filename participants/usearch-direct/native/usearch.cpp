@@ -197,50 +197,25 @@ size_t checkedK(napi_env env, napi_value v, Handle* h) {
   return std::min(k, std::max<size_t>(1, h->index->size()));
 }
 
-/* search(h, query, k, clauses|null, ...columns): the keys found, best first (Int32Array). */
-napi_value Search(napi_env env, napi_callback_info info) {
+/* search(h, query, k, clauses|null, ...columns): the keys found, best first (Int32Array);
+ * timedSearch(h, queries, k, clauses|null, ...columns): n queries each timed alone in C++
+ * (napi_args.h, searchCall). */
+napi_value searchWith(napi_env env, napi_callback_info info, bool timed) {
   return guard(env, [&] {
-    auto a = args(env, info, 3, 4 + MAX_COLUMNS);
-    Handle* h = handleOf(env, a[0]);
-    auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
-    if (qlen != h->dim) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(h->dim));
-    size_t k = checkedK(env, a[2], h);
-    Clauses filter;
-    const double* all;
-    size_t per;
-    bool filtered = readClauses(env, a, 3, 1, filter, all, per);
-    std::vector<int32_t> out;
+    Handle* h = nullptr;
     std::vector<Key> keys;
-    out.reserve(k);
-    searchInto(h, q, k, filtered ? &filter : nullptr, out, keys);
-    return int32Out(env, out);
+    return searchCall(
+        env, info, timed,
+        [&](napi_value handle, napi_value k) {
+          h = handleOf(env, handle);
+          return std::pair<size_t, size_t>(h->dim, checkedK(env, k, h));
+        },
+        [&](const float* q, size_t k, const Clauses* filter, std::vector<int32_t>& out) { searchInto(h, q, k, filter, out, keys); });
   });
 }
 
-/* timedSearch(h, queries, k, clauses|null, ...columns): each of the n queries (n x d, one after
- * another) searched as search() does, each timed alone by the steady clock around the search and
- * the copy of its keys, so a pass pays no call from JS per query. clauses: null, or n x c
- * triples (query i's at 3c * i), the same c and columns for every query. Returns [keys (each
- * query's best first, one after another), offsets (n + 1), nanoseconds (n)]. */
-napi_value TimedSearch(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 3, 4 + MAX_COLUMNS);
-    Handle* h = handleOf(env, a[0]);
-    auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, "queries");
-    if (qlen % h->dim) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(h->dim));
-    size_t n = qlen / h->dim;
-    size_t k = checkedK(env, a[2], h);
-    Clauses filter;
-    const double* all;
-    size_t per;
-    bool filtered = readClauses(env, a, 3, n, filter, all, per);
-    std::vector<Key> keys;
-    return timedPass(env, n, n * k, [&](size_t i, std::vector<int32_t>& out) {
-      if (filtered) filter.triples = all + 3 * per * i;
-      searchInto(h, qs + i * h->dim, k, filtered ? &filter : nullptr, out, keys);
-    });
-  });
-}
+napi_value Search(napi_env env, napi_callback_info info) { return searchWith(env, info, false); }
+napi_value TimedSearch(napi_env env, napi_callback_info info) { return searchWith(env, info, true); }
 
 napi_value Free(napi_env env, napi_callback_info info) {
   return guard(env, [&] {
