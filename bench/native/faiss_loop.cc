@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double loadS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "{\"ready\":true,\"build_s\":" << loadS << "}" << std::endl;
+  std::cout << "{\"ready\":true,\"build_s\":" << loadS << ",\"version\":\"libfaiss " << FAISS_VERSION_MAJOR << "." << FAISS_VERSION_MINOR << "."
+            << FAISS_VERSION_PATCH << "\"}" << std::endl;
 
   faiss::SearchParametersHNSW params;
   std::vector<float> dist(k);

@@ -39,7 +39,8 @@ const index = new hnswlib.HierarchicalNSW(space, d);
 index.initIndex({ maxElements: n, m, efConstruction: efc, randomSeed: seed, allowReplaceDeleted: true });
 const t0 = performance.now();
 for (let i = 0; i < n; i++) index.addPoint(Array.from(base.subarray(i * d, (i + 1) * d)), i, true);
-console.log(JSON.stringify({ ready: true, build_s: (performance.now() - t0) / 1000 }));
+const { version } = require('hnswlib-node/package.json') as { version: string };
+console.log(JSON.stringify({ ready: true, build_s: (performance.now() - t0) / 1000, version: `hnswlib-node ${version}` }));
 
 const found: number[][] = new Array(nq);
 const lat = new Float64Array(nq);
