@@ -35,7 +35,15 @@ const pglite: OverheadEngine = {
       String(k),
       sql,
     ]);
-    return [['pglite', 'pglite-node']];
+    // The same participant reopened on another copy in a fresh host: what a search costs through
+    // vecbench when the process did not build the index.
+    const reopened = path.join(tmp, 'pglite-reopened');
+    cpSync(path.join(side.workDir, 'pgdata'), path.join(reopened, 'pgdata'), { recursive: true });
+    await ctx.hostSide('pglite-reopened', 'pgvector-pglite', { knob: 'ef_search', reopen: reopened });
+    return [
+      ['pglite', 'pglite-node'],
+      ['pglite-reopened', 'pglite-node'],
+    ];
   },
 };
 export default pglite;
