@@ -16,6 +16,8 @@ import time
 import hnswlib
 import numpy as np
 
+from loop_common import serve
+
 
 def main() -> None:
     d_dir = sys.argv[1]
@@ -33,31 +35,11 @@ def main() -> None:
     index.add_items(base, np.arange(n), num_threads=1)
     print(json.dumps({"ready": True, "build_s": time.perf_counter() - t0, "version": getattr(hnswlib, "__version__", "unknown")}), flush=True)
 
-    found = np.empty((nq, k), dtype=np.int64)
-    lat = np.empty(nq, dtype=np.float64)
-    perf = time.perf_counter
-    cpu = time.thread_time
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts:
-            continue
-        ef, passes = int(parts[0]), int(parts[1])
-        index.set_ef(ef)
-        qps, cpu_qps, mean_ms = [], [], []
-        for _ in range(passes):
-            cpu0 = cpu()
-            start = perf()
-            for i in range(nq):
-                t = perf()
-                labels, _ = index.knn_query(queries[i], k=k, num_threads=1)
-                lat[i] = perf() - t
-                found[i] = labels[0]
-            wall = perf() - start
-            cpu_qps.append(nq / max(cpu() - cpu0, 1e-9))
-            qps.append(nq / wall)
-            mean_ms.append(float(lat.mean()) * 1000)
-        hits = sum(len(set(found[i].tolist()) & set(gt[i].tolist())) for i in range(nq))
-        print(json.dumps({"ef": ef, "qps": qps, "cpu_qps": cpu_qps, "mean_ms": mean_ms, "recall": hits / (nq * k)}), flush=True)
+    def search(i: int) -> np.ndarray:
+        labels, _ = index.knn_query(queries[i], k=k, num_threads=1)
+        return labels[0]
+
+    serve(nq, k, gt, index.set_ef, search)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ SEARCH_L_TAG = 9
 RECORD = 9
 QUERY = f"SELECT id FROM vector_top_k('{INDEX}', vector32(?), ?)"
 
+from loop_common import serve
+
 
 def read_f32(path: str, rows: int, cols: int) -> list[list[float]]:
     a = array("f")
@@ -72,37 +74,19 @@ def main() -> None:
     print(json.dumps({"ready": True, "build_s": time.perf_counter() - t0, "version": version}), flush=True)
 
     cur = conn.cursor()
-    lat = [0.0] * nq
-    found: list[list[int]] = []
-    perf = time.perf_counter
-    cpu = time.thread_time
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts:
-            continue
-        search_l, passes = int(parts[0]), int(parts[1])
+
+    def set_knob(search_l: int) -> None:
         # Between measurements, never inside a timed pass, as the participant does.
         struct.pack_into("<Q", meta, at + 1, search_l)
         conn.execute(f"UPDATE {META_TABLE} SET metadata = ? WHERE name = ?", (bytes(meta), INDEX))
         conn.commit()
-        qps, cpu_qps, mean_ms = [], [], []
-        for _ in range(passes):
-            found = []
-            cpu0 = cpu()
-            start = perf()
-            for i in range(nq):
-                t = perf()
-                # The participant's text form of the vector, '[x,y,...]', made per query as it does.
-                text = "[" + ",".join(map(repr, queries[i])) + "]"
-                rows = cur.execute(QUERY, (text, k)).fetchall()
-                found.append([r[0] for r in rows])
-                lat[i] = perf() - t
-            wall = perf() - start
-            cpu_qps.append(nq / max(cpu() - cpu0, 1e-9))
-            qps.append(nq / wall)
-            mean_ms.append(sum(lat) / nq * 1000)
-        hits = sum(len(gt[i].intersection(found[i])) for i in range(nq))
-        print(json.dumps({"ef": search_l, "qps": qps, "cpu_qps": cpu_qps, "mean_ms": mean_ms, "recall": hits / (nq * k)}), flush=True)
+
+    def search(i: int) -> list[int]:
+        # The participant's text form of the vector, '[x,y,...]', made per query as it does.
+        text = "[" + ",".join(map(repr, queries[i])) + "]"
+        return [r[0] for r in cur.execute(QUERY, (text, k)).fetchall()]
+
+    serve(nq, k, gt, set_knob, search)
     conn.close()
 
 

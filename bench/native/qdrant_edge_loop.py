@@ -21,6 +21,8 @@ import time
 import numpy as np
 import qdrant_edge as q
 
+from loop_common import serve
+
 
 def main() -> None:
     shard_dir, d_dir = sys.argv[1], sys.argv[2]
@@ -31,32 +33,16 @@ def main() -> None:
     shard = q.EdgeShard.load(shard_dir)
     print(json.dumps({"ready": True, "build_s": time.perf_counter() - t0, "version": importlib.metadata.version("qdrant-edge-py")}), flush=True)
 
-    found = []
-    lat = np.empty(nq, dtype=np.float64)
-    perf = time.perf_counter
-    cpu = time.thread_time
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts:
-            continue
-        ef, passes = int(parts[0]), int(parts[1])
-        params = q.SearchParams(hnsw_ef=ef, exact=False)
-        qps, cpu_qps, mean_ms = [], [], []
-        for _ in range(passes):
-            found = []
-            cpu0 = cpu()
-            start = perf()
-            for i in range(nq):
-                t = perf()
-                hits = shard.query(q.QueryRequest(query=q.Query.Nearest(queries[i]), limit=k, filter=None, params=params, with_payload=False))
-                found.append([h.id for h in hits])
-                lat[i] = perf() - t
-            wall = perf() - start
-            cpu_qps.append(nq / max(cpu() - cpu0, 1e-9))
-            qps.append(nq / wall)
-            mean_ms.append(float(lat.mean()) * 1000)
-        hits = sum(len(set(found[i]) & set(gt[i].tolist())) for i in range(nq))
-        print(json.dumps({"ef": ef, "qps": qps, "cpu_qps": cpu_qps, "mean_ms": mean_ms, "recall": hits / (nq * k)}), flush=True)
+    params = {}
+
+    def set_knob(ef: int) -> None:
+        params["ef"] = q.SearchParams(hnsw_ef=ef, exact=False)
+
+    def search(i: int) -> list[int]:
+        request = q.QueryRequest(query=q.Query.Nearest(queries[i]), limit=k, filter=None, params=params["ef"], with_payload=False)
+        return [h.id for h in shard.query(request)]
+
+    serve(nq, k, gt, set_knob, search)
     shard.close()
 
 

@@ -23,6 +23,8 @@ import time
 # The adapter's statement for a query without a filter (its table "vectors", column "embedding").
 KNN_SQL = "SELECT rowid FROM vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance"
 
+from loop_common import serve
+
 
 def main() -> None:
     vec0_so, db_file, cache_mib, d_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -50,32 +52,9 @@ def main() -> None:
     version = f"sqlite-vec {vec_version} ({vec0_so}), SQLite {sqlite_version} (Python sqlite3)"
     print(json.dumps({"ready": True, "build_s": time.perf_counter() - t0, "version": version}), flush=True)
 
-    found = []
-    lat = array.array("d", bytes(8 * nq))
-    perf = time.perf_counter
-    cpu = time.thread_time
     execute = db.execute
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts:
-            continue
-        ef, passes = int(parts[0]), int(parts[1])
-        qps, cpu_qps, mean_ms = [], [], []
-        for _ in range(passes):
-            found = []
-            cpu0 = cpu()
-            start = perf()
-            for i in range(nq):
-                t = perf()
-                # sqlite3 keeps the prepared statement in its cache: each call binds and steps it.
-                found.append([row[0] for row in execute(KNN_SQL, (queries[i], k))])
-                lat[i] = perf() - t
-            wall = perf() - start
-            cpu_qps.append(nq / max(cpu() - cpu0, 1e-9))
-            qps.append(nq / wall)
-            mean_ms.append(sum(lat) / nq * 1000)
-        hits = sum(len(truth[i].intersection(found[i])) for i in range(nq))
-        print(json.dumps({"ef": ef, "qps": qps, "cpu_qps": cpu_qps, "mean_ms": mean_ms, "recall": hits / (nq * k)}), flush=True)
+    # sqlite3 keeps the prepared statement in its cache: each call binds and steps it.
+    serve(nq, k, truth, lambda _knob: None, lambda i: [row[0] for row in execute(KNN_SQL, (queries[i], k))])
     db.close()
 
 

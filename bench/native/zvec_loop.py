@@ -24,6 +24,8 @@ import zvec
 # The adapter's names: its vector field.
 VECTOR_FIELD = "v"
 
+from loop_common import serve
+
 
 def main() -> None:
     collection_dir, d_dir = sys.argv[1], sys.argv[2]
@@ -39,33 +41,17 @@ def main() -> None:
         sys.exit(f"zvec_loop: the collection in {collection_dir} holds d={dim} vectors, the queries are d={d}")
     print(json.dumps({"ready": True, "build_s": time.perf_counter() - t0, "version": importlib.metadata.version("zvec")}), flush=True)
 
-    found = []
-    lat = np.empty(nq, dtype=np.float64)
-    perf = time.perf_counter
-    cpu = time.thread_time
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts:
-            continue
-        ef, passes = int(parts[0]), int(parts[1])
-        param = zvec.HnswQueryParam(ef=ef)
-        qps, cpu_qps, mean_ms = [], [], []
-        for _ in range(passes):
-            found = []
-            cpu0 = cpu()
-            start = perf()
-            for i in range(nq):
-                t = perf()
-                docs = collection.query(zvec.Query(field_name=VECTOR_FIELD, vector=queries[i], param=param), topk=k, output_fields=[])
-                # Ids are strings in zvec; the adapter wrote the row id in decimal.
-                found.append([int(doc.id) for doc in docs])
-                lat[i] = perf() - t
-            wall = perf() - start
-            cpu_qps.append(nq / max(cpu() - cpu0, 1e-9))
-            qps.append(nq / wall)
-            mean_ms.append(float(lat.mean()) * 1000)
-        hits = sum(len(set(found[i]) & set(gt[i].tolist())) for i in range(nq))
-        print(json.dumps({"ef": ef, "qps": qps, "cpu_qps": cpu_qps, "mean_ms": mean_ms, "recall": hits / (nq * k)}), flush=True)
+    params = {}
+
+    def set_knob(ef: int) -> None:
+        params["ef"] = zvec.HnswQueryParam(ef=ef)
+
+    def search(i: int) -> list[int]:
+        docs = collection.query(zvec.Query(field_name=VECTOR_FIELD, vector=queries[i], param=params["ef"]), topk=k, output_fields=[])
+        # Ids are strings in zvec; the adapter wrote the row id in decimal.
+        return [int(doc.id) for doc in docs]
+
+    serve(nq, k, gt, set_knob, search)
 
 
 if __name__ == "__main__":
