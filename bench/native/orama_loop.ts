@@ -10,30 +10,15 @@
 //   node --import tsx orama_loop.ts SAVED_FILE DIR NQ D K SIMILARITY STEMMING
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createInterface } from 'node:readline';
 import { type AnyOrama, type AnySchema, create, load, type RawData, search } from '@orama/orama';
+import { f32, serve } from './loop-common.ts';
 
 const [saved, dir, nqArg, dArg, kArg, similarityArg, stemmingArg] = process.argv.slice(2);
 const [nq, d, k, similarity] = [nqArg, dArg, kArg, similarityArg].map(Number);
 const stemming = stemmingArg === 'true';
 const version = (createRequire(import.meta.url)('@orama/orama/package.json') as { version: string }).version;
 
-const f32 = (file: string): Float32Array => {
-  const b = readFileSync(`${dir}/${file}`);
-  return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-};
-const queries = f32('queries.f32');
-const gtBuf = readFileSync(`${dir}/gt.i32`);
-const gt = new Int32Array(gtBuf.buffer, gtBuf.byteOffset, nq * k);
-
-/** Seconds this process's main thread has run on a CPU (Linux), or NaN. */
-const runS = (): number => {
-  try {
-    return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[0]) / 1e9;
-  } catch {
-    return Number.NaN;
-  }
-};
+const queries = f32(dir, 'queries.f32');
 
 interface SavedIndex {
   searchablePropertiesWithTypes: Record<string, string>;
@@ -81,39 +66,16 @@ raw.index.vectorIndexes[vectorProperty] = { size: d, vectors: entries };
 load(db, raw);
 console.log(JSON.stringify({ ready: true, build_s: (performance.now() - t0) / 1000, version }));
 
-const found: Int32Array[] = new Array(nq);
-const lat = new Float64Array(nq);
-for await (const line of createInterface({ input: process.stdin })) {
-  const parts = line.trim().split(/\s+/);
-  if (parts[0] === '') continue;
-  const knob = Number(parts[0]);
-  const passes = Number(parts[1]);
-  const qps: number[] = [];
-  const cpuQps: number[] = [];
-  const meanMs: number[] = [];
-  for (let p = 0; p < passes; p++) {
-    const cpu0 = runS();
-    const start = performance.now();
-    for (let i = 0; i < nq; i++) {
-      const t = performance.now();
-      const params = { mode: 'vector', vector: { value: queries.subarray(i * d, (i + 1) * d), property: vectorProperty }, similarity, limit: k } as const;
-      // Vector search answers synchronously unless hooks are registered (none are here).
-      const answer = search(db, params as never);
-      const res = answer instanceof Promise ? await answer : answer;
-      const out = new Int32Array(res.hits.length);
-      for (let j = 0; j < out.length; j++) out[j] = Number(res.hits[j].id);
-      found[i] = out;
-      lat[i] = performance.now() - t;
-    }
-    const wall = (performance.now() - start) / 1000;
-    cpuQps.push(nq / (runS() - cpu0));
-    qps.push(nq / wall);
-    meanMs.push(lat.reduce((a, b) => a + b, 0) / nq);
-  }
-  let hits = 0;
-  for (let i = 0; i < nq; i++) {
-    const want = new Set(gt.subarray(i * k, (i + 1) * k));
-    for (const id of found[i]) if (want.has(id)) hits++;
-  }
-  console.log(JSON.stringify({ ef: knob, qps, cpu_qps: cpuQps, mean_ms: meanMs, recall: hits / (nq * k) }));
-}
+await serve(
+  dir,
+  nq,
+  k,
+  () => {},
+  (i: number) => {
+    const params = { mode: 'vector', vector: { value: queries.subarray(i * d, (i + 1) * d), property: vectorProperty }, similarity, limit: k } as const;
+    // Vector search answers synchronously unless hooks are registered (none are here).
+    const answer = search(db, params as never);
+    const ids = (res: Awaited<typeof answer>): Int32Array => Int32Array.from(res.hits, (h) => Number(h.id));
+    return answer instanceof Promise ? answer.then(ids) : ids(answer);
+  },
+);

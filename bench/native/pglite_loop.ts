@@ -9,31 +9,15 @@
 // + Sync; the ids are read from the DataRow messages.
 //
 //   node --import tsx pglite_loop.ts DATA_DIR DIR NQ D K SQL
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { f32, serve } from './loop-common.ts';
 
 const [dataDir, dir, nqArg, dArg, kArg, sql] = process.argv.slice(2);
 const [nq, d, k] = [nqArg, dArg, kArg].map(Number);
 const STATEMENT = 'knn';
 
-const f32 = (file: string): Float32Array => {
-  const b = readFileSync(`${dir}/${file}`);
-  return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-};
-const queries = f32('queries.f32');
-const gtBuf = readFileSync(`${dir}/gt.i32`);
-const gt = new Int32Array(gtBuf.buffer, gtBuf.byteOffset, nq * k);
-
-/** Seconds this process's main thread has run on a CPU (Linux), or NaN. */
-const runS = (): number => {
-  try {
-    return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[0]) / 1e9;
-  } catch {
-    return Number.NaN;
-  }
-};
+const queries = f32(dir, 'queries.f32');
 
 /** Throws the backend's message when the response holds an ErrorResponse; else calls onRow with
  * the offset of each DataRow's first column value. */
@@ -115,41 +99,18 @@ bind.set([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0], o); // Execute the unnamed portal, n
 bind.set([0x53, 0, 0, 0, 4], o + 10);
 console.log(JSON.stringify({ ready: true, build_s: (performance.now() - t0) / 1000, version }));
 
-const found: Int32Array[] = Array.from({ length: nq }, () => new Int32Array(k).fill(-1));
-const lat = new Float64Array(nq);
-for await (const line of createInterface({ input: process.stdin })) {
-  const parts = line.trim().split(/\s+/);
-  if (parts[0] === '') continue;
-  const ef = Number(parts[0]);
-  const passes = Number(parts[1]);
-  await db.exec(`SET hnsw.ef_search = ${ef}`);
-  const qps: number[] = [];
-  const cpuQps: number[] = [];
-  const meanMs: number[] = [];
-  for (let p = 0; p < passes; p++) {
-    const cpu0 = runS();
-    const start = performance.now();
-    for (let i = 0; i < nq; i++) {
-      const t = performance.now();
-      for (let j = 0; j < d; j++) bv.setFloat32(vectorAt + 4 * j, queries[i * d + j]);
-      const ids = found[i];
-      ids.fill(-1);
-      let n = 0;
-      readResponse(await db.execProtocolRaw(bind, { syncToFs: false }), (view, at) => {
-        if (n < k) ids[n++] = view.getInt32(at);
-      });
-      lat[i] = performance.now() - t;
-    }
-    const wall = (performance.now() - start) / 1000;
-    cpuQps.push(nq / (runS() - cpu0));
-    qps.push(nq / wall);
-    meanMs.push(lat.reduce((a, b) => a + b, 0) / nq);
-  }
-  let hits = 0;
-  for (let i = 0; i < nq; i++) {
-    const want = new Set(gt.subarray(i * k, (i + 1) * k));
-    for (const id of found[i]) if (want.has(id)) hits++;
-  }
-  console.log(JSON.stringify({ ef, qps, cpu_qps: cpuQps, mean_ms: meanMs, recall: hits / (nq * k) }));
-}
+await serve(
+  dir,
+  nq,
+  k,
+  (ef: number) => db.exec(`SET hnsw.ef_search = ${ef}`).then(() => {}),
+  async (i: number) => {
+    for (let j = 0; j < d; j++) bv.setFloat32(vectorAt + 4 * j, queries[i * d + j]);
+    const ids: number[] = [];
+    readResponse(await db.execProtocolRaw(bind, { syncToFs: false }), (view, at) => {
+      if (ids.length < k) ids.push(view.getInt32(at));
+    });
+    return ids;
+  },
+);
 await db.close();
