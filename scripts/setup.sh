@@ -61,7 +61,11 @@ trap 'rm -rf "$logs"' EXIT
 pids=()
 names=()
 for script in participants/*/provision.sh bench/native/provision.sh; do
-  name=$(basename "$(dirname "$script")")
+  # A participant's name, or bench-native for the bench's loops (a name without a slash: it
+  # names a log file and prefixes its lines).
+  name=${script%/provision.sh}
+  name=${name#participants/}
+  name=${name//\//-}
   "$script" >"$logs/$name.log" 2>&1 &
   pids+=("$!")
   names+=("$name")
