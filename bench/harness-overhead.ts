@@ -21,7 +21,7 @@
 // cores: waiting for a core costs no CPU time.
 // VECBENCH_PYTHON picks the interpreter of the hnswlib Python loop (default: Debian's /usr/bin/python3).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,6 +30,7 @@ import { parseArgs } from 'node:util';
 import { prepareDataset } from '../src/prepare/registry.ts';
 import { groundTruthFor } from '../src/groundtruth/cache.ts';
 import { HostClient } from '../src/runner/client.ts';
+import { processCpuSeconds } from '../src/runner/cpu.ts';
 import { loadParticipant } from '../src/runner/participants.ts';
 import type { PointReply } from '../src/runner/point-reply.ts';
 import { harnessFlag, measureHarnessOverhead } from '../src/runner/harness-overhead.ts';
@@ -92,19 +93,6 @@ const threadS = (pid: number | undefined): number => {
     return Number.NaN;
   }
 };
-/** Seconds all the process's threads have run on a CPU (user and system; Linux, clock ticks of
- * 10 ms), or NaN. */
-const processS = (pid: number | undefined): number => {
-  try {
-    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-};
-
 const tmp = mkdtempSync(path.join(tmpdir(), 'vecbench-overhead-'));
 const dataDir = values.data ?? path.join(tmp, 'data');
 const sides: Side[] = [];
@@ -138,12 +126,22 @@ try {
     cache: process.env.VECBENCH_CACHE ?? '/var/cache/vecbench',
     baseline: values.baseline === undefined ? undefined : path.resolve(values.baseline),
     fail,
+    venvPython(name, provision) {
+      const python = path.join(this.cache, 'venv', name, 'bin', 'python');
+      if (!existsSync(python)) fail(`the Python environment ${python} is missing; ${provision} (run by \`sudo npm run setup\`) makes it`);
+      return python;
+    },
     async hostSide(name, participant, o) {
       // A host of this checkout, or of another (its own client.ts forks its host.ts).
       const Client: typeof HostClient =
         o.root === undefined ? HostClient : (await import(pathToFileURL(path.join(o.root, 'src/runner/client.ts')).href)).HostClient;
       const host = new Client(participant);
-      const cpuS = o.cpu === 'none' ? () => Number.NaN : o.cpu === 'process' ? () => processS(host.pid) : () => threadS(host.pid);
+      const cpuS =
+        o.cpu === 'none'
+          ? () => Number.NaN
+          : o.cpu === 'process'
+            ? () => (host.pid === undefined ? null : processCpuSeconds(host.pid)) ?? Number.NaN
+            : () => threadS(host.pid);
       const workDir = o.reopen ?? path.join(tmp, `work-${sides.length}`);
       mkdirSync(workDir, { recursive: true });
       const opened = await host.request<'opened'>(

@@ -60,6 +60,9 @@ export interface BenchContext {
   loopSide(name: string, command: string, args: string[]): Promise<Side>;
   /** A prerequisite that is missing: one line naming it and the fix, exit 2. */
   fail(message: string): never;
+  /** The interpreter of the virtual environment `name` that `provision` (run by setup) makes
+   * under the cache; a missing one fails naming both. */
+  venvPython(name: string, provision: string): string;
 }
 
 /** What one engine adds to the bench. */

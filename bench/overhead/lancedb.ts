@@ -2,7 +2,7 @@
 // bench/native/lancedb_loop.py, a plain loop over LanceDB's Python package of the same release
 // (the same Rust code and lance core) on a copy of the dataset directory the participant wrote:
 // the same table, IVF index and query (nprobes the knob, the participant's default of no refine).
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import path from 'node:path';
 import type { OverheadEngine } from './kit.ts';
 
@@ -11,9 +11,7 @@ const TABLE_DIR = 'vectors.lance';
 const lancedb: OverheadEngine = {
   async setup(ctx) {
     const { ds, nq, k, tmp } = ctx;
-    const python = path.join(ctx.cache, 'venv', 'bench-lancedb', 'bin', 'python');
-    if (!existsSync(python))
-      ctx.fail(`LanceDB's Python environment is missing (${python}); bench/native/provision.sh (run by \`sudo npm run setup\`) makes it`);
+    const python = ctx.venvPython('bench-lancedb', 'bench/native/provision.sh');
     // LanceDB searches on its own runtime's threads, which the host's main thread does not hold:
     // its CPU is the whole host process's (the loop's, its process_time).
     const side = await ctx.hostSide('lancedb', 'lancedb', { knob: 'nprobes', cpu: 'process' });

@@ -11,8 +11,7 @@ const DB_FILE = 'libsql.db';
 const libsql: OverheadEngine = {
   async setup(ctx) {
     const { ds, nq, k, tmp } = ctx;
-    const python = path.join(ctx.cache, 'venv', 'bench-libsql', 'bin', 'python');
-    if (!existsSync(python)) ctx.fail(`libSQL's Python environment is missing (${python}); bench/native/provision.sh (run by \`sudo npm run setup\`) makes it`);
+    const python = ctx.venvPython('bench-libsql', 'bench/native/provision.sh');
     const side = await ctx.hostSide('libsql', 'libsql', { knob: 'search_l' });
     // The file and its write-ahead log: the participant keeps the database open, and a knob
     // it stored may still be in the log.

@@ -1,16 +1,14 @@
 // Qdrant Edge, an engine in another language: its participant through the host and its Python
 // host, against bench/native/qdrant_edge_loop.py, a plain loop over qdrant-edge-py in the same
 // provisioned interpreter, on a copy of the shard the participant built.
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import path from 'node:path';
 import type { OverheadEngine } from './kit.ts';
 
 const qdrantEdge: OverheadEngine = {
   async setup(ctx) {
     const { ds, nq, k, tmp } = ctx;
-    const python = path.join(ctx.cache, 'venv', 'qdrant-edge', 'bin', 'python');
-    if (!existsSync(python))
-      ctx.fail(`Qdrant Edge's Python environment is missing (${python}); participants/qdrant-edge/provision.sh (run by \`sudo npm run setup\`) makes it`);
+    const python = ctx.venvPython('qdrant-edge', 'participants/qdrant-edge/provision.sh');
     const side = await ctx.hostSide('qdrant-edge', 'qdrant-edge', { knob: 'hnsw_ef', cpu: 'none' });
     const copy = path.join(tmp, 'qdrant-shard');
     cpSync(path.join(side.workDir, 'shard'), copy, { recursive: true });

@@ -3,7 +3,7 @@
 // same version, on a copy of the collection the participant built (zvec locks an open
 // collection, and the host keeps its own open).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import path from 'node:path';
 import { loadParticipant } from '../../src/runner/participants.ts';
 import type { OverheadEngine } from './kit.ts';
@@ -11,9 +11,7 @@ import type { OverheadEngine } from './kit.ts';
 const zvec: OverheadEngine = {
   async setup(ctx) {
     const { ds, nq, k, tmp } = ctx;
-    const python = path.join(ctx.cache, 'venv', 'bench-zvec', 'bin', 'python');
-    if (!existsSync(python))
-      ctx.fail(`the zvec loop's Python environment is missing (${python}); bench/native/provision.sh (run by \`sudo npm run setup\`) makes it`);
+    const python = ctx.venvPython('bench-zvec', 'bench/native/provision.sh');
     const pyVersion = spawnSync(python, ['-c', 'import importlib.metadata as m; print(m.version("zvec"))'], { encoding: 'utf8' }).stdout?.trim();
     console.log(`zvec: host @zvec/zvec ${await (await loadParticipant('zvec')).adapter.engineVersion()}; loop zvec ${pyVersion} (Python)`);
     const side = await ctx.hostSide('zvec', 'zvec', { knob: 'ef' });
