@@ -8,6 +8,7 @@ import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants, listParticipants, residentParticipants, tierParticipants } from '../runner/registry.ts';
 import { TIERS, tierOptions } from './tiers.ts';
+import { storageOf } from '../results/provenance.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { UserError } from '../util/errors.ts';
 import { dataDir, list, lockOutDir, outDir, positiveInt } from './common.ts';
@@ -233,6 +234,13 @@ export function registerRun(program: Command): void {
               `--tier ${o.tier}: not run, no layout for the tier declared (not set up for it, or a server whose memory use was not declared): ${others.join(', ')}; name them with --participants to see whether they fit`,
             );
         }
+        // Reads from a memory-mapped file come in read-ahead windows: said before the run, and
+        // recorded in each result (provenance.storage).
+        const storage = storageOf(o.out ?? 'results');
+        if (storage !== null)
+          console.error(
+            `--tier ${o.tier}: the engines' data is on /dev/${storage.device}, read-ahead ${storage.read_ahead_kb} KiB: a page fault on a memory-mapped file reads up to that much (recorded in each result)`,
+          );
       }
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
       const embedded = o.dataset === undefined;

@@ -4,9 +4,9 @@
 // governor). Each fact is read where the machine exposes it and null where it does not.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { cpus, release } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ROOT } from '../util/code-paths.ts';
 import type { ResultFile } from './schema.ts';
 
@@ -58,13 +58,52 @@ function machine(): Omit<Provenance, 'settings_hash'> {
   return cached;
 }
 
+/**
+ * The block device holding `path` and the settings that shape reads from it: read-ahead decides
+ * how much one page fault on a memory-mapped file reads (a 3 KiB vector faulted in under an 8 MiB
+ * read-ahead reads 8 MiB), so a disk-resident engine's bytes read per query depend on it. Null
+ * where the path is not on a block device (tmpfs, overlay) or sysfs is not readable.
+ */
+export function storageOf(path: string): NonNullable<Provenance['storage']> | null {
+  let dev: number;
+  try {
+    // --out may not exist yet: its nearest existing parent is on the same device.
+    let at = path;
+    while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+    dev = statSync(at).dev;
+  } catch {
+    return null;
+  }
+  // Linux's dev_t: major in bits 8-19 (and 32-43), minor in bits 0-7 (and 20-31).
+  const major = ((dev >>> 8) & 0xfff) | (Math.floor(dev / 2 ** 32) & ~0xfff);
+  const minor = (dev & 0xff) | ((dev >>> 12) & ~0xff);
+  let dir: string;
+  try {
+    dir = realpathSync(`/sys/dev/block/${major}:${minor}`);
+  } catch {
+    return null;
+  }
+  // A partition has no queue of its own: its disk's (the parent directory) applies.
+  const queue = existsSync(join(dir, 'queue')) ? join(dir, 'queue') : join(dir, '..', 'queue');
+  const readAhead = readText(join(queue, 'read_ahead_kb'));
+  if (readAhead === null) return null;
+  const rotational = readText(join(queue, 'rotational'));
+  return {
+    device: dir.split('/').pop()!,
+    read_ahead_kb: Number(readAhead),
+    rotational: rotational === null ? null : rotational === '1',
+    scheduler: selected(readText(join(queue, 'scheduler'))),
+  };
+}
+
 /** sha256 (first 16 hex digits) of the settings as stored in the result. */
 function settingsHash(settings: unknown): string {
   return createHash('sha256').update(JSON.stringify(settings)).digest('hex').slice(0, 16);
 }
 
-export function provenance(settings: unknown): Provenance {
-  return { ...machine(), settings_hash: settingsHash(settings) };
+/** `dataDir`: where the engines keep their data (the run's --out): its storage is recorded. */
+export function provenance(settings: unknown, dataDir: string): Provenance {
+  return { ...machine(), settings_hash: settingsHash(settings), storage: storageOf(dataDir) };
 }
 
 /** Why a stored result cannot be resumed by this run (another vecbench commit or engine

@@ -332,6 +332,12 @@ export const resultSchema = z.object({
       kernel: z.string(),
       thp: z.string().nullable(),
       governor: z.string().nullable(),
+      /** The block device under --out, where the engines keep their data (absent in results
+       * measured before it was recorded; null where not a block device). */
+      storage: z
+        .object({ device: z.string(), read_ahead_kb: z.number(), rotational: z.boolean().nullable(), scheduler: z.string().nullable() })
+        .nullable()
+        .optional(),
     })
     .optional(),
   /** Sections added by later features (resources, concurrency, churn, quality) live here. */

@@ -20,20 +20,24 @@ process.on('exit', killAllHosts);
 
 /** Fault injection for the crash tests (test/e2e/fault-injection.test.ts), so they kill at a
  * chosen moment rather than at a random time: VECBENCH_FAULT_REQUEST=TYPE:N SIGKILLs this process
- * right after its Nth request of TYPE (load, point, ...) is sent to an engine host, and
- * TYPE:N:engine SIGKILLs that host instead, with the request in flight. */
-const FAULT = /^([a-z-]+):(\d+)(:engine)?$/.exec(process.env.VECBENCH_FAULT_REQUEST ?? '');
+ * right after its Nth request of TYPE (load, point, ...) is sent to an engine host,
+ * TYPE:N:engine SIGKILLs that host instead, with the request in flight, and TYPE:N:slow lets
+ * that request's time limit expire at once (an engine too slow for it). */
+const FAULT = /^([a-z-]+):(\d+)(?::(engine|slow))?$/.exec(process.env.VECBENCH_FAULT_REQUEST ?? '');
 const faultCounts = new Map<string, number>();
-function faultAfterSend(type: string, child: ChildProcess): void {
-  if (FAULT === null || FAULT[1] !== type) return;
+function faultFor(type: string): 'runner' | 'engine' | 'slow' | null {
+  if (FAULT === null || FAULT[1] !== type) return null;
   const n = (faultCounts.get(type) ?? 0) + 1;
   faultCounts.set(type, n);
-  if (n !== Number(FAULT[2])) return;
-  if (FAULT[3]) {
+  if (n !== Number(FAULT[2])) return null;
+  return (FAULT[3] as 'engine' | 'slow' | undefined) ?? 'runner';
+}
+function faultAfterSend(fault: 'runner' | 'engine' | 'slow' | null, type: string, child: ChildProcess): void {
+  if (fault === 'engine') {
     // Said, so the test knows the moment came (a run can end before its Nth request).
-    process.stderr.write(`vecbench: fault injection: engine process killed after ${type} request ${n}\n`);
+    process.stderr.write(`vecbench: fault injection: engine process killed after ${type} request\n`);
     child.kill('SIGKILL');
-  } else process.kill(process.pid, 'SIGKILL');
+  } else if (fault === 'runner') process.kill(process.pid, 'SIGKILL');
 }
 
 export class HostError extends Error {
@@ -66,6 +70,9 @@ export class HostClient {
   private killReason: string | null = null;
   /** The stop signal that killed its server, when that is why the runner killed it. */
   private killStop: NodeJS.Signals | null = null;
+  /** Killed by the harness because a request outlived its time-out (the engine was slow, not
+   * broken: its files are as it wrote them). */
+  timedOut = false;
 
   constructor(
     readonly name: string,
@@ -161,12 +168,17 @@ export class HostClient {
   request<T extends HostReply['type']>(req: HostRequest, timeoutS: number): Promise<Extract<HostReply, { type: T }>> {
     if (!this.alive) return this.settledDeathError().then((e) => Promise.reject(e));
     const id = this.nextId++;
+    const fault = faultFor(req.type);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        this.kill(`stopped after a ${req.type} request took longer than ${timeoutS}s`);
-        reject(new HostError(`participant ${this.name}: ${req.type} took longer than ${timeoutS}s; the engine process was stopped`, false, true));
-      }, timeoutS * 1000);
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(id);
+          this.timedOut = true;
+          this.kill(`stopped after a ${req.type} request took longer than ${timeoutS}s`);
+          reject(new HostError(`participant ${this.name}: ${req.type} took longer than ${timeoutS}s; the engine process was stopped`, false, true));
+        },
+        fault === 'slow' ? 0 : timeoutS * 1000,
+      );
       this.pending.set(id, {
         resolve: (r) => {
           clearTimeout(timer);
@@ -187,7 +199,7 @@ export class HostClient {
         this.broken ??= err.message;
         void this.settledDeathError().then(reject);
       });
-      faultAfterSend(req.type, this.child);
+      faultAfterSend(fault, req.type, this.child);
     });
   }
 

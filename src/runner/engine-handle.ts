@@ -205,12 +205,15 @@ export class EngineHandle {
     // A server's death already names itself (server.death): not said twice.
     const end = this.host && !this.host.alive ? this.host.end : null;
     const causes = [end !== null && end !== this.server.death ? `the last engine process ${end}` : null, this.server.death].filter((x) => x !== null);
+    // An engine stopped for a slow request left its built index whole: reopened, not built
+    // again (on the disk tier a build is half an hour). A crash is built afresh.
+    const slowNotBroken = this.host !== null && this.host.timedOut && this.server.death === null && this.indexBuilt !== null;
     await this.stop();
     const { p, ds, opts, result } = this;
     let notReused: string | null = null;
-    if (this.reuseOnStart) {
+    if (this.reuseOnStart || slowNotBroken) {
       this.reuseOnStart = false;
-      const reused = await this.tryReuse(reason);
+      const reused = await this.tryReuse(causes.length > 0 ? `${reason} (${causes.join('; ')})` : reason);
       if (typeof reused !== 'string') return reused;
       notReused = reused;
     }

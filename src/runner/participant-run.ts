@@ -118,7 +118,7 @@ function freshResult(p: LoadedParticipant, ds: Dataset, opts: RunOptions): Resul
     // Where the engine was, when it is a server the user runs (its URL's password masked).
     extra: opts.connect?.[p.name] ? { connection: remoteRecord(opts.connect[p.name]) } : {},
   };
-  result.provenance = provenance(result.settings);
+  result.provenance = provenance(result.settings, opts.outDir);
   return result;
 }
 

@@ -156,6 +156,20 @@ test('a run stopped during timing resumes with the recall probes and timed passe
   assert.ok(!existsSync(progress), 'a complete result leaves no progress file');
 });
 
+test('an engine stopped for a slow point is reopened on its built index, not built again', { timeout: 600_000 }, () => {
+  const out = join(dir, 'slow');
+  // The 20th point request's time limit expires at once: the harness stops the engine as it
+  // would one too slow for --point-timeout.
+  const r = vecbench(out, SETTINGS_A, { killAtRequest: 'point:20:slow' });
+  assert.equal(r.status, 0, r.stderr);
+  const res = resultOf(out);
+  assert.equal(res.run.complete, true);
+  assert.deepEqual(res.load!.reloads, [], 'the engine was not loaded again');
+  assert.equal(res.load!.reused.length, 1, 'its index was reopened');
+  assert.match(res.load!.reused[0].reason, /^engine restarted \(the last engine process stopped after a point request took longer than \d+s\)$/);
+  assert.equal(res.load!.reused[0].check_queries, 20);
+});
+
 test('changed settings: the result is measured afresh and the old index is not reused', { timeout: 600_000 }, () => {
   const out = join(dir, 'changed');
   killedRun(out);

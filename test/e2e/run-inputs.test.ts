@@ -321,4 +321,20 @@ test('--tier: an unknown tier, and options that would make the tier another thin
   assert.deepEqual(tierParticipants('disk'), ['lancedb-disk', 'libsql', 'lucene', 'pgvector', 'qdrant-edge-disk', 'usearch-disk']);
   // The engines that hold their whole index in memory run too, to be reported as not fitting.
   assert.deepEqual(residentParticipants(), ['exact', 'faiss', 'hnswlib', 'hnswlib-direct', 'orama', 'qdrant-edge', 'usearch', 'usearch-direct']);
+  // The cold protocol gives each (point, view) its own 1,000 queries after a group's first: on
+  // the tier's 10,000 a group's ladder has at most 4 points, or later points would reread
+  // queries an earlier one warmed the cache with (flagged queries-reused).
+  const { loadParticipant, ladderFor } = await import('../../src/runner/participants.ts');
+  const { MIN_SLICE } = await import('../../src/runner/timing-defaults.ts');
+  const { VIEWS } = await import('../../src/results/schema.ts');
+  const TIER_QUERIES = 10_000;
+  for (const name of tierParticipants('disk')) {
+    const p = await loadParticipant(name, undefined, TIERS.disk.dataset);
+    for (const group of TIERS.disk.groups) {
+      const [filter, k] = group.split('/');
+      const points = ladderFor(p.settings, filter, Number(k)).length;
+      assert.ok(points > 0, `${name} has a ladder for ${group}`);
+      assert.ok(1 + points * VIEWS.length * MIN_SLICE <= TIER_QUERIES, `${name} ${group}: ${points} points need more than the tier's queries`);
+    }
+  }
 });

@@ -3,10 +3,13 @@
 // none/10 and cat10/10) must read, and derive the same cells, in every later version. A format
 // change adds a step to src/results/migrate.ts; this file then proves the old files still read.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { deriveCells } from '../../src/report/cells.ts';
 import { toCurrentFormat, type FormatStep } from '../../src/results/migrate.ts';
+import { storageOf } from '../../src/results/provenance.ts';
 import { RESULT_FORMAT } from '../../src/results/schema.ts';
 import { readAllResults } from '../../src/results/store.ts';
 
@@ -60,4 +63,18 @@ test('a result of an earlier format is lifted step by step to this one; an unkno
   );
   // Today: format 1 is current, nothing to lift.
   assert.equal(RESULT_FORMAT, 'vecbench-result/1');
+});
+
+test("provenance records the storage under --out from sysfs: the disk's read-ahead, null off a block device", () => {
+  const here = storageOf(FIXTURE);
+  if (here !== null) {
+    // The device's own queue settings, as sysfs has them (a partition reads its disk's).
+    const queue = ['/sys/block', here.device, 'queue'].join('/');
+    const ownQueue = existsSync(queue) ? queue : null;
+    if (ownQueue) assert.equal(here.read_ahead_kb, Number(readFileSync(`${ownQueue}/read_ahead_kb`, 'utf8')));
+    assert.ok(Number.isInteger(here.read_ahead_kb) && here.read_ahead_kb >= 0);
+    // A directory not made yet is on its nearest existing parent's device.
+    assert.deepEqual(storageOf(join(FIXTURE, 'not', 'made', 'yet')), here);
+  }
+  assert.equal(storageOf('/proc'), null, 'procfs is on no block device');
 });
