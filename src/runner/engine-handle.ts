@@ -207,7 +207,7 @@ export class EngineHandle {
     const causes = [end !== null && end !== this.server.death ? `the last engine process ${end}` : null, this.server.death].filter((x) => x !== null);
     // An engine stopped for a slow request left its built index whole: reopened, not built
     // again (on the disk tier a build is half an hour). A crash is built afresh.
-    const slowNotBroken = this.host !== null && this.host.timedOut && this.server.death === null && this.indexBuilt !== null;
+    const slowNotBroken = this.host?.timedOut === true && this.server.death === null && this.indexBuilt !== null;
     await this.stop();
     const { p, ds, opts, result } = this;
     let notReused: string | null = null;
