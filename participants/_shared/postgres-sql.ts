@@ -1,8 +1,28 @@
 // SQL shared by the pgvector participants (pgvector-pglite in WASM, pgvector on a native server):
 // FilterExpr -> WHERE with positional parameters, the distance operator per metric, the
 // search statement text, PostgreSQL's binary encodings (COPY rows, vector parameters) and
-// the EXPLAIN plan checks. Nothing here knows which PostgreSQL it talks to.
+// the EXPLAIN plan checks, and the index settings both build with. Nothing here knows which
+// PostgreSQL it talks to.
+import { z } from 'zod';
 import { ATTRIBUTES, filterSql, type FilterExpr, type Metric, type RowBatch, type Strategy } from '../../src/sdk/index.ts';
+
+/** The settings of the HNSW index and its filter indexes, alike in both participants (each adds
+ * its own PostgreSQL's settings and checks them with `pgvectorGraphRule`). */
+export const pgvectorGraphSettings = {
+  /** HNSW graph degree (pgvector `m`; layer 0 keeps 2 x m links). */
+  m: z.number().int().min(2).max(100).default(16),
+  /** Candidate list while building (pgvector `ef_construction`, >= 2 x m). */
+  ef_construction: z.number().int().min(4).max(1000).default(64),
+  /** btree indexes on the filter columns, so the planner may choose an exact scan of a
+   * filter's matches instead of the HNSW walk. */
+  filter_indexes: z.boolean().default(true),
+};
+
+/** pgvector refuses an ef_construction below 2 x m: said before a build starts. */
+export const pgvectorGraphRule: [(s: { m: number; ef_construction: number }) => boolean, { path: string[]; message: string }] = [
+  (s) => s.ef_construction >= 2 * s.m,
+  { path: ['ef_construction'], message: 'pgvector needs ef_construction >= 2 x m' },
+];
 
 export const TABLE = 'items';
 export const HNSW_INDEX = 'items_embedding_hnsw';

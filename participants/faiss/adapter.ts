@@ -14,14 +14,11 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import {
   intKnob,
-  besideSource,
   ATTRIBUTES,
   fileBytes,
   filterKey,
   readColumns,
-  type SetupNeeded,
-  loadNativeAddon,
-  nativeAddon,
+  participantAddon,
   filterClauses as sdkClauses,
   writeColumns,
   type AttrName,
@@ -111,12 +108,10 @@ interface Addon {
   free(h: Handle): void;
 }
 
-export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/faiss.node');
-/** Where the addon is, what builds it and what it needs. */
-const ADDON = {
+/** Where the addon is, what builds it and what it needs; loaded on first use. */
+const ADDON = participantAddon<Addon>(import.meta.url, {
   participant: 'faiss',
-  path: ADDON_PATH,
-  build: 'node scripts/build-native.mjs participants/faiss/native',
+  file: 'faiss.node',
   needs: 'libfaiss-dev',
   // libgomp reads its wait policy when it is loaded (with the addon). Spinning OpenMP threads
   // made IVFPQ training 20x slower on this busy 2-core machine (48 s instead of 2 s at 3,000 x
@@ -124,14 +119,11 @@ const ADDON = {
   beforeLoad: () => {
     process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   },
-};
-
+});
+export const ADDON_PATH = ADDON.path;
 /** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
-export function loadAddon(path: string): Addon | SetupNeeded {
-  return loadNativeAddon<Addon>(ADDON, path);
-}
-
-const addon = nativeAddon<Addon>(ADDON);
+export const loadAddon = ADDON.load;
+const addon = ADDON.get;
 
 export function autoNlist(n: number): number {
   return Math.max(1, Math.min(Math.round(4 * Math.sqrt(n)), Math.floor(n / 39)));

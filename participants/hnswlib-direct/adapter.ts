@@ -8,12 +8,11 @@
 // per visited node. Everything else mirrors participants/hnswlib/adapter.ts: ingest includes
 // the build, buildIndex saves the graph and the columns, reopen reads them back.
 import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   intKnob,
   ATTRIBUTES,
   RowColumns,
-  besideSource,
   keptIds,
   NativeFilters,
   timedNativePass,
@@ -21,9 +20,7 @@ import {
   fileBytes,
   filterKey,
   packageVersion,
-  type SetupNeeded,
-  loadNativeAddon,
-  nativeAddon,
+  participantAddon,
   type EngineSession,
   type Knobs,
   type Participant,
@@ -33,24 +30,9 @@ import {
   type TimedPass,
   type Strategy,
 } from '../../src/sdk/index.ts';
+import { hnswlibSettingsSchema } from '../_shared/hnsw-settings.ts';
 
-export const settingsSchema = z
-  .object({
-    /** Links per node (layer 0 keeps 2 x M). */
-    M: z.number().int().min(2).max(256).default(16),
-    /** Candidate list size while inserting. */
-    efConstruction: z.number().int().min(1).max(10_000).default(200),
-    /** Seed of the level generator (hnswlib's random_seed). */
-    seed: z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 32 - 1)
-      .default(100),
-    /** Let new labels reuse the slots of deleted ones (hnswlib's allow_replace_deleted). */
-    replaceDeleted: z.boolean().default(true),
-  })
-  .strict();
+export const settingsSchema = hnswlibSettingsSchema;
 export type HnswDirectSettings = z.infer<typeof settingsSchema>;
 
 type Space = 'ip' | 'l2';
@@ -73,20 +55,15 @@ interface Addon {
   free(h: Handle): void;
 }
 
-export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/hnswlib_direct.node');
-/** Where the addon is, what builds it. */
-const ADDON = {
+/** Where the addon is, what builds it; loaded on first use. */
+const ADDON = participantAddon<Addon>(import.meta.url, {
   participant: 'hnswlib-direct',
-  path: ADDON_PATH,
-  build: 'node scripts/build-native.mjs participants/hnswlib-direct/native',
-};
-
+  file: 'hnswlib_direct.node',
+});
+export const ADDON_PATH = ADDON.path;
 /** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
-export function loadAddon(path: string): Addon | SetupNeeded {
-  return loadNativeAddon<Addon>(ADDON, path);
-}
-
-const addon = nativeAddon<Addon>(ADDON);
+export const loadAddon = ADDON.load;
+const addon = ADDON.get;
 
 /** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
 const INDEX_FILE = 'hnswlib.index';

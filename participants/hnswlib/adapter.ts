@@ -7,7 +7,7 @@
 // reads them back without ingest (cold start, a resumed run).
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   intKnob,
   ATTRIBUTES,
@@ -24,29 +24,14 @@ import {
   type Strategy,
   declaredStrategy,
 } from '../../src/sdk/index.ts';
+import { hnswlibSettingsSchema } from '../_shared/hnsw-settings.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package whose exports Node's ESM loader cannot list statically.
 const hnswlib = require('hnswlib-node') as typeof import('hnswlib-node');
 type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
 
-export const settingsSchema = z
-  .object({
-    /** Links per node (layer 0 keeps 2 x M). */
-    M: z.number().int().min(2).max(256).default(16),
-    /** Candidate list size while inserting. */
-    efConstruction: z.number().int().min(1).max(10_000).default(200),
-    /** Seed of the level generator (hnswlib's randomSeed). */
-    seed: z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 32 - 1)
-      .default(100),
-    /** Let new labels reuse the slots of deleted ones (hnswlib's allowReplaceDeleted). */
-    replaceDeleted: z.boolean().default(true),
-  })
-  .strict();
+export const settingsSchema = hnswlibSettingsSchema;
 export type HnswSettings = z.infer<typeof settingsSchema>;
 
 const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;

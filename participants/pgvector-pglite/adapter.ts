@@ -35,6 +35,8 @@ import {
   searchStatement,
   vectorBinary,
   vectorLiteral,
+  pgvectorGraphRule,
+  pgvectorGraphSettings,
 } from '../_shared/postgres-sql.ts';
 
 /** Rows' text as tsvectors, for the keyword arm (docs/method.md §8), beside the vector table so the
@@ -43,13 +45,7 @@ const TEXT_TABLE = `${TABLE}_text`;
 
 const settingsSchema = z
   .object({
-    /** HNSW graph degree (pgvector `m`; layer 0 keeps 2 x m links). */
-    m: z.number().int().min(2).max(100).default(16),
-    /** Candidate list while building (pgvector `ef_construction`, >= 2 x m). */
-    ef_construction: z.number().int().min(4).max(1000).default(64),
-    /** Build btree indexes on the filter columns so the planner can choose an exact scan of a
-     * filter's matches instead of the HNSW walk. */
-    filter_indexes: z.boolean().default(true),
+    ...pgvectorGraphSettings,
     /** 'disk': the data directory lives in workDir (Node's file system under the WASM
      * PostgreSQL); 'memory': Emscripten's in-memory file system. */
     storage: z.enum(['disk', 'memory']).default('disk'),
@@ -69,7 +65,7 @@ const settingsSchema = z
     filtered_seqscan: z.boolean().default(true),
   })
   .strict()
-  .refine((s) => s.ef_construction >= 2 * s.m, { path: ['ef_construction'], message: 'pgvector needs ef_construction >= 2 x m' });
+  .refine(...pgvectorGraphRule);
 
 type Settings = z.infer<typeof settingsSchema>;
 

@@ -53,19 +53,15 @@ import {
   searchStatement,
   vectorBinary,
   vectorLiteral,
+  pgvectorGraphRule,
+  pgvectorGraphSettings,
 } from '../_shared/postgres-sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';
 
 const settingsSchema = z
   .object({
-    /** HNSW graph degree (pgvector `m`; layer 0 keeps 2 x m links). */
-    m: z.number().int().min(2).max(100).default(16),
-    /** Candidate list while building (pgvector `ef_construction`, >= 2 x m). */
-    ef_construction: z.number().int().min(4).max(1000).default(64),
-    /** btree indexes on the filter columns, so the planner may choose an exact scan of a
-     * filter's matches instead of the HNSW walk. */
-    filter_indexes: z.boolean().default(true),
+    ...pgvectorGraphSettings,
     /** Plans of filtered statements: 'custom' plans each execution with its filter values (the
      * planner sees the selectivity); 'generic' plans once per statement. */
     filtered_plans: z.enum(['custom', 'generic']).default('custom'),
@@ -77,7 +73,7 @@ const settingsSchema = z
     parallel_build_workers: z.number().int().min(0).max(64).default(1),
   })
   .strict()
-  .refine((s) => s.ef_construction >= 2 * s.m, { path: ['ef_construction'], message: 'pgvector needs ef_construction >= 2 x m' });
+  .refine(...pgvectorGraphRule);
 
 type Settings = z.infer<typeof settingsSchema>;
 

@@ -10,21 +10,18 @@
 // Ingest links rows into the graph on `threads` threads as `usearch` does; buildIndex saves the
 // graph and the columns, reopen reads them back (or maps the graph, storage: view).
 import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   intKnob,
   ATTRIBUTES,
   RowColumns,
-  besideSource,
   declaredStrategy,
   fileBytes,
   filterKey,
   keptIds,
   NativeFilters,
   packageVersion,
-  type SetupNeeded,
-  loadNativeAddon,
-  nativeAddon,
+  participantAddon,
   timedNativePass,
   type EngineSession,
   type Knobs,
@@ -34,22 +31,9 @@ import {
   type Strategy,
   type TimedPass,
 } from '../../src/sdk/index.ts';
+import { usearchSettingsSchema } from '../_shared/hnsw-settings.ts';
 
-export const settingsSchema = z
-  .object({
-    /** Links per node (HNSW M; layer 0 keeps 2 x connectivity). */
-    connectivity: z.number().int().min(2).max(256).default(16),
-    /** Candidate list size while inserting (HNSW efConstruction). */
-    expansion_add: z.number().int().min(1).max(10_000).default(128),
-    /** Candidate list size while searching, used when a ladder point does not set it. */
-    expansion_search: z.number().int().min(1).max(100_000).default(64),
-    /** Threads for add (0: all hardware threads). Searches use one thread each. */
-    threads: z.number().int().min(0).max(1024).default(0),
-    /** memory: the index is held in the process; view: once built, it is searched from its file,
-     * memory-mapped, as `usearch`'s view layout does. */
-    storage: z.enum(['memory', 'view']).default('memory'),
-  })
-  .strict();
+export const settingsSchema = usearchSettingsSchema;
 export type UsearchDirectSettings = z.infer<typeof settingsSchema>;
 
 /** The metric names USearch's files and the `usearch` participant's column file use. */
@@ -69,20 +53,15 @@ interface Addon {
   free(h: Handle): void;
 }
 
-export const ADDON_PATH = besideSource(import.meta.url, 'native/build/Release/usearch_direct.node');
-/** Where the addon is, what builds it. */
-const ADDON = {
+/** Where the addon is, what builds it; loaded on first use. */
+const ADDON = participantAddon<Addon>(import.meta.url, {
   participant: 'usearch-direct',
-  path: ADDON_PATH,
-  build: 'node scripts/build-native.mjs participants/usearch-direct/native',
-};
-
+  file: 'usearch_direct.node',
+});
+export const ADDON_PATH = ADDON.path;
 /** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
-export function loadAddon(path: string): Addon | SetupNeeded {
-  return loadNativeAddon<Addon>(ADDON, path);
-}
-
-const addon = nativeAddon<Addon>(ADDON);
+export const loadAddon = ADDON.load;
+const addon = ADDON.get;
 
 /** USearch's own file and the columns file: the names and formats `usearch` uses. */
 const INDEX_FILE = 'usearch.index';

@@ -10,7 +10,7 @@
 // back without ingest (cold start, resume).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import {
   intKnob,
@@ -27,23 +27,9 @@ import {
   type Strategy,
   declaredStrategy,
 } from '../../src/sdk/index.ts';
+import { usearchSettingsSchema } from '../_shared/hnsw-settings.ts';
 
-export const settingsSchema = z
-  .object({
-    /** Links per node (HNSW M; layer 0 keeps 2 x connectivity). */
-    connectivity: z.number().int().min(2).max(256).default(16),
-    /** Candidate list size while inserting (HNSW efConstruction). */
-    expansion_add: z.number().int().min(1).max(10_000).default(128),
-    /** Candidate list size while searching, used when a ladder point does not set it. */
-    expansion_search: z.number().int().min(1).max(100_000).default(64),
-    /** Threads for add (0: all hardware threads). Searches use one thread each. */
-    threads: z.number().int().min(0).max(1024).default(0),
-    /** memory: the index is held in the process (loaded from its file on reopen); view: once built,
-     * the index is searched from its file, memory-mapped (USearch's view), so the page cache holds
-     * what the searches touch and a memory budget smaller than the file makes them read it. */
-    storage: z.enum(['memory', 'view']).default('memory'),
-  })
-  .strict();
+export const settingsSchema = usearchSettingsSchema;
 export type UsearchSettings = z.infer<typeof settingsSchema>;
 
 /** USearch's own file: the graph and the vectors. */

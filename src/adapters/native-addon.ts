@@ -3,6 +3,7 @@
 // command building it, so a missing or broken build never surfaces as a stack trace.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { besideSource } from '../util/code-paths.ts';
 import { SetupNeeded } from '../util/errors.ts';
 
 /** Where a participant's addon is and how it is built. */
@@ -19,7 +20,7 @@ export interface AddonSpec {
 }
 
 /** The addon at `path` (default the spec's), or the one-line reason it is unavailable. */
-export function loadNativeAddon<T>(spec: AddonSpec, path: string = spec.path): T | SetupNeeded {
+function loadNativeAddon<T>(spec: AddonSpec, path: string = spec.path): T | SetupNeeded {
   const setup = spec.needs ? `it needs ${spec.needs}; after setup, ` : '';
   if (!existsSync(path))
     return new SetupNeeded(`${spec.participant} is unavailable: its addon ${path} is not built (${setup}\`npm ci\` or \`${spec.build}\` builds it)`);
@@ -35,11 +36,35 @@ export function loadNativeAddon<T>(spec: AddonSpec, path: string = spec.path): T
 }
 
 /** The addon, loaded on first use; throws the SetupNeeded line when it is unavailable. */
-export function nativeAddon<T>(spec: AddonSpec): () => T {
+function nativeAddon<T>(spec: AddonSpec): () => T {
   let loaded: T | SetupNeeded | undefined;
   return () => {
     loaded ??= loadNativeAddon<T>(spec);
     if (loaded instanceof SetupNeeded) throw loaded;
     return loaded;
   };
+}
+
+/** A participant's addon as its adapter uses it: where the build puts it, the one-line reason it
+ * is unavailable when asked for at another path (the tests' missing file), and the addon itself,
+ * loaded on first use. */
+interface ParticipantAddon<T> {
+  path: string;
+  load(path?: string): T | SetupNeeded;
+  get: () => T;
+}
+
+/** The addon of participants/<participant>/native, built by scripts/build-native.mjs as
+ * build/Release/<file> beside the adapter (`moduleUrl`: its import.meta.url). */
+export function participantAddon<T>(
+  moduleUrl: string,
+  spec: { participant: string; file: string } & Pick<AddonSpec, 'needs' | 'beforeLoad'>,
+): ParticipantAddon<T> {
+  const { file, ...rest } = spec;
+  const full: AddonSpec = {
+    ...rest,
+    path: besideSource(moduleUrl, `native/build/Release/${file}`),
+    build: `node scripts/build-native.mjs participants/${spec.participant}/native`,
+  };
+  return { path: full.path, load: (path = full.path) => loadNativeAddon<T>(full, path), get: nativeAddon<T>(full) };
 }

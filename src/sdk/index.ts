@@ -14,7 +14,7 @@ export { filterLiteral, filterSql } from '../adapters/filter-text.ts';
 // Filters as (column slot, lo, hi) triples over attribute columns, for a native addon to evaluate.
 export { filterClauses } from '../adapters/filter-clauses.ts';
 // A participant's own N-API addon, loaded once or unavailable in one line naming its build.
-export { loadNativeAddon, nativeAddon } from '../adapters/native-addon.ts';
+export { participantAddon } from '../adapters/native-addon.ts';
 // A native addon's filters compiled once, and its passes timed in C++ query by query.
 export { keptIds, NativeFilters, timedNativePass } from '../adapters/native-pass.ts';
 // Search knobs declared once (Participant.knobs) with the schema of their values; the harness checks them.
