@@ -19,18 +19,18 @@
 // average is printed with the figures. Options: --rows N --seconds S --rounds R --levels 1,2,4
 // --workers W --skip-pg --skip-http.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import pgvector from '../participants/pgvector/adapter.ts';
 import { findPostgres } from '../participants/pgvector/adapter.ts';
 import { HTTP_CLIENT_MODULE, randomQueries, spawnNullHttpServer } from '../src/loadgen/ceiling.ts';
 import { CpuMeter, processCpuSeconds } from '../src/runner/cpu.ts';
 import { nowMs } from '../src/loadgen/clock.ts';
 import { defaultWorkers, WorkerPool } from '../src/loadgen/pool.ts';
-import { startServer } from '../src/runner/server.ts';
+import { engineWorkDir, startEngineServer } from '../src/runner/engine-lifecycle.ts';
+import { loadParticipant } from '../src/runner/participants.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {
@@ -64,21 +64,17 @@ function timedCommand(cmd: string[], env?: NodeJS.ProcessEnv): { out: string; cp
 async function pgFidelity(): Promise<void> {
   const { bin } = findPostgres();
   const pgbench = join(bin, 'pgbench');
-  const dir = mkdtempSync(join(tmpdir(), 'vecbench-fidelity-'));
-  chmodSync(dir, 0o755);
-  const settings = pgvector.settingsSchema.parse({ shared_buffers_mb: 256, maintenance_work_mem_mb: 256 });
-  const started = await startServer(
-    pgvector.server!.start,
-    {
-      dataset: { name: 'fidelity', n: ROWS, d: D, metric: 'l2', hasText: false },
-      settings,
-      dataDir: join(dir, 'pg'),
-      existing: false,
-      logFile: join(dir, 'server.log'),
-      log: (m) => say(`postgres: ${m}`),
-    },
-    120,
-  );
+  const dir = engineWorkDir('fidelity');
+  const participant = await loadParticipant('pgvector');
+  const settings = participant.adapter.settingsSchema.parse({ shared_buffers_mb: 256, maintenance_work_mem_mb: 256 });
+  // Started as every engine outside a run is (src/runner/engine-lifecycle.ts), with the bench's
+  // own buffers; the bench talks to it through pg and pgbench, not through a session.
+  const started = await startEngineServer(participant, {
+    dataset: { name: 'fidelity', n: ROWS, d: D, metric: 'l2', hasText: false },
+    workDir: dir,
+    settings,
+    log: (m) => say(`postgres: ${m}`),
+  });
   const server = started.handle;
   const { host, port } = server.connection;
   say(`postgres: private cluster pid ${server.pid} on ${host}:${port} (${dir})`);

@@ -7,14 +7,12 @@
 // reader can tell whether the figure is the client's limit or the null engine's (on 2 cores,
 // both share the machine).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ATTRIBUTES, type EngineSession, type LoadClientSpec, type RowAttributes } from '../contracts.ts';
+import { availableParallelism, loadavg } from 'node:os';
+import { ATTRIBUTES, type LoadClientSpec, type RowAttributes } from '../contracts.ts';
 import { HostClient } from '../runner/client.ts';
-import { checkedSession, loadParticipant } from '../runner/participants.ts';
+import { openEngine } from '../runner/engine-lifecycle.ts';
+import { loadParticipant } from '../runner/participants.ts';
 import { ceilingProtocols } from '../runner/registry.ts';
-import { startServer } from '../runner/server.ts';
 import { makeRng } from '../util/hash.ts';
 import { besideSource, runnable } from '../util/code-paths.ts';
 import { CpuMeter } from '../runner/cpu.ts';
@@ -169,35 +167,14 @@ async function nullHttpTarget(k: number): Promise<NullTarget> {
 async function nullServerTarget(protocol: string, d: number, k: number, log: (m: string) => void): Promise<NullTarget> {
   const name = protocolParticipant(protocol);
   const p = await loadParticipant(name);
-  const life = p.adapter.server;
-  if (!life) throw new Error(`participant ${name} has no server lifecycle`);
-  const dir = mkdtempSync(join(tmpdir(), `vecbench-null-${protocol}-`));
-  // The server may run as another user (PostgreSQL): it must reach its data directory.
-  chmodSync(dir, 0o755);
-  const workDir = join(dir, 'work');
-  mkdirSync(workDir);
-  mkdirSync(join(dir, 'server'));
+  if (!p.adapter.server) throw new Error(`participant ${name} has no server lifecycle`);
   const dataset = { name: `null-${k}`, n: k, d, metric: 'ip' as const, hasText: false };
-  let started;
+  // Started and opened as every engine outside a run is (src/runner/engine-lifecycle.ts).
+  const engine = await openEngine(p, { dataset, maxConcurrency: 1, log });
+  const { session, server } = engine;
+  const stop = () => engine.stop({ closeErrors: 'ignore' });
   try {
-    started = await startServer(
-      life.start,
-      { dataset, settings: p.index, dataDir: join(dir, 'server'), existing: false, logFile: join(dir, 'server.log'), log },
-      120,
-    );
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
-  const handle = started.handle;
-  let session: EngineSession | null = null;
-  const stop = async () => {
-    await session?.close().catch(() => {});
-    await handle.stop();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    session = checkedSession(p, await p.adapter.open({ dataset, settings: p.index, workDir, maxConcurrency: 1, log, server: handle.connection }));
+    if (!server) throw new Error(`participant ${name} has no server lifecycle`);
     const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(k)])) as RowAttributes;
     await session.ingest({ ids: Int32Array.from({ length: k }, (_, i) => i), vectors: randomQueries(k, d, 12), attrs });
     await session.buildIndex();
@@ -212,7 +189,7 @@ async function nullServerTarget(protocol: string, d: number, k: number, log: (m:
     const version = await p.adapter.engineVersion();
     return {
       spec,
-      serverPid: handle.pid,
+      serverPid: server.handle.pid,
       serverTree: true,
       describe: `${version} holding ${k} rows, queried through participants/${name}'s load client`,
       stop,

@@ -2,15 +2,13 @@
 // its answers against a naive exact search written here, independent of src/groundtruth.
 // Participant tests use it to check the real engine end to end.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ATTRIBUTES, type EngineSession, type FilterExpr, type Knobs, type RowAttributes, type RowBatch } from '../../src/contracts.ts';
 import { generateSynthetic } from '../../src/prepare/synthetic.ts';
 import { realQueryAttributes } from '../../src/datasets/real-attributes.ts';
 import { hashMod } from '../../src/util/hash.ts';
 import { filterKind, matchingRows, passes } from '../../src/datasets/groups.ts';
-import { checkedSession, ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
+import { openEngine } from '../../src/runner/engine-lifecycle.ts';
+import { ladderFor, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import type { PreparedData } from '../../src/datasets/layout.ts';
 
 export interface PointCheck {
@@ -64,39 +62,40 @@ export function syntheticForTests(n: number, nq: number): PreparedData {
   };
 }
 
-/** Opens a participant (by name, or one already loaded, e.g. by path) in this process and
- * loads the synthetic set into it (or `opts.data`, e.g. a prepared set with its ground truth). */
-export async function openOnSynthetic(name: string | LoadedParticipant, opts: { n?: number; nq?: number; maxConcurrency?: number; data?: PreparedData } = {}) {
+/** Opens a participant (by name, or one already loaded, e.g. by path) in this process, its
+ * server first if it has one (src/runner/engine-lifecycle.ts, as the ceiling and the benches open
+ * engines), and loads the synthetic set into it (or `opts.data`, e.g. a prepared set with its
+ * ground truth). A load that fails stops the engine and removes its directory. */
+export async function openOnSynthetic(
+  name: string | LoadedParticipant,
+  opts: { n?: number; nq?: number; maxConcurrency?: number; data?: PreparedData; settingsPath?: string } = {},
+) {
   const data = opts.data ?? syntheticForTests(opts.n ?? 3000, opts.nq ?? 60);
-  const p = typeof name === 'string' ? await loadParticipant(name) : name;
-  const workDir = mkdtempSync(join(tmpdir(), `vecbench-${p.name}-`));
-  const ctx = {
-    dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
-    settings: p.index,
-    workDir,
-    maxConcurrency: opts.maxConcurrency ?? 4,
-    log: () => {},
-  };
-  const session: EngineSession = checkedSession(p, await p.adapter.open(ctx));
-  const batch = 1000;
-  for (let from = 0; from < data.n; from += batch) {
-    const to = Math.min(data.n, from + batch);
-    const ids = new Int32Array(to - from).map((_, i) => from + i);
-    await session.ingest({ ids, vectors: data.base.slice(from * data.d, to * data.d), attrs: sliceAttrs(data.attrs, from, to) });
+  const p = typeof name === 'string' ? await loadParticipant(name, opts.settingsPath) : name;
+  const dataset = { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false };
+  const engine = await openEngine(p, { dataset, maxConcurrency: opts.maxConcurrency ?? 4 });
+  const { session, workDir, ctx, server } = engine;
+  try {
+    const batch = 1000;
+    for (let from = 0; from < data.n; from += batch) {
+      const to = Math.min(data.n, from + batch);
+      const ids = new Int32Array(to - from).map((_, i) => from + i);
+      await session.ingest({ ids, vectors: data.base.slice(from * data.d, to * data.d), attrs: sliceAttrs(data.attrs, from, to) });
+    }
+    await session.buildIndex();
+  } catch (e) {
+    await engine.stop({ closeErrors: 'ignore' });
+    throw e;
   }
-  await session.buildIndex();
-  let closed = false;
-  const cleanup = async () => {
-    if (!closed) await session.close();
-    closed = true;
-    rmSync(workDir, { recursive: true, force: true });
-  };
-  /** Closes the session, keeping its data in workDir (for a reopen); cleanup then only removes it. */
-  const stopKeepingData = async () => {
-    if (!closed) await session.close();
-    closed = true;
-  };
-  return { data, participant: p, session, workDir, ctx, cleanup, stopKeepingData };
+  // An in-process engine's close is part of what its tests check: its failure is theirs; a
+  // server's session at the end of a test may find its server already gone.
+  const closeErrors = server ? 'ignore' : 'throw';
+  /** Closes the session and stops the server, removing the directory. */
+  const cleanup = () => engine.stop({ closeErrors });
+  /** Closes the session and stops the server, keeping their data in workDir (for a reopen or a
+   * restart); cleanup then only removes it. */
+  const stopKeepingData = () => engine.stop({ keepData: true, closeErrors: 'throw' });
+  return { data, participant: p, session, workDir, ctx, server, cleanup, stopKeepingData };
 }
 
 /** What checkPoint needs of an opened participant (in-process or server). */

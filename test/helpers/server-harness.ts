@@ -2,17 +2,12 @@
 // directory of its own, health check) and opens the participant on the harness's small
 // synthetic set. A missing server fails with the adapter's message naming its provision script.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineSession, Knobs, RowAttributes, ServerHandle } from '../../src/contracts.ts';
-import { syntheticForTests } from './participant-harness.ts';
+import type { Knobs, ServerHandle } from '../../src/contracts.ts';
+import { openOnSynthetic } from './participant-harness.ts';
+import { engineWorkDir, startEngineServer } from '../../src/runner/engine-lifecycle.ts';
 import { checkedSession, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
-import { reapOrphans, startServer } from '../../src/runner/server.ts';
-
-function sliceAttrs(attrs: RowAttributes, from: number, to: number): RowAttributes {
-  return Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, v.slice(from, to)])) as RowAttributes;
-}
+import { reapOrphans } from '../../src/runner/server.ts';
 
 export interface StartedParticipant {
   participant: LoadedParticipant;
@@ -23,89 +18,38 @@ export interface StartedParticipant {
   logFile: string;
 }
 
-/** Starts the participant's server in a fresh directory (or on `existing` data). */
+/** Starts the participant's server in a fresh directory (or on `existing` data in `workDir`),
+ * through the engine lifecycle the ceiling and the benches use. */
 export async function startParticipantServer(
   name: string | LoadedParticipant,
   opts: { n: number; d: number; workDir?: string; existing?: boolean; settingsPath?: string },
 ): Promise<StartedParticipant> {
   reapOrphans();
   const participant = typeof name === 'string' ? await loadParticipant(name, opts.settingsPath) : name;
-  name = participant.name;
-  const life = participant.adapter.server;
-  if (!life) throw new Error(`participant ${name} has no server lifecycle`);
-  const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), `vecbench-${name}-`));
-  chmodSync(workDir, 0o755);
-  const serverDir = join(workDir, 'server');
-  mkdirSync(serverDir, { recursive: true });
-  const logFile = join(workDir, 'server.log');
-  const started = await startServer(
-    life.start,
-    {
-      dataset: { name: 'synthetic-test', n: opts.n, d: opts.d, metric: 'ip', hasText: false },
-      settings: participant.index,
-      dataDir: serverDir,
-      existing: opts.existing ?? false,
-      logFile,
-      log: () => {},
-    },
-    120,
-  );
-  return { participant, handle: started.handle, acceptS: started.acceptS, workDir, serverDir, logFile };
+  const workDir = opts.workDir ?? engineWorkDir(participant.name);
+  const dataset = { name: 'synthetic-test', n: opts.n, d: opts.d, metric: 'ip' as const, hasText: false };
+  const started = await startEngineServer(participant, { dataset, workDir, existing: opts.existing });
+  return { participant, handle: started.handle, acceptS: started.acceptS, workDir, serverDir: join(workDir, 'server'), logFile: join(workDir, 'server.log') };
 }
 
-/** The participant-harness's openOnSynthetic, for a server participant. */
+/** The participant-harness's openOnSynthetic, for a server participant: with its server's
+ * handle, and a restart of the server on the data a stopKeepingData left. */
 export async function openServerOnSynthetic(
   name: string | LoadedParticipant,
   opts: { n?: number; nq?: number; maxConcurrency?: number; settingsPath?: string } = {},
 ) {
-  const data = syntheticForTests(opts.n ?? 3000, opts.nq ?? 60);
-  const started = await startParticipantServer(name, { n: data.n, d: data.d, settingsPath: opts.settingsPath });
-  const { participant, handle, workDir } = started;
-  const ctx = {
-    dataset: { name: 'synthetic-test', n: data.n, d: data.d, metric: data.metric, hasText: false },
-    settings: participant.index,
-    workDir,
-    maxConcurrency: opts.maxConcurrency ?? 4,
-    log: () => {},
-    server: handle.connection,
-  };
-  let session: EngineSession;
-  try {
-    session = checkedSession(participant, await participant.adapter.open(ctx));
-    const batch = 1000;
-    for (let from = 0; from < data.n; from += batch) {
-      const to = Math.min(data.n, from + batch);
-      const ids = new Int32Array(to - from).map((_, i) => from + i);
-      await session.ingest({ ids, vectors: data.base.slice(from * data.d, to * data.d), attrs: sliceAttrs(data.attrs, from, to) });
-    }
-    await session.buildIndex();
-  } catch (e) {
-    await handle.stop();
-    rmSync(workDir, { recursive: true, force: true });
-    throw e;
+  reapOrphans();
+  const opened = await openOnSynthetic(name, opts);
+  const started = opened.server;
+  if (!started) {
+    await opened.cleanup();
+    throw new Error(`participant ${opened.participant.name} has no server lifecycle`);
   }
-  let closed = false;
-  const cleanup = async () => {
-    if (!closed) await session.close().catch(() => {});
-    closed = true;
-    await handle.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  };
-  /** Closes the session and stops the server, keeping its data (for a restart). */
-  const stopKeepingData = async () => {
-    if (!closed) await session.close();
-    closed = true;
-    await handle.stop();
-  };
-  /** Starts the server again, without ingest, on the data directory the loaded one left (after
+  /** Starts the server again, without ingest, on the data the loaded one left (after
    * stopKeepingData), logging to workDir/<log>; the caller stops it. */
   const restartOnData = (log: string) =>
-    startServer(
-      participant.adapter.server!.start,
-      { dataset: ctx.dataset, settings: participant.index, dataDir: handle.connection.dataDir, existing: true, logFile: join(workDir, log), log: () => {} },
-      120,
-    );
-  return { data, participant, session, workDir, handle, ctx, started, cleanup, stopKeepingData, restartOnData };
+    startEngineServer(opened.participant, { dataset: opened.ctx.dataset, workDir: opened.workDir, existing: true, logName: log });
+  return { ...opened, handle: started.handle, started, restartOnData };
 }
 
 /**
