@@ -108,8 +108,9 @@ interface Addon {
   free(h: Handle): void;
 }
 
-/** Where the addon is, what builds it and what it needs; loaded on first use. */
-const ADDON = participantAddon<Addon>(import.meta.url, {
+/** Where the addon is, what builds it and what it needs; `ADDON.get()` loads it on first use,
+ * `ADDON.load(path)` says in one line why an addon at `path` is unavailable. */
+export const ADDON = participantAddon<Addon>(import.meta.url, {
   participant: 'faiss',
   file: 'faiss.node',
   needs: 'libfaiss-dev',
@@ -120,10 +121,6 @@ const ADDON = participantAddon<Addon>(import.meta.url, {
     process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   },
 });
-export const ADDON_PATH = ADDON.path;
-/** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
-export const loadAddon = ADDON.load;
-const addon = ADDON.get;
 
 export function autoNlist(n: number): number {
   return Math.max(1, Math.min(Math.round(4 * Math.sqrt(n)), Math.floor(n / 39)));
@@ -179,7 +176,7 @@ class FaissSession implements EngineSession {
     private readonly workDir: string,
     init: { n: number } | { handle: Handle; cols: Columns; rowOf: Int32Array; alive: Uint8Array; next: number },
   ) {
-    this.native = addon();
+    this.native = ADDON.get();
     this.threads = settings.threads === 0 ? availableParallelism() : settings.threads;
     if ('handle' in init) {
       this.handle = init.handle;
@@ -209,7 +206,7 @@ class FaissSession implements EngineSession {
   }
 
   static reopen(settings: FaissSettings, d: number, innerProduct: boolean, workDir: string): FaissSession {
-    const native = addon();
+    const native = ADDON.get();
     const rowsPath = join(workDir, ROWS_FILE);
     const { meta, columns } = readColumns(rowsPath);
     if (meta.d !== d || meta.innerProduct !== innerProduct || meta.type !== settings.type) {
@@ -458,7 +455,7 @@ class FaissSession implements EngineSession {
 
 const participant: Participant<FaissSettings> = {
   engine: 'faiss',
-  engineVersion: async () => addon().version,
+  engineVersion: async () => ADDON.get().version,
   settingsSchema,
   // The knobs of the index type the settings name.
   knobs: (settings) => Object.fromEntries(KNOBS[settings.type].map((name) => [name, intKnob(1)])),

@@ -55,15 +55,12 @@ interface Addon {
   free(h: Handle): void;
 }
 
-/** Where the addon is, what builds it; loaded on first use. */
-const ADDON = participantAddon<Addon>(import.meta.url, {
+/** Where the addon is and what builds it; `ADDON.get()` loads it on first use, `ADDON.load(path)`
+ * says in one line why an addon at `path` is unavailable. */
+export const ADDON = participantAddon<Addon>(import.meta.url, {
   participant: 'hnswlib-direct',
   file: 'hnswlib_direct.node',
 });
-export const ADDON_PATH = ADDON.path;
-/** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
-export const loadAddon = ADDON.load;
-const addon = ADDON.get;
 
 /** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
 const INDEX_FILE = 'hnswlib.index';
@@ -96,7 +93,7 @@ class HnswDirectSession implements EngineSession {
     private readonly workDir: string,
     saved?: { handle: Handle; rows: RowColumns },
   ) {
-    this.native = addon();
+    this.native = ADDON.get();
     this.d = d;
     if (saved) {
       this.handle = saved.handle;
@@ -115,7 +112,7 @@ class HnswDirectSession implements EngineSession {
 
   /** Reads the index and the columns a previous session (this participant's or `hnswlib`'s) saved in workDir. */
   static reopen(settings: HnswDirectSettings, d: number, space: Space, workDir: string): HnswDirectSession {
-    const native = addon();
+    const native = ADDON.get();
     const rowsPath = join(workDir, ROWS_FILE);
     const { meta, rows } = RowColumns.read(rowsPath);
     if (meta.d !== d || meta.space !== space) {

@@ -182,6 +182,35 @@ class Wire {
   }
 }
 
+/**
+ * The message of an unfiltered search (Bind with the vector in binary, Execute, Sync), built once
+ * per statement: each query writes its vector into it in place. A message built per query (a
+ * dozen small buffers, the statement text and its key) cost the participant a measurable share
+ * of a search at small ef (bench:overhead, docs/method.md, "The binding's share").
+ */
+class UnfilteredSearch {
+  private readonly message: Uint8Array;
+  private readonly view: DataView;
+  /** Where the vector's floats start: after 'B', the length, the unnamed portal, the statement's
+   * name, the format codes, the parameter count, the value's length, and pgvector's dimension
+   * and unused int16s. */
+  private readonly floatsAt: number;
+
+  constructor(statement: string, d: number) {
+    const vector = new Uint8Array(4 + 4 * d);
+    new DataView(vector.buffer).setInt16(0, d);
+    this.message = new Wire().bind(statement, [vector]).execute().sync().bytes();
+    this.view = new DataView(this.message.buffer);
+    this.floatsAt = 5 + 1 + encoder.encode(statement).length + 1 + 2 + 2 + 2 + 4 + 4;
+  }
+
+  /** The message for this vector (valid until the next call: use it at once). */
+  with(vector: Float32Array): Uint8Array {
+    for (let i = 0; i < vector.length; i++) this.view.setFloat32(this.floatsAt + 4 * i, vector[i]);
+    return this.message;
+  }
+}
+
 function int4Binary(v: number): Uint8Array {
   const b = new Uint8Array(4);
   new DataView(b.buffer).setInt32(0, v);
@@ -245,6 +274,8 @@ async function readVersion(db: PGlite): Promise<string> {
 
 class PgliteSession implements EngineSession {
   private readonly statements = new Map<string, Prepared>();
+  /** Unfiltered searches by k, for the knobs in effect (cleared when they change). */
+  private readonly unfiltered = new Map<number, UnfilteredSearch>();
   private knobs: KnobState = { ...KNOB_DEFAULTS };
   private planMode: 'unfiltered' | 'filtered-custom' | 'filtered-generic' | null = null;
   private stagingReady = false;
@@ -334,6 +365,7 @@ class PgliteSession implements EngineSession {
       `SET hnsw.ef_search = ${k.ef_search === 'exact' ? KNOB_DEFAULTS.ef_search : k.ef_search}; SET hnsw.iterative_scan = ${k.iterative_scan}; SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`,
     );
     this.knobs = k;
+    this.unfiltered.clear();
   }
 
   /** The named statement for (k, filter shape, ordering), parsed once. */
@@ -370,6 +402,18 @@ class PgliteSession implements EngineSession {
   async search(request: SearchRequest): Promise<Int32Array> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the table ${this.d}`);
     await this.usePlanMode(request.filter);
+    if (request.filter === null) {
+      let search = this.unfiltered.get(request.k);
+      if (!search) {
+        search = new UnfilteredSearch((await this.statement(request)).prep.name, this.d);
+        this.unfiltered.set(request.k, search);
+      }
+      const message = search;
+      // The vector is written inside the exclusive section: a search waiting for it must not
+      // overwrite the message of the one under way.
+      const resp = await this.db.runExclusive(() => this.db.execProtocolRaw(message.with(request.vector), { syncToFs: false }));
+      return readIds(resp, request.k);
+    }
     const { prep, filterValues } = await this.statement(request);
     const msg = new Wire()
       .bind(prep.name, [vectorBinary(request.vector), ...filterValues.map(int4Binary)])

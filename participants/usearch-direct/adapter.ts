@@ -53,15 +53,12 @@ interface Addon {
   free(h: Handle): void;
 }
 
-/** Where the addon is, what builds it; loaded on first use. */
-const ADDON = participantAddon<Addon>(import.meta.url, {
+/** Where the addon is and what builds it; `ADDON.get()` loads it on first use, `ADDON.load(path)`
+ * says in one line why an addon at `path` is unavailable. */
+export const ADDON = participantAddon<Addon>(import.meta.url, {
   participant: 'usearch-direct',
   file: 'usearch_direct.node',
 });
-export const ADDON_PATH = ADDON.path;
-/** The addon at `path`, or the one-line reason it is unavailable (naming the build command). */
-export const loadAddon = ADDON.load;
-const addon = ADDON.get;
 
 /** USearch's own file and the columns file: the names and formats `usearch` uses. */
 const INDEX_FILE = 'usearch.index';
@@ -88,7 +85,7 @@ class UsearchDirectSession implements EngineSession {
     workDir: string,
     saved?: { handle: Handle; rows: RowColumns; mapped: boolean },
   ) {
-    this.native = addon();
+    this.native = ADDON.get();
     this.path = join(workDir, INDEX_FILE);
     this.rowsPath = join(workDir, ROWS_FILE);
     this.expansionSearch = settings.expansion_search;
@@ -105,7 +102,7 @@ class UsearchDirectSession implements EngineSession {
   /** Reads (or maps) the index and the columns a previous session, this participant's or
    * `usearch`'s, saved in workDir. */
   static reopen(settings: UsearchDirectSettings, d: number, metric: Metric, workDir: string): UsearchDirectSession {
-    const native = addon();
+    const native = ADDON.get();
     const rowsPath = join(workDir, ROWS_FILE);
     const { meta, rows } = RowColumns.read(rowsPath);
     if (meta.d !== d || meta.metric !== metric) {

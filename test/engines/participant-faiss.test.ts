@@ -16,7 +16,7 @@ import { UserError } from '../../src/util/errors.ts';
 import { prepareDataset } from '../../src/prepare/registry.ts';
 import { HostClient } from '../../src/runner/client.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
-import { autoNlist, autoPqM, filterClauses, loadAddon } from '../../participants/faiss/adapter.ts';
+import { ADDON, autoNlist, autoPqM, filterClauses } from '../../participants/faiss/adapter.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractInserts, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
 
@@ -334,7 +334,7 @@ describe('faiss settings and errors', () => {
   });
 
   test('without its addon the participant is unavailable with one line naming the setup command', () => {
-    const r = loadAddon('/nonexistent/faiss.node');
+    const r = ADDON.load('/nonexistent/faiss.node');
     assert.ok(r instanceof Error);
     assert.equal(r.message.split('\n').length, 1);
     assert.match(r.message, /faiss is unavailable: .* is not built .*libfaiss-dev.*; run `sudo npm run setup`$/);

@@ -12,7 +12,7 @@ import { passes, STANDARD_KINDS } from '../../src/datasets/groups.ts';
 import { loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/participants.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractSuite } from '../contract/suite.ts';
 import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts';
-import { ADDON_PATH, loadAddon } from '../../participants/usearch-direct/adapter.ts';
+import { ADDON } from '../../participants/usearch-direct/adapter.ts';
 
 let opened: Awaited<ReturnType<typeof openOnSynthetic>>;
 
@@ -172,8 +172,8 @@ test('a bad index setting is rejected with a path naming the field; a missing ad
   assert.equal(r.success, false);
   assert.deepEqual(r.error!.issues[0].path, ['connectivity']);
   assert.match(await p.adapter.engineVersion(), /^\d+\.\d+\.\d+/);
-  assert.ok(existsSync(ADDON_PATH), `${ADDON_PATH} is built`);
-  const missing = loadAddon(join(PARTICIPANTS_DIR, 'usearch-direct', 'native', 'no-such.node'));
+  assert.ok(existsSync(ADDON.path), `${ADDON.path} is built`);
+  const missing = ADDON.load(join(PARTICIPANTS_DIR, 'usearch-direct', 'native', 'no-such.node'));
   assert.ok(missing instanceof Error);
   assert.match(missing.message, /unavailable.*node scripts\/build-native\.mjs participants\/usearch-direct\/native/);
   assert.doesNotMatch(missing.message, /\n/);
