@@ -41,6 +41,7 @@ import {
   type ServerStartContext,
   type Strategy,
   declaredStrategy,
+  foldFilter,
 } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
@@ -69,32 +70,21 @@ type Settings = z.infer<typeof settingsSchema>;
 
 // ---- filters ----
 
-const ATTR_SET: ReadonlySet<string> = new Set(ATTRIBUTES);
-
 /** The metadata key under which the collection of ladder value `ef` stores attribute `attr`. */
 export const metadataKey = (attr: AttrName, ef: number): string => `${attr}_ef${ef}`;
 
 /** FilterExpr -> a Chroma `where` document over the rows' integer metadata; `key` names the
  * metadata key of an attribute (the collection's own: metadataKey). */
 export function filterToWhere(f: FilterExpr, key: (attr: AttrName) => string = (a) => a): Record<string, unknown> {
-  const field = (name: string) => {
-    if (!ATTR_SET.has(name)) throw new Error(`unknown filter field "${name}"; known fields: ${ATTRIBUTES.join(', ')}`);
-    return key(name as AttrName);
-  };
-  switch (f.op) {
-    case 'eq':
-      return { [field(f.field)]: { $eq: f.value } };
-    case 'range':
-      return { $and: [{ [field(f.field)]: { $gte: f.gte } }, { [field(f.field)]: { $lt: f.lt } }] };
-    case 'and': {
-      const args = f.args.map((x) => filterToWhere(x, key));
-      if (args.length === 0) throw new Error('an empty AND filter has no Chroma form');
+  return foldFilter<Record<string, unknown>>(f, {
+    eq: (field, value) => ({ [key(field)]: { $eq: value } }),
+    range: (field, gte, lt) => ({ $and: [{ [key(field)]: { $gte: gte } }, { [key(field)]: { $lt: lt } }] }),
+    and: (parts) => {
+      if (parts.length === 0) throw new Error('an empty AND filter has no Chroma form');
       // Chroma wants at least two operands in $and.
-      return args.length === 1 ? args[0] : { $and: args };
-    }
-    default:
-      throw new Error(`unsupported filter op "${(f as { op: string }).op}"`);
-  }
+      return parts.length === 1 ? parts[0] : { $and: parts };
+    },
+  });
 }
 
 // ---- the server ----

@@ -31,6 +31,7 @@ import {
   type ServerHandle,
   type ServerStartContext,
   type Strategy,
+  foldFilter,
 } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/opensearch/provision.sh';
@@ -137,14 +138,11 @@ function spaceType(metric: Metric): string {
 
 /** A filter as the OpenSearch query the knn query applies while it walks the graph. */
 export function filterQuery(f: FilterExpr): Record<string, unknown> {
-  switch (f.op) {
-    case 'eq':
-      return { term: { [f.field]: f.value } };
-    case 'range':
-      return { range: { [f.field]: { gte: f.gte, lt: f.lt } } };
-    case 'and':
-      return { bool: { filter: f.args.map(filterQuery) } };
-  }
+  return foldFilter<Record<string, unknown>>(f, {
+    eq: (field, value) => ({ term: { [field]: value } }),
+    range: (field, gte, lt) => ({ range: { [field]: { gte, lt } } }),
+    and: (parts) => ({ bool: { filter: parts } }),
+  });
 }
 
 const KNOBS = { ef_search: intKnob(1, EF_SEARCH_MAX) };

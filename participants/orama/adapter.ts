@@ -31,6 +31,7 @@ import {
   type Strategy,
   declaredStrategy,
   firstNonUnitRow,
+  foldFilter,
 } from '../../src/sdk/index.ts';
 
 export const settingsSchema = z
@@ -77,15 +78,12 @@ function newDatabase(d: number, withText: boolean, s: OramaSettings): AnyOrama {
 /** FilterExpr -> Orama where clause. An `and` of one field twice (a range and an eq on num)
  * cannot share one object, so every `and` is Orama's own `and` list. */
 export function toWhere(f: FilterExpr): Record<string, unknown> {
-  switch (f.op) {
-    case 'eq':
-      return { [f.field]: { eq: f.value } };
-    case 'range':
-      // gte <= v < lt on integer attributes is between [gte, lt - 1] (inclusive at both ends).
-      return { [f.field]: { between: [Math.ceil(f.gte), Math.ceil(f.lt) - 1] } };
-    case 'and':
-      return { and: f.args.map(toWhere) };
-  }
+  return foldFilter<Record<string, unknown>>(f, {
+    eq: (field, value) => ({ [field]: { eq: value } }),
+    // gte <= v < lt on integer attributes is between [gte, lt - 1] (inclusive at both ends).
+    range: (field, gte, lt) => ({ [field]: { between: [gte, lt - 1] } }),
+    and: (parts) => ({ and: parts }),
+  });
 }
 
 /** Orama ranks by cosine: for metric ip that is the same ranking only on unit vectors. */

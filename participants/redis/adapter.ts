@@ -36,6 +36,7 @@ import {
   type ServerStartContext,
   type Strategy,
   declaredStrategy,
+  foldFilter,
 } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
@@ -72,30 +73,14 @@ export function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
 
 // ---- filters ----
 
-const ATTR_SET: ReadonlySet<string> = new Set(ATTRIBUTES);
-
-function int(v: number, what: string): string {
-  if (!Number.isInteger(v)) throw new Error(`filter ${what}: ${v} is not an integer`);
-  return String(v);
-}
-
 /** FilterExpr -> a VSIM FILTER expression over the elements' JSON attributes, e.g.
  * `.cat10 == 3 and (.num >= 100 and .num < 200)`. */
 export function filterToRedis(f: FilterExpr): string {
-  const field = (name: string) => {
-    if (!ATTR_SET.has(name)) throw new Error(`unknown filter field "${name}"; known fields: ${ATTRIBUTES.join(', ')}`);
-    return `.${name}`;
-  };
-  switch (f.op) {
-    case 'eq':
-      return `${field(f.field)} == ${int(f.value, `${f.field} ==`)}`;
-    case 'range':
-      return `(${field(f.field)} >= ${int(f.gte, `${f.field} >=`)} and ${field(f.field)} < ${int(f.lt, `${f.field} <`)})`;
-    case 'and':
-      return f.args.length === 0 ? '1' : f.args.map(filterToRedis).join(' and ');
-    default:
-      throw new Error(`unsupported filter op "${(f as { op: string }).op}"`);
-  }
+  return foldFilter<string>(f, {
+    eq: (field, value) => `.${field} == ${value}`,
+    range: (field, gte, lt) => `(.${field} >= ${gte} and .${field} < ${lt})`,
+    and: (parts) => (parts.length === 0 ? '1' : parts.join(' and ')),
+  });
 }
 
 // ---- the server ----

@@ -23,7 +23,6 @@ import {
   SetupNeeded,
   serverHandle,
   spawnServer,
-  type AttrName,
   type EngineSession,
   type FilterExpr,
   type Knobs,
@@ -37,6 +36,7 @@ import {
   type ServerHandle,
   type ServerStartContext,
   type Strategy,
+  foldFilter,
 } from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/weaviate/provision.sh';
@@ -228,28 +228,17 @@ function vectorText(v: Float32Array): string {
 
 // ---- filters ----
 
-const ATTR_SET: ReadonlySet<string> = new Set(ATTRIBUTES);
-
-function field(name: string): AttrName {
-  if (!ATTR_SET.has(name)) throw new Error(`unknown filter field "${name}"; known fields: ${ATTRIBUTES.join(', ')}`);
-  return name as AttrName;
-}
-
 /** FilterExpr -> a Weaviate where filter in GraphQL's input syntax (operators are enum values). */
 export function whereFilter(f: FilterExpr): string {
-  switch (f.op) {
-    case 'eq':
-      return `{path:["${field(f.field)}"],operator:Equal,valueInt:${f.value}}`;
-    case 'range':
-      return `{operator:And,operands:[{path:["${field(f.field)}"],operator:GreaterThanEqual,valueInt:${f.gte}},{path:["${field(f.field)}"],operator:LessThan,valueInt:${f.lt}}]}`;
-    case 'and': {
-      if (f.args.length === 0) throw new Error('an empty AND filter has no Weaviate form');
-      if (f.args.length === 1) return whereFilter(f.args[0]);
-      return `{operator:And,operands:[${f.args.map(whereFilter).join(',')}]}`;
-    }
-    default:
-      throw new Error(`unsupported filter op "${(f as { op: string }).op}"`);
-  }
+  return foldFilter<string>(f, {
+    eq: (field, value) => `{path:["${field}"],operator:Equal,valueInt:${value}}`,
+    range: (field, gte, lt) =>
+      `{operator:And,operands:[{path:["${field}"],operator:GreaterThanEqual,valueInt:${gte}},{path:["${field}"],operator:LessThan,valueInt:${lt}}]}`,
+    and: (parts) => {
+      if (parts.length === 0) throw new Error('an empty AND filter has no Weaviate form');
+      return parts.length === 1 ? parts[0] : `{operator:And,operands:[${parts.join(',')}]}`;
+    },
+  });
 }
 
 /** The GraphQL query of a search: the row ids only, best first. */

@@ -1,4 +1,5 @@
-// Filters as query text, one translator for every text dialect. The filters vecbench asks
+// Filters as query text, one translator for every text dialect, and as any other form through
+// foldFilter (an object for a document API, an expression string). The filters vecbench asks
 // are conjunctions of `field = value` and `gte <= field < lt` over integer attributes, so every
 // text dialect writes them alike: comparisons joined by AND. What differs is how a value is
 // written (a placeholder that binds it, numbered or not, or the literal) and what an empty
@@ -18,9 +19,9 @@ interface FilterDialect {
   prefix?: string;
 }
 
-function column(field: AttrName, prefix: string): string {
+function checkedField(field: AttrName): AttrName {
   if (!FIELDS.has(field)) throw new Error(`unknown filter field "${field}"; known fields: ${ATTRIBUTES.join(', ')}`);
-  return `${prefix}${field}`;
+  return field;
 }
 
 function int32(v: number, what: string): number {
@@ -28,25 +29,41 @@ function int32(v: number, what: string): number {
   return v;
 }
 
+/** How a dialect writes the three forms of a filter (a document's object, a query string):
+ * each gets its field checked against the attribute list and its values as 32-bit integers. */
+interface FilterForms<T> {
+  eq(field: AttrName, value: number): T;
+  range(field: AttrName, gte: number, lt: number): T;
+  /** A conjunction of the parts, `args` the filters they were made of (empty: nothing to meet). */
+  and(parts: T[], args: FilterExpr[]): T;
+}
+
+/** The filter in a dialect, built bottom-up from its forms: the one translator of every
+ * participant whose engine takes filters as something other than SQL text. */
+export function foldFilter<T>(f: FilterExpr, forms: FilterForms<T>): T {
+  switch (f.op) {
+    case 'eq':
+      return forms.eq(checkedField(f.field), int32(f.value, `${f.field} =`));
+    case 'range':
+      return forms.range(checkedField(f.field), int32(f.gte, `${f.field} >=`), int32(f.lt, `${f.field} <`));
+    case 'and':
+      return forms.and(
+        f.args.map((a) => foldFilter(a, forms)),
+        f.args,
+      );
+    default:
+      throw new Error(`unsupported filter op "${(f as { op: string }).op}"`);
+  }
+}
+
 /** The filter as text in the dialect. Nested conjunctions are parenthesised. */
 function filterText(f: FilterExpr, dialect: FilterDialect): string {
-  const prefix = dialect.prefix ?? '';
-  const walk = (e: FilterExpr): string => {
-    switch (e.op) {
-      case 'eq':
-        return `${column(e.field, prefix)} = ${dialect.value(int32(e.value, `${e.field} =`))}`;
-      case 'range': {
-        const c = column(e.field, prefix);
-        return `${c} >= ${dialect.value(int32(e.gte, `${e.field} >=`))} AND ${c} < ${dialect.value(int32(e.lt, `${e.field} <`))}`;
-      }
-      case 'and':
-        if (e.args.length === 0) return dialect.always;
-        return e.args.map((a) => (a.op === 'and' ? `(${walk(a)})` : walk(a))).join(' AND ');
-      default:
-        throw new Error(`unsupported filter op "${(e as { op: string }).op}"`);
-    }
-  };
-  return walk(f);
+  const c = (field: AttrName) => `${dialect.prefix ?? ''}${field}`;
+  return foldFilter<string>(f, {
+    eq: (field, v) => `${c(field)} = ${dialect.value(v)}`,
+    range: (field, gte, lt) => `${c(field)} >= ${dialect.value(gte)} AND ${c(field)} < ${dialect.value(lt)}`,
+    and: (parts, args) => (parts.length === 0 ? dialect.always : parts.map((p, i) => (args[i].op === 'and' ? `(${p})` : p)).join(' AND ')),
+  });
 }
 
 /** SQL whose values are bound as parameters: `?` each (SQLite), or `$n` from `firstNumber`

@@ -10,7 +10,7 @@ export { SetupNeeded, UserError } from '../util/errors.ts';
 // The adapter kit: filters compiled to row predicates, and the installed package's version.
 export { compileFilter, declaredStrategy, firstNonUnitRow, packageVersion, type RowPredicate } from '../adapters/kit.ts';
 // Filters as query text: SQL with bound values (? or $n) or an expression with its values written in.
-export { filterLiteral, filterSql } from '../adapters/filter-text.ts';
+export { filterLiteral, filterSql, foldFilter } from '../adapters/filter-text.ts';
 // Filters as (column slot, lo, hi) triples over attribute columns, for a native addon to evaluate.
 export { filterClauses } from '../adapters/filter-clauses.ts';
 // A participant's own N-API addon, loaded once or unavailable in one line naming its build.

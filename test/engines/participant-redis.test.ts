@@ -32,7 +32,7 @@ test('FilterExpr becomes a VSIM FILTER expression', () => {
     '.cat10 == 3 and (.num >= 100 and .num < 200)',
   );
   assert.throws(() => filterToRedis({ op: 'eq', field: 'color' as 'cat10', value: 1 }), /unknown filter field "color"/);
-  assert.throws(() => filterToRedis({ op: 'eq', field: 'cat10', value: 1.5 }), /not an integer/);
+  assert.throws(() => filterToRedis({ op: 'eq', field: 'cat10', value: 1.5 }), /filter cat10 =: 1\.5 is not a 32-bit integer/);
 });
 
 test('a missing server fails with a message naming the provision script', async () => {

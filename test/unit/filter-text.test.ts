@@ -1,9 +1,11 @@
 // The SDK's filter-to-text translator (src/adapters/filter-text.ts), one for every text dialect
 // the participants speak: SQL with ? or $n parameters (SQLite, libSQL, PostgreSQL) and
-// expressions with the values written in (LanceDB's where, zvec's filter).
+// expressions with the values written in (LanceDB's where, zvec's filter), and foldFilter, the
+// translator of the other dialects (documents for Chroma, OpenSearch, Orama; Redis's and
+// Weaviate's expressions), each participant giving only its three forms.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { filterLiteral, filterSql, type FilterExpr } from '../../src/sdk/index.ts';
+import { filterLiteral, filterSql, foldFilter, type FilterExpr } from '../../src/sdk/index.ts';
 
 const eq: FilterExpr = { op: 'eq', field: 'cat10', value: 3 };
 const range: FilterExpr = { op: 'range', field: 'num', gte: 100, lt: 200 };
@@ -38,4 +40,20 @@ test('names and values that would reach query text are checked: a known attribut
   assert.throws(() => filterLiteral({ op: 'eq', field: 'cat10', value: 1.5 }), /filter cat10 =: 1\.5 is not a 32-bit integer/);
   assert.throws(() => filterLiteral({ op: 'range', field: 'num', gte: 0, lt: 2 ** 31 }), /filter num <: 2147483648 is not a 32-bit integer/);
   assert.throws(() => filterLiteral({ op: 'or', args: [] } as never), /unsupported filter op "or"/);
+});
+
+test('foldFilter builds a dialect bottom-up from its forms, with fields and values checked first', () => {
+  const forms = {
+    eq: (field: string, v: number) => ({ [field]: v }),
+    range: (field: string, gte: number, lt: number) => ({ [field]: [gte, lt] }),
+    and: (parts: object[], args: FilterExpr[]) => ({ all: parts, nested: args.map((a) => a.op === 'and') }),
+  };
+  assert.deepEqual(foldFilter(nested, forms), {
+    all: [{ cat10: 3 }, { all: [{ num: [100, 200] }, { lang: 2 }], nested: [false, false] }],
+    nested: [false, true],
+  });
+  assert.deepEqual(foldFilter({ op: 'and', args: [] }, forms), { all: [], nested: [] });
+  assert.throws(() => foldFilter({ op: 'eq', field: 'color' as 'cat10', value: 1 }, forms), /unknown filter field "color"; known fields: cat10/);
+  assert.throws(() => foldFilter({ op: 'range', field: 'num', gte: 0.5, lt: 2 }, forms), /filter num >=: 0\.5 is not a 32-bit integer/);
+  assert.throws(() => foldFilter({ op: 'or' } as never, forms), /unsupported filter op "or"/);
 });
