@@ -6,28 +6,38 @@ import { deriveCells, REPORT_VIEWS } from '../report/cells.ts';
 import { renderTable } from '../report/table.ts';
 import { deriveGeneral, renderGeneral } from '../report/general.ts';
 import { writePage } from '../report/html.ts';
-import { deriveQuality, renderQuality } from '../report/quality.ts';
-import { deriveChurn, renderChurn } from '../report/churn.ts';
+import { REPORT_SECTIONS } from '../report/sections.ts';
 import { readAllResults } from '../results/store.ts';
 import { UserError } from '../util/errors.ts';
 import { dataDir, isWithin, lockOutDir, outDir } from './common.ts';
-import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 
-/** The terminal table (or --json) of the results in out; `vecbench run` prints it at its end too. */
+/** The terminal table (or --json) of the results in out; `vecbench run` prints it at its end too.
+ * Besides the cells and the general table, each feature's section (src/report/sections.ts). */
 export function printReport(out: string, json: boolean): void {
   const results = readAllResults(out);
   if (results.length === 0) throw new UserError(`no result files in ${out}; run vecbench run first (or pass --out DIR)`);
   // Both views in --json; the terminal table prints throughput.
   const cells = deriveCells(results, json ? REPORT_VIEWS : ['throughput']);
-  const quality = deriveQuality(results);
   const general = deriveGeneral(results);
-  const churn = deriveChurn(results);
-  const load = deriveLoad(results);
-  if (json) process.stdout.write(`${JSON.stringify({ cells, quality, general, churn, load }, null, 1)}\n`);
-  else
-    process.stdout.write(
-      `${renderTable(cells)}\n${renderQuality(quality, results) ? `\n${renderQuality(quality, results)}` : ''}\n${renderGeneral(general)}\n${churn.length > 0 ? `\n${renderChurn(churn, results)}\n` : ''}${load.length > 0 ? `\n${renderLoad(load)}\n` : ''}`,
-    );
+  const sections = REPORT_SECTIONS.map((s) => ({ s, rows: s.derive(results) }));
+  const placed = (before: boolean) => sections.filter((x) => x.s.beforeGeneral === before);
+  if (json) {
+    const doc = {
+      cells,
+      ...Object.fromEntries(placed(true).map((x) => [x.s.json, x.rows])),
+      general,
+      ...Object.fromEntries(placed(false).map((x) => [x.s.json, x.rows])),
+    };
+    process.stdout.write(`${JSON.stringify(doc, null, 1)}\n`);
+    return;
+  }
+  const text = (before: boolean) =>
+    placed(before)
+      .map((x) => x.s.render(x.rows, results))
+      .filter((t) => t !== '')
+      .map((t) => (before ? `\n${t}` : `\n${t}\n`))
+      .join('');
+  process.stdout.write(`${renderTable(cells)}\n${text(true)}\n${renderGeneral(general)}\n${text(false)}`);
 }
 
 export function registerReport(program: Command): void {
