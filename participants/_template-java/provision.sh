@@ -10,6 +10,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=../../src/sdk/java/jdk.sh
+. "$root/src/sdk/java/jdk.sh"
 start=$(date +%s%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
@@ -46,12 +48,7 @@ if [ -f "$classes/$MAIN.class" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] 
   exit 0
 fi
 
-if ! command -v javac >/dev/null 2>&1; then
-  [ "$(id -u)" = 0 ] || { echo "$NAME: javac (a JDK 17+) is missing; run this as root to install openjdk-17-jdk-headless" >&2; exit 1; }
-  echo "$NAME: apt-get install openjdk-17-jdk-headless"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends openjdk-17-jdk-headless >/dev/null
-fi
+need_javac "$NAME"
 
 mkdir -p "$dest"
 rm -f "$stamp"

@@ -9,6 +9,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=../../src/sdk/java/jdk.sh
+. "$root/src/sdk/java/jdk.sh"
 start=$(date +%s%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
@@ -36,12 +38,7 @@ if [ -f "$jar" ] && [ -f "$classes/LuceneHost.class" ] && [ "$(cat "$stamp" 2>/d
   echo "lucene: $jar no longer matches the pinned sha256; installing again"
 fi
 
-if ! command -v javac >/dev/null 2>&1; then
-  [ "$(id -u)" = 0 ] || { echo "lucene: javac (a JDK 17+) is missing; run this as root to install openjdk-17-jdk-headless" >&2; exit 1; }
-  echo "lucene: apt-get install openjdk-17-jdk-headless"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends openjdk-17-jdk-headless >/dev/null
-fi
+need_javac lucene
 
 mkdir -p "$dest"
 rm -f "$stamp"

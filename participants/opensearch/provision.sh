@@ -9,6 +9,8 @@
 # Needs a JDK 17+ (javac): installed with apt-get when run as root (openjdk-17-jdk-headless).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../src/sdk/java/jdk.sh
+. "$here/../../src/sdk/java/jdk.sh"
 start=$(date +%s%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
@@ -37,12 +39,7 @@ if [ -f "$dest/classes/OpenSearchNode.class" ] && [ "$(cat "$stamp" 2>/dev/null)
   echo "opensearch: an artifact in $lib no longer matches its pinned sha256; installing again"
 fi
 
-if ! command -v javac >/dev/null 2>&1; then
-  [ "$(id -u)" = 0 ] || { echo "opensearch: javac (a JDK 17+) is missing; run this as root to install openjdk-17-jdk-headless" >&2; exit 1; }
-  echo "opensearch: apt-get install openjdk-17-jdk-headless"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends openjdk-17-jdk-headless >/dev/null
-fi
+need_javac opensearch
 
 mkdir -p "$lib"
 rm -f "$stamp"
