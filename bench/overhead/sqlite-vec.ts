@@ -1,14 +1,25 @@
 // sqlite-vec: its participant (vec0 in better-sqlite3's bundled SQLite; an exact scan with no
-// knob) through the host, against bench/native/sqlite_vec_loop.py, the adapter's k-NN statement
-// from Python's sqlite3 over Debian's libsqlite3 with the very vec0.so the participant loads,
-// on a copy of the database file the participant wrote. The extension is the same binary; the
-// SQLite library around it is not (both versions are printed).
+// knob) through the host, against two loops stepping the adapter's k-NN statement with the very
+// vec0.so the participant loads, each on a copy of the database file the participant wrote:
+// bench/native/sqlite_vec_loop.cc, C++ over the SQLite better-sqlite3 bundles (its amalgamation
+// and compile-time options, compiled here), so the pair differs by vecbench's path alone; and
+// bench/native/sqlite_vec_loop.py, Python's sqlite3 over Debian's libsqlite3, which shows what
+// the other SQLite does (both versions are printed).
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getLoadablePath } from 'sqlite-vec';
 import { loadParticipant } from '../../src/runner/participants.ts';
-import type { OverheadEngine } from './kit.ts';
+import { compile, type OverheadEngine } from './kit.ts';
+
+/** better-sqlite3's SQLite: its amalgamation and the options its build defines (deps/defines.gypi). */
+function bundledSqlite(): { dir: string; defines: string[] } {
+  const dir = path.join(path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'deps');
+  const gypi = readFileSync(path.join(dir, 'defines.gypi'), 'utf8');
+  const defines = [...gypi.matchAll(/'([A-Z][A-Z0-9_]*(?:=[^']*)?)'/g)].map((m) => m[1]);
+  return { dir: path.join(dir, 'sqlite3'), defines };
+}
 
 const sqliteVec: OverheadEngine = {
   async setup(ctx) {
@@ -46,7 +57,34 @@ const sqliteVec: OverheadEngine = {
       String(ds.d),
       String(k),
     ]);
-    return [['sqlite-vec', 'sqlite-vec-py']];
+    // The same SQLite as the participant's: better-sqlite3's amalgamation, its options, -O3.
+    const sqlite = bundledSqlite();
+    const object = path.join(tmp, 'sqlite3.o');
+    const what = "the sqlite-vec C++ loop (gcc and g++ from Debian's build-essential, and better-sqlite3's amalgamation from npm ci)";
+    await compile(what, 'gcc', ['-O3', '-c', ...sqlite.defines.map((x) => `-D${x}`), path.join(sqlite.dir, 'sqlite3.c'), '-o', object]);
+    const loop = path.join(tmp, 'sqlite_vec_loop');
+    await compile(what, 'g++', [
+      '-O3',
+      '-std=gnu++17',
+      '-I',
+      ctx.native,
+      '-I',
+      sqlite.dir,
+      path.join(ctx.native, 'sqlite_vec_loop.cc'),
+      object,
+      '-o',
+      loop,
+      '-ldl',
+      '-lpthread',
+      '-lm',
+    ]);
+    const copyC = path.join(tmp, 'sqlite-vec-cpp.db');
+    copyFileSync(path.join(side.workDir, 'sqlite-vec.db'), copyC);
+    await ctx.loopSide('sqlite-vec-cpp', loop, [vec0, copyC, String(cacheMib), tmp, String(nq), String(ds.d), String(k)]);
+    return [
+      ['sqlite-vec', 'sqlite-vec-cpp'],
+      ['sqlite-vec', 'sqlite-vec-py'],
+    ];
   },
 };
 export default sqliteVec;
