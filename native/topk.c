@@ -208,8 +208,13 @@ static void *work(void *arg) {
       }
       if (l2)
         for (long r = 0; r < nr; r++) nb[r] = cblas_sdot((int)d, B + r * d, 1, B + r * d, 1);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nqb, (int)nr, (int)d, 1.0f,
-                  j->queries + q0 * d, (int)d, B, (int)d, 0.0f, S, (int)nr);
+      /* One query (the exact participant's search) is a matrix-vector product: sgemm would pack
+       * the block of base rows on every call, for one row of output. */
+      if (nqb == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)nr, (int)d, 1.0f, B, (int)d, j->queries + q0 * d, 1, 0.0f, S, 1);
+      else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nqb, (int)nr, (int)d, 1.0f,
+                    j->queries + q0 * d, (int)d, B, (int)d, 0.0f, S, (int)nr);
       for (long q = 0; q < nqb; q++) {
         float *s = S + q * nr;
         Cand *c = buf + q * cap;

@@ -137,6 +137,10 @@ describe('exactTopK against a naive computation', () => {
         checkAgainstNaive(bigAll, exactTopK(bigAll));
         const none: ExactArgs = { ...all, rows: new Int32Array(0), k: 5 };
         checkAgainstNaive(none, exactTopK(none));
+        // One query, as the exact participant searches (the native backend's matrix-vector path).
+        const one: ExactArgs = { ...all, queries: queries.subarray(0, d), nq: 1 };
+        checkAgainstNaive(one, exactTopK(one));
+        checkAgainstNaive({ ...one, rows }, exactTopK({ ...one, rows }));
       });
 
       it(`${backend} ${metric}: exact ties are broken by the smaller row id`, () => {
