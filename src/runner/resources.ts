@@ -86,6 +86,8 @@ export function sampleMemory(root: number): MemSample | null {
 
 interface MemSummary {
   samples: number;
+  /** The longest wait between two samples, ms (the base interval, or longer: SAMPLE_COST_FACTOR). */
+  longest_interval_ms: number;
   /** Highest anon + file of any one sample. */
   peak_bytes: number;
   /** Highest anon of any sample, and highest file of any sample (they may be different samples). */
@@ -103,10 +105,11 @@ function median(values: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-function summarizeMemory(samples: MemSample[]): MemSummary | null {
+function summarizeMemory(samples: MemSample[], longestIntervalMs: number): MemSummary | null {
   if (samples.length === 0) return null;
   return {
     samples: samples.length,
+    longest_interval_ms: Math.round(longestIntervalMs),
     peak_bytes: Math.max(...samples.map((s) => s.anon + s.file)),
     peak_anon_bytes: Math.max(...samples.map((s) => s.anon)),
     peak_file_bytes: Math.max(...samples.map((s) => s.file)),
@@ -121,51 +124,76 @@ function summarizeMemory(samples: MemSample[]): MemSummary | null {
  * inside the engine. `pid()` is asked at every tick, so a restarted engine is followed. A
  * sampled peak is a lower bound of the true peak: the interval is recorded with it.
  */
+/** How much longer than a sample took the sampler waits before the next one. smaps_rollup walks
+ * every page table of the process: 0.1 s of the runner's time (0.07 s of it in the kernel, under
+ * the engine's memory lock) for a 12 GB engine on the 2-core test VM, so a fixed 200 ms took half
+ * a core from the build it measured. Waiting 50x the last sample's time holds the sampler's cost
+ * to 2 % of a core; a small engine's samples take well under a millisecond and keep the base
+ * interval. */
+const SAMPLE_COST_FACTOR = 50;
+
 export class MemorySampler {
   private samples: MemSample[] = [];
   private timer: NodeJS.Timeout | null = null;
   private error: string | null = null;
+  private lastCostMs = 0;
+  private longestMs = 0;
 
   constructor(
     private readonly pid: () => number | undefined,
     readonly intervalMs: number,
+    /** How a sample is read (a test's stand-in for a slow one). */
+    private readonly read: (pid: number) => MemSample | null = sampleMemory,
   ) {}
 
   private tick(): void {
     const pid = this.pid();
     if (pid === undefined) return;
+    const t0 = performance.now();
     try {
-      const s = sampleMemory(pid);
+      const s = this.read(pid);
       if (s) this.samples.push(s);
     } catch (e) {
+      // Said by the next snapshot() or stop(); sampling ends here.
       this.error = (e as Error).message;
-      this.stop();
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
     }
+    this.lastCostMs = performance.now() - t0;
+  }
+
+  private schedule(): void {
+    const wait = Math.max(this.intervalMs, this.lastCostMs * SAMPLE_COST_FACTOR);
+    this.longestMs = Math.max(this.longestMs, wait);
+    this.timer = setTimeout(() => {
+      this.tick();
+      if (this.timer !== null && this.error === null) this.schedule();
+    }, wait);
+    this.timer.unref();
   }
 
   start(): this {
     this.tick();
-    this.timer = setInterval(() => this.tick(), this.intervalMs);
-    this.timer.unref();
+    if (this.error === null) this.schedule();
     return this;
   }
 
   /** The summary of the samples so far (sampling goes on). */
   snapshot(): MemSummary | null {
     if (this.error) throw new Error(this.error);
-    return summarizeMemory(this.samples);
+    return summarizeMemory(this.samples, this.longestMs);
   }
 
   /** Stops sampling (taking one last sample) and returns the summary, or null when no sample
    * could be taken. Throws when /proc cannot give the split. */
   stop(): MemSummary | null {
     if (this.timer) {
-      clearInterval(this.timer);
+      clearTimeout(this.timer);
       this.timer = null;
       this.tick();
     }
     if (this.error) throw new Error(this.error);
-    return summarizeMemory(this.samples);
+    return summarizeMemory(this.samples, this.longestMs);
   }
 }
 
@@ -201,7 +229,7 @@ export function diskUsage(dir: string): number {
   return total;
 }
 
-/** Sampling intervals: the build is short and its peak matters; serving is steady. */
+/** Base sampling intervals: the build is short and its peak matters; serving is steady. */
 const BUILD_SAMPLE_MS = 200;
 const SERVING_SAMPLE_MS = 1000;
 
@@ -276,6 +304,7 @@ export class ResourceRecorder {
         this.res.mem_build_peak_anon_bytes = m.peak_anon_bytes;
         this.res.mem_build_peak_file_bytes = m.peak_file_bytes;
         this.res.mem_samples.build = m.samples;
+        this.res.mem_sample_interval_ms.build = Math.max(BUILD_SAMPLE_MS, m.longest_interval_ms);
       } else this.fail(fields, 'no sample could be taken during the load');
     } catch (e) {
       this.fail(fields, (e as Error).message);
@@ -304,6 +333,7 @@ export class ResourceRecorder {
       this.res.mem_serving_shmem_bytes = m.median_shmem_bytes;
       this.res.mem_serving_peak_bytes = m.peak_bytes;
       this.res.mem_samples.serving = m.samples;
+      this.res.mem_sample_interval_ms.serving = Math.max(SERVING_SAMPLE_MS, m.longest_interval_ms);
       for (const f of fields) delete this.res.unmeasured[f];
     } catch (e) {
       this.fail(fields, (e as Error).message);

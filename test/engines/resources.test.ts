@@ -95,6 +95,33 @@ test('the sampler keeps the peak of a transient allocation and the steady level 
   assert.ok(now.anon < m.peak_anon_bytes - 64 * MB, `after the free ${now.anon}, peak ${m.peak_anon_bytes}`);
 });
 
+test("a sample that is slow to read (a large engine's page tables) stretches the interval, holding the sampler's cost to 2 % of a core", async () => {
+  const slowRead = (pid: number) => {
+    const end = performance.now() + 20;
+    while (performance.now() < end) {
+      /* a 20 ms read, as smaps_rollup of a few-GB process takes */
+    }
+    return sampleMemory(pid);
+  };
+  const sampler = new MemorySampler(() => process.pid, 50, slowRead).start();
+  await new Promise((r) => setTimeout(r, 2500));
+  const m = sampler.stop()!;
+  // At the base 50 ms there would be about 35 samples; 50 x 20 ms = 1 s apart there are at most 4.
+  assert.ok(m.samples <= 5, `samples ${m.samples}`);
+  assert.ok(m.longest_interval_ms >= 1000, `longest interval ${m.longest_interval_ms} ms`);
+  // A fast read keeps the base interval.
+  const sample = sampleMemory(process.pid)!;
+  const fast = new MemorySampler(
+    () => process.pid,
+    50,
+    () => sample,
+  ).start();
+  await new Promise((r) => setTimeout(r, 300));
+  const f = fast.stop()!;
+  assert.equal(f.longest_interval_ms, 50);
+  assert.ok(f.samples >= 3, `samples ${f.samples}`);
+});
+
 test('diskUsage counts allocated bytes, a hard link once, and skips symlinks', () => {
   const dir = join(tmp, 'disk');
   mkdirSync(join(dir, 'sub'), { recursive: true });
