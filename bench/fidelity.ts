@@ -29,7 +29,7 @@ import { HTTP_CLIENT_MODULE, randomQueries, spawnNullHttpServer } from '../src/l
 import { CpuMeter, processCpuSeconds } from '../src/runner/cpu.ts';
 import { nowMs } from '../src/loadgen/clock.ts';
 import { defaultWorkers, WorkerPool } from '../src/loadgen/pool.ts';
-import { engineWorkDir, startEngineServer } from '../src/runner/engine-lifecycle.ts';
+import { scratchEngineDir, startEngineServer } from '../src/runner/engine-lifecycle.ts';
 import { loadParticipant } from '../src/runner/participants.ts';
 
 const args = process.argv.slice(2);
@@ -64,7 +64,7 @@ function timedCommand(cmd: string[], env?: NodeJS.ProcessEnv): { out: string; cp
 async function pgFidelity(): Promise<void> {
   const { bin } = findPostgres();
   const pgbench = join(bin, 'pgbench');
-  const dir = engineWorkDir('fidelity');
+  const dir = scratchEngineDir('fidelity');
   const participant = await loadParticipant('pgvector');
   const settings = participant.adapter.settingsSchema.parse({ shared_buffers_mb: 256, maintenance_work_mem_mb: 256 });
   // Started as every engine outside a run is (src/runner/engine-lifecycle.ts), with the bench's

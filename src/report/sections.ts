@@ -1,7 +1,6 @@
 // The report's sections beyond the cell table and the general table, one entry a feature: the
-// `extra` sections of the result files it reads (through the feature's own schema, in its
-// derive), the rows it derives from them, how the terminal prints them and the key that holds
-// them in `report --json`. `vecbench report` reads this list, so a feature's report is one entry
+// rows it derives from the result files (their `extra` section, read through the feature's own
+// schema), how the terminal prints them and the key that holds them in `report --json`. `vecbench report` reads this list, so a feature's report is one entry
 // here, not a change to the command.
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 import type { ResultFile } from '../results/schema.ts';
@@ -11,8 +10,6 @@ import { deriveQuality, renderQuality } from './quality.ts';
 export interface ReportSection {
   /** Its key in `report --json`. */
   json: string;
-  /** The result files' `extra` sections it reads. */
-  extra: readonly string[];
   /** Printed between the cell table and the general table (else after the general table). */
   beforeGeneral: boolean;
   derive(results: ResultFile[]): unknown[];
@@ -23,7 +20,6 @@ export interface ReportSection {
 /** One section, its derive and render typed alike. */
 function section<T>(s: {
   json: string;
-  extra: readonly string[];
   beforeGeneral?: boolean;
   derive(results: ResultFile[]): T[];
   render(rows: T[], results: ResultFile[]): string;
@@ -32,7 +28,7 @@ function section<T>(s: {
 }
 
 export const REPORT_SECTIONS: readonly ReportSection[] = [
-  section({ json: 'quality', extra: ['quality'], beforeGeneral: true, derive: deriveQuality, render: renderQuality }),
-  section({ json: 'churn', extra: ['churn'], derive: deriveChurn, render: renderChurn }),
-  section({ json: 'load', extra: ['concurrency', 'open_loop', 'load_error'], derive: deriveLoad, render: (rows) => renderLoad(rows) }),
+  section({ json: 'quality', beforeGeneral: true, derive: deriveQuality, render: renderQuality }),
+  section({ json: 'churn', derive: deriveChurn, render: renderChurn }),
+  section({ json: 'load', derive: deriveLoad, render: (rows) => renderLoad(rows) }),
 ];

@@ -28,8 +28,9 @@ interface EngineServerOptions {
   timeoutS?: number;
 }
 
-/** A new directory of this process's own for an engine named `name`. */
-export function engineWorkDir(name: string): string {
+/** A new temporary directory (mkdtemp) for an engine named `name`, outside any run's --out
+ * (a run's engine homes are engine-home.ts's). */
+export function scratchEngineDir(name: string): string {
   return mkdtempSync(join(tmpdir(), `vecbench-${name}-`));
 }
 
@@ -74,7 +75,7 @@ export async function openEngine(
   p: LoadedParticipant,
   o: { dataset: DatasetInfo; workDir?: string; maxConcurrency: number; log?: (message: string) => void },
 ): Promise<OpenedEngine> {
-  const workDir = o.workDir ?? engineWorkDir(p.name);
+  const workDir = o.workDir ?? scratchEngineDir(p.name);
   const log = o.log ?? (() => {});
   let server: StartedServer | null = null;
   let session: EngineSession | null = null;

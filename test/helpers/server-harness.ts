@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Knobs, ServerHandle } from '../../src/contracts.ts';
 import { openOnSynthetic } from './participant-harness.ts';
-import { engineWorkDir, startEngineServer } from '../../src/runner/engine-lifecycle.ts';
+import { scratchEngineDir, startEngineServer } from '../../src/runner/engine-lifecycle.ts';
 import { checkedSession, loadParticipant, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { reapOrphans } from '../../src/runner/server.ts';
 
@@ -26,7 +26,7 @@ export async function startParticipantServer(
 ): Promise<StartedParticipant> {
   reapOrphans();
   const participant = typeof name === 'string' ? await loadParticipant(name, opts.settingsPath) : name;
-  const workDir = opts.workDir ?? engineWorkDir(participant.name);
+  const workDir = opts.workDir ?? scratchEngineDir(participant.name);
   const dataset = { name: 'synthetic-test', n: opts.n, d: opts.d, metric: 'ip' as const, hasText: false };
   const started = await startEngineServer(participant, { dataset, workDir, existing: opts.existing });
   return { participant, handle: started.handle, acceptS: started.acceptS, workDir, serverDir: join(workDir, 'server'), logFile: join(workDir, 'server.log') };
