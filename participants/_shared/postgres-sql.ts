@@ -4,15 +4,15 @@
 // the EXPLAIN plan checks, and the index settings both build with. Nothing here knows which
 // PostgreSQL it talks to.
 import { z } from 'zod';
-import { ATTRIBUTES, filterSql, type FilterExpr, type Metric, type RowBatch, type Strategy } from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 /** The settings of the HNSW index and its filter indexes, alike in both participants (each adds
  * its own PostgreSQL's settings and checks them with `pgvectorGraphRule`). */
 export const pgvectorGraphSettings = {
   /** HNSW graph degree (pgvector `m`; layer 0 keeps 2 x m links). */
-  m: z.number().int().min(2).max(100).default(16),
+  m: sdk.intSetting(2, 100, 16),
   /** Candidate list while building (pgvector `ef_construction`, >= 2 x m). */
-  ef_construction: z.number().int().min(4).max(1000).default(64),
+  ef_construction: sdk.intSetting(4, 1000, 64),
   /** btree indexes on the filter columns, so the planner may choose an exact scan of a
    * filter's matches instead of the HNSW walk. */
   filter_indexes: z.boolean().default(true),
@@ -27,7 +27,7 @@ export const pgvectorGraphRule: [(s: { m: number; ef_construction: number }) => 
 export const TABLE = 'items';
 export const HNSW_INDEX = 'items_embedding_hnsw';
 /** Column order of the items table (and of COPY rows). */
-export const COLUMNS = ['id', 'embedding', ...ATTRIBUTES] as const;
+export const COLUMNS = ['id', 'embedding', ...sdk.ATTRIBUTES] as const;
 
 interface SqlWhere {
   /** The condition text, e.g. "cat10 = $2 AND num >= $3 AND num < $4"; "" for no filter. */
@@ -39,20 +39,20 @@ interface SqlWhere {
 }
 
 /** Translates a filter into a WHERE condition whose values are parameters $firstParam.. */
-export function filterToSql(filter: FilterExpr | null, firstParam = 1): SqlWhere {
+export function filterToSql(filter: sdk.FilterExpr | null, firstParam = 1): SqlWhere {
   if (filter === null) return { sql: '', params: [], shape: '' };
-  const { sql, params } = filterSql(filter, { numberedFrom: firstParam });
+  const { sql, params } = sdk.filterSql(filter, { numberedFrom: firstParam });
   return { sql, params, shape: sql };
 }
 
 /** pgvector's ordering operator: `<#>` is the negative inner product (ascending = best first),
  * used for ip and for cosine on unit-length vectors; `<->` is Euclidean distance. */
-export function distanceOperator(metric: Metric): '<#>' | '<->' {
+export function distanceOperator(metric: sdk.Metric): '<#>' | '<->' {
   return metric === 'l2' ? '<->' : '<#>';
 }
 
 /** The HNSW operator class matching distanceOperator. */
-export function hnswOpclass(metric: Metric): 'vector_ip_ops' | 'vector_l2_ops' {
+export function hnswOpclass(metric: sdk.Metric): 'vector_ip_ops' | 'vector_l2_ops' {
   return metric === 'l2' ? 'vector_l2_ops' : 'vector_ip_ops';
 }
 
@@ -76,9 +76,9 @@ interface SearchStatement {
  *   then reads the filter's matches (btree / bitmap scan, or a sequential scan) and sorts them.
  */
 export function searchStatement(
-  metric: Metric,
+  metric: sdk.Metric,
   k: number,
-  filter: FilterExpr | null,
+  filter: sdk.FilterExpr | null,
   opts: { resort?: boolean; fetch?: number; exact?: boolean } = {},
 ): SearchStatement {
   if (!Number.isInteger(k) || k <= 0) throw new Error(`k must be a positive integer, got ${k}`);
@@ -120,16 +120,16 @@ const COPY_SIGNATURE = [0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x
 
 /** A PostgreSQL binary COPY stream of a batch, columns in COLUMNS order (`COPY items FROM ...
  * WITH (FORMAT binary)`). Binary avoids printing and parsing every float as text. */
-export function copyBinary(batch: RowBatch, d: number): Uint8Array<ArrayBuffer> {
+export function copyBinary(batch: sdk.RowBatch, d: number): Uint8Array<ArrayBuffer> {
   const n = batch.ids.length;
   if (batch.vectors.length !== n * d) throw new Error(`batch has ${batch.vectors.length} floats for ${n} rows of dimension ${d}`);
   const fields = COLUMNS.length;
-  const rowBytes = 2 + (4 + 4) + (4 + 4 + 4 * d) + ATTRIBUTES.length * (4 + 4);
+  const rowBytes = 2 + (4 + 4) + (4 + 4 + 4 * d) + sdk.ATTRIBUTES.length * (4 + 4);
   const out = new Uint8Array(COPY_SIGNATURE.length + 8 + n * rowBytes + 2);
   const dv = new DataView(out.buffer);
   out.set(COPY_SIGNATURE, 0);
   let o = COPY_SIGNATURE.length + 8; // flags and header extension length: both 0
-  const attrs = ATTRIBUTES.map((a) => batch.attrs[a]);
+  const attrs = sdk.ATTRIBUTES.map((a) => batch.attrs[a]);
   for (let i = 0; i < n; i++) {
     dv.setInt16(o, fields);
     dv.setInt32(o + 2, 4);
@@ -209,13 +209,13 @@ export function describePath(plan: string, hnswIndex = HNSW_INDEX): string {
 }
 
 /** The group name a request belongs to, as far as the request tells it. */
-function requestGroup(filter: FilterExpr | null, k: number): string {
+function requestGroup(filter: sdk.FilterExpr | null, k: number): string {
   if (filter === null) return `none/${k}`;
   const fields = [...new Set(flatten(filter).map((f) => `${f.field} ${f.op === 'eq' ? '=' : 'range'}`))];
   return `filtered (${fields.join(' AND ')})/${k}`;
 }
 
-function flatten(f: FilterExpr): Exclude<FilterExpr, { op: 'and' }>[] {
+function flatten(f: sdk.FilterExpr): Exclude<sdk.FilterExpr, { op: 'and' }>[] {
   return f.op === 'and' ? f.args.flatMap(flatten) : [f];
 }
 
@@ -225,7 +225,7 @@ function flatten(f: FilterExpr): Exclude<FilterExpr, { op: 'and' }>[] {
  * scan or an exact scan of the matches through an index is fine; a sequential scan is accepted
  * only when `allowFilteredSeqScan` (no btree indexes were built, so it is the exact path).
  */
-export function checkPlanText(plan: string, opts: { filter: FilterExpr | null; k: number; hnswIndex?: string; allowFilteredSeqScan?: boolean }): PlanPath {
+export function checkPlanText(plan: string, opts: { filter: sdk.FilterExpr | null; k: number; hnswIndex?: string; allowFilteredSeqScan?: boolean }): PlanPath {
   const index = opts.hnswIndex ?? HNSW_INDEX;
   const path = planPath(plan, index);
   const group = requestGroup(opts.filter, opts.k);
@@ -243,7 +243,7 @@ export function checkPlanText(plan: string, opts: { filter: FilterExpr | null; k
 /** The strategy a plan shows (observed): the HNSW index walked (with the filter applied to its
  * candidates, iteratively when hnsw.iterative_scan is on), the filter's matches read through an
  * index and ranked exactly, or a sequential scan. */
-export function planStrategy(plan: string, filtered: boolean, iterativeScan: string, hnswIndex = HNSW_INDEX): Strategy {
+export function planStrategy(plan: string, filtered: boolean, iterativeScan: string, hnswIndex = HNSW_INDEX): sdk.Strategy {
   const path = planPath(plan, hnswIndex);
   const label =
     path === 'hnsw'

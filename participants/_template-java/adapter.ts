@@ -9,8 +9,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { z } from 'zod';
-import { ATTRIBUTES, besideSource, foreignParticipant, intKnob, SetupNeeded } from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 // REPLACE: the directory name, also in provision.sh.
 const NAME = '_template-java';
@@ -19,14 +18,12 @@ const MAIN = 'TemplateHost';
 // REPLACE: the engine's jar files, as provision.sh's JARS names them (none for the toy).
 const JARS: readonly string[] = [];
 
-// REPLACE: the engine's index parameters as settings.json's `index` holds them (.strict(): an
-// unknown key is an error naming it).
-const settingsSchema = z
-  .object({
-    /** How many lists (centroids) build makes. */
-    lists: z.number().int().min(1).max(65_536).default(16),
-  })
-  .strict();
+// REPLACE: the engine's index parameters as settings.json's `index` holds them
+// (sdk.settingsObject: an unknown key is an error naming it).
+const settingsSchema = sdk.settingsObject({
+  /** How many lists (centroids) build makes. */
+  lists: sdk.intSetting(1, 65_536, 16),
+});
 
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
@@ -39,23 +36,23 @@ function classpath(): string {
   const provision = `participants/${NAME}/provision.sh`;
   const jars = JARS.map((j) => join(dir, j));
   if (!existsSync(join(classes, `${MAIN}.class`)) || !existsSync(stamp) || jars.some((j) => !existsSync(j)))
-    throw new SetupNeeded(`the Java host of ${NAME} is not installed (${dir}; ${provision} makes it)`);
+    throw new sdk.SetupNeeded(`the Java host of ${NAME} is not installed (${dir}; ${provision} makes it)`);
   const recorded = readFileSync(stamp, 'utf8');
-  for (const src of [besideSource(import.meta.url, '../../src/sdk/java/VecbenchHost.java'), besideSource(import.meta.url, `${MAIN}.java`)]) {
+  for (const src of [sdk.besideSource(import.meta.url, '../../src/sdk/java/VecbenchHost.java'), sdk.besideSource(import.meta.url, `${MAIN}.java`)]) {
     const file = src.slice(src.lastIndexOf('/') + 1);
     if (!recorded.includes(`${file} ${sha256(src)}`))
-      throw new SetupNeeded(`the Java host of ${NAME} in ${classes} was compiled from another ${file} (${provision} compiles it again)`);
+      throw new sdk.SetupNeeded(`the Java host of ${NAME} in ${classes} was compiled from another ${file} (${provision} compiles it again)`);
   }
   return [...jars, classes].join(delimiter);
 }
 
-export default foreignParticipant({
+export default sdk.foreignParticipant({
   name: NAME,
   engine: 'template (Java inverted file)', // REPLACE
   settingsSchema,
   // REPLACE: the knobs the host applies; the harness checks them first.
-  knobs: (settings) => ({ probes: intKnob(1, settings.lists, 'index.lists') }),
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: (settings) => ({ probes: sdk.intKnob(1, settings.lists, 'index.lists') }),
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'a test of each row of the probed lists (exact within them)', // REPLACE
   reopen: true,
   // No `concurrency`: one JVM answers overlapping searches on its pool of max_concurrency threads

@@ -10,44 +10,23 @@
 // REPLACE below. The interface is `Participant` in src/contracts.ts, described in
 // docs/contracts.md section 1.
 import { join } from 'node:path';
-import { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  compileFilter,
-  fileBytes,
-  readColumns,
-  writeColumns,
-  VECBENCH_VERSION,
-  type DatasetInfo,
-  type EngineSession,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowAttributes,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  declaredStrategy,
-} from '../../src/sdk/index.ts';
+import type { z } from 'zod';
+import * as sdk from '../../src/sdk/index.ts';
 
 // REPLACE: the engine's index parameters, as settings.json's `index` object holds them.
-// .strict() makes an unknown key an error; zod's message path names the bad field, and the
-// runner prints it as one line (`participant NAME: ... index.lists: ...`).
-const settingsSchema = z
-  .object({
-    /** How many lists (centroids) buildIndex makes. */
-    lists: z.number().int().min(1).max(65_536).default(16),
-  })
-  .strict();
+// sdk.settingsObject makes an unknown key an error; zod's message path names the bad field, and
+// the runner prints it as one line (`participant NAME: ... index.lists: ...`).
+const settingsSchema = sdk.settingsObject({
+  /** How many lists (centroids) buildIndex makes. */
+  lists: sdk.intSetting(1, 65_536, 16),
+});
 type Settings = z.infer<typeof settingsSchema>;
 
 // REPLACE: the search knobs the ladders in settings.json sweep, each with the schema of its
 // values (the SDK's intKnob, choiceKnob, knobWith). The harness refuses any other name or a bad
 // value in one line before setKnobs sees it, so a typo in a ladder fails the run instead of
 // measuring the default.
-const KNOBS = { probes: intKnob(1) };
+const KNOBS = { probes: sdk.intKnob(1) };
 
 /** The one file the index keeps in workDir (src/adapters/persist.ts columns). REPLACE: the
  * engine's own files; an engine that persists by itself needs nothing of this. */
@@ -55,7 +34,7 @@ const INDEX_FILE = 'template.index.bin';
 
 /** Distance, lower is closer: ip and cosine (unit vectors after prepare) rank by -dot, l2 by the
  * squared Euclidean distance (same order as the distance). */
-function distance(metric: Metric, a: Float32Array, ai: number, b: Float32Array, bi: number, d: number): number {
+function distance(metric: sdk.Metric, a: Float32Array, ai: number, b: Float32Array, bi: number, d: number): number {
   let s = 0;
   if (metric === 'l2') {
     for (let j = 0; j < d; j++) {
@@ -69,12 +48,12 @@ function distance(metric: Metric, a: Float32Array, ai: number, b: Float32Array, 
 }
 
 /** One loaded index. REPLACE: hold the engine's handle (a native index, a client, a table). */
-class TemplateSession implements EngineSession {
+class TemplateSession implements sdk.EngineSession {
   /** Rows by slot: slot i holds id ids[i], its vector at i * d, its list, and live[i] = 0 once
    * deleted. slotOf maps a live id to its slot. */
   private vectors: Float32Array;
   private ids: Int32Array;
-  private attrs: RowAttributes;
+  private attrs: sdk.RowAttributes;
   private list: Int32Array;
   private live: Uint8Array;
   private slotOf = new Map<number, number>();
@@ -85,7 +64,7 @@ class TemplateSession implements EngineSession {
   private dirty = false;
 
   constructor(
-    private readonly dataset: DatasetInfo,
+    private readonly dataset: sdk.DatasetInfo,
     private readonly settings: Settings,
     private readonly workDir: string,
     capacity: number,
@@ -94,13 +73,13 @@ class TemplateSession implements EngineSession {
     this.ids = new Int32Array(capacity);
     this.list = new Int32Array(capacity);
     this.live = new Uint8Array(capacity);
-    this.attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(capacity)])) as RowAttributes;
+    this.attrs = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, new Int32Array(capacity)])) as sdk.RowAttributes;
   }
 
   /** The index a previous session left in workDir (written by buildIndex and close). */
-  static reopen(dataset: DatasetInfo, settings: Settings, workDir: string): TemplateSession {
+  static reopen(dataset: sdk.DatasetInfo, settings: Settings, workDir: string): TemplateSession {
     const path = join(workDir, INDEX_FILE);
-    const { meta, columns } = readColumns(path);
+    const { meta, columns } = sdk.readColumns(path);
     if (meta.d !== dataset.d || meta.metric !== dataset.metric) {
       throw new Error(`template: ${path} holds d=${String(meta.d)} ${String(meta.metric)} rows, the dataset is d=${dataset.d} ${dataset.metric}`);
     }
@@ -110,7 +89,7 @@ class TemplateSession implements EngineSession {
     s.list = columns.list as Int32Array;
     s.live = columns.live as Uint8Array;
     s.centroids = columns.centroids as Float32Array;
-    s.attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as RowAttributes;
+    s.attrs = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as sdk.RowAttributes;
     s.n = s.ids.length;
     for (let i = 0; i < s.n; i++) if (s.live[i]) s.slotOf.set(s.ids[i], i);
     return s;
@@ -140,11 +119,11 @@ class TemplateSession implements EngineSession {
     this.ids = more(this.ids, cap);
     this.list = more(this.list, cap);
     this.live = more(this.live, cap);
-    for (const a of ATTRIBUTES) this.attrs[a] = more(this.attrs[a], cap);
+    for (const a of sdk.ATTRIBUTES) this.attrs[a] = more(this.attrs[a], cap);
   }
 
   /** Appends rows (a new id, or one deleted before); an id already live is replaced. */
-  private add(batch: RowBatch): void {
+  private add(batch: sdk.RowBatch): void {
     const d = this.dataset.d;
     this.grow(this.n + batch.ids.length);
     for (let i = 0; i < batch.ids.length; i++) {
@@ -154,7 +133,7 @@ class TemplateSession implements EngineSession {
       const slot = this.n++;
       this.vectors.set(batch.vectors.subarray(i * d, (i + 1) * d), slot * d);
       this.ids[slot] = id;
-      for (const a of ATTRIBUTES) this.attrs[a][slot] = batch.attrs[a][i];
+      for (const a of sdk.ATTRIBUTES) this.attrs[a][slot] = batch.attrs[a][i];
       this.list[slot] = this.nearestList(this.vectors, slot * d);
       this.live[slot] = 1;
       this.slotOf.set(id, slot);
@@ -174,13 +153,13 @@ class TemplateSession implements EngineSession {
       vectors: this.vectors.subarray(0, n * this.dataset.d),
       centroids: this.centroids,
     };
-    for (const a of ATTRIBUTES) cols[a] = this.attrs[a].subarray(0, n);
-    writeColumns(join(this.workDir, INDEX_FILE), { d: this.dataset.d, metric: this.dataset.metric }, cols);
+    for (const a of sdk.ATTRIBUTES) cols[a] = this.attrs[a].subarray(0, n);
+    sdk.writeColumns(join(this.workDir, INDEX_FILE), { d: this.dataset.d, metric: this.dataset.metric }, cols);
     this.dirty = false;
   }
 
   /** Consecutive batches of base rows, timed as ingest. REPLACE: hand the batch to the engine. */
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     this.add(batch);
   }
 
@@ -200,14 +179,14 @@ class TemplateSession implements EngineSession {
   }
 
   /** One ladder point's knobs, before its queries. */
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     this.probes = (knobs.probes as number | undefined) ?? 1;
   }
 
   /** Row ids, best first, at most k, none violating the filter (the contract suite checks every
    * id it gets). REPLACE: translate request.filter into the engine's dialect (kit.ts has
    * compileFilter for engines that take a predicate) and call its search. */
-  async search(request: SearchRequest): Promise<Int32Array> {
+  async search(request: sdk.SearchRequest): Promise<Int32Array> {
     const { d, metric } = this.dataset;
     const q = request.vector;
     // The probes nearest lists (all of them before buildIndex, or when probes >= lists).
@@ -218,7 +197,7 @@ class TemplateSession implements EngineSession {
       const order = Array.from({ length: lists }, (_, c) => [distance(metric, q, 0, this.centroids, c * d, d), c] as const).sort((a, b) => a[0] - b[0]);
       for (let i = 0; i < this.probes; i++) open[order[i][1]] = 1;
     }
-    const keep = request.filter ? compileFilter(request.filter, this.attrs) : () => true;
+    const keep = request.filter ? sdk.compileFilter(request.filter, this.attrs) : () => true;
     // The best k so far, sorted by (distance, id).
     const best: { dist: number; id: number }[] = [];
     for (let slot = 0; slot < this.n; slot++) {
@@ -236,11 +215,11 @@ class TemplateSession implements EngineSession {
 
   // Writes (live churn and the contract suite's write check). Leave out what the engine cannot
   // do: an absent method is reported as unsupported, never faked.
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.add(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     this.add(batch);
   }
 
@@ -256,13 +235,13 @@ class TemplateSession implements EngineSession {
   }
 
   /** Bytes of the engine's data: here the saved file, rewritten first after writes. */
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'IVF probe', 'IVF probe + filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'IVF probe', 'IVF probe + filter');
   }
 
   async diskBytes(): Promise<number> {
     if (this.dirty) this.persist();
-    return fileBytes(join(this.workDir, INDEX_FILE));
+    return sdk.fileBytes(join(this.workDir, INDEX_FILE));
   }
 
   /** Saves what writes changed, so a reopen finds what this session held. */
@@ -271,16 +250,16 @@ class TemplateSession implements EngineSession {
   }
 }
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   // REPLACE: the engine's name and its loaded version, read at run time, never typed in
   // (kit.ts packageVersion('<npm package>') for a package; a server's own version query).
   engine: 'vecbench template (plain TypeScript inverted file)',
-  engineVersion: async () => `vecbench ${VECBENCH_VERSION} template`,
+  engineVersion: async () => `vecbench ${sdk.VECBENCH_VERSION} template`,
   settingsSchema,
   knobs: KNOBS,
   // Which attribute fields and operators the engine applies itself; null when it has no filters
   // (the filtered groups are then unsupported, and the contract suite skips its filter checks).
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'predicate on each scanned row of the probed lists (pre-filter, exact within the lists)',
   // A synchronous in-process search: the throughput view runs one request at a time, or, with
   // reopenInThreads, one reopened copy per worker thread.
@@ -290,10 +269,10 @@ const participant: Participant<Settings> = {
   /** Why these settings cannot run on a dataset, one line naming the setting and the fix. */
   checkDataset: (settings, dataset) =>
     settings.lists > dataset.n ? `index.lists ${settings.lists} exceeds the dataset's ${dataset.n} rows; set index.lists to at most ${dataset.n}` : null,
-  open: async (ctx: OpenContext<Settings>) => new TemplateSession(ctx.dataset, ctx.settings, ctx.workDir, ctx.dataset.n),
+  open: async (ctx: sdk.OpenContext<Settings>) => new TemplateSession(ctx.dataset, ctx.settings, ctx.workDir, ctx.dataset.n),
   // Optional: opens what a closed session left in workDir without ingest (cold start, resume).
   // Leave it out when the engine cannot; the contract suite then skips its reopen check.
-  reopen: async (ctx: OpenContext<Settings>) => TemplateSession.reopen(ctx.dataset, ctx.settings, ctx.workDir),
+  reopen: async (ctx: sdk.OpenContext<Settings>) => TemplateSession.reopen(ctx.dataset, ctx.settings, ctx.workDir),
   // A server engine also has `server: { provision, start }` (participants/pgvector is one).
 };
 export default participant;

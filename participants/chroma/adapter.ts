@@ -18,50 +18,25 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
-import {
-  intKnob,
-  besideSource,
-  ATTRIBUTES,
-  serverHandle,
-  spawnServer,
-  UserError,
-  type AttrName,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type LoadClientSpec,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RemoteServer,
-  type RowBatch,
-  type SearchRequest,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-  type Strategy,
-  declaredStrategy,
-  foldFilter,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/chroma/provision.sh';
 const API = '/api/v2/tenants/default_tenant/databases/default_database';
 /** Chroma refuses larger add batches (its max_batch_size is 5461 here). */
 const ADD_BATCH = 5000;
 
-const settingsSchema = z
-  .object({
+const settingsSchema = sdk
+  .settingsObject({
     /** HNSW max_neighbors (hnswlib's M). */
-    max_neighbors: z.number().int().min(2).max(256).default(16),
+    max_neighbors: sdk.intSetting(2, 256, 16),
     /** HNSW ef_construction. */
-    ef_construction: z.number().int().min(1).max(10_000).default(100),
+    ef_construction: sdk.intSetting(1, 10_000, 100),
     /** One collection per value, each with every row: the ef ladder (fixed at creation). The
      * ladders may only use these values. */
     ef_search: z.array(z.number().int().min(1)).min(1).default([10, 20, 40, 100, 200, 400]),
     /** Threads hnswlib uses to add a batch (Chroma's num_threads; default: all cores). */
     num_threads: z.number().int().min(1).optional(),
   })
-  .strict()
   .refine((s) => s.ef_search.every((v, i) => i === 0 || v > s.ef_search[i - 1]), {
     path: ['ef_search'],
     message: 'ef_search values must be distinct and ascending',
@@ -71,12 +46,12 @@ type Settings = z.infer<typeof settingsSchema>;
 // ---- filters ----
 
 /** The metadata key under which the collection of ladder value `ef` stores attribute `attr`. */
-export const metadataKey = (attr: AttrName, ef: number): string => `${attr}_ef${ef}`;
+export const metadataKey = (attr: sdk.AttrName, ef: number): string => `${attr}_ef${ef}`;
 
 /** FilterExpr -> a Chroma `where` document over the rows' integer metadata; `key` names the
  * metadata key of an attribute (the collection's own: metadataKey). */
-export function filterToWhere(f: FilterExpr, key: (attr: AttrName) => string = (a) => a): Record<string, unknown> {
-  return foldFilter<Record<string, unknown>>(f, {
+export function filterToWhere(f: sdk.FilterExpr, key: (attr: sdk.AttrName) => string = (a) => a): Record<string, unknown> {
+  return sdk.foldFilter<Record<string, unknown>>(f, {
     eq: (field, value) => ({ [key(field)]: { $eq: value } }),
     range: (field, gte, lt) => ({ $and: [{ [key(field)]: { $gte: gte } }, { [key(field)]: { $lt: lt } }] }),
     and: (parts) => {
@@ -104,16 +79,16 @@ export function chromaCli(): { cli: string; bindings: string } {
     }
     bindings = (require('chromadb-js-bindings-linux-x64-gnu/package.json') as { version: string }).version;
   } catch {
-    throw new UserError(`the chromadb npm package or its Linux bindings are not installed; run ${PROVISION} (or npm ci)`);
+    throw new sdk.UserError(`the chromadb npm package or its Linux bindings are not installed; run ${PROVISION} (or npm ci)`);
   }
   const cli = join(dir, 'dist', 'cli.mjs');
-  if (!existsSync(cli)) throw new UserError(`${cli} is missing; run ${PROVISION}`);
+  if (!existsSync(cli)) throw new sdk.UserError(`${cli} is missing; run ${PROVISION}`);
   return { cli, bindings };
 }
 
-async function startChroma(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+async function startChroma(ctx: sdk.ServerStartContext<Settings>): Promise<sdk.ServerHandle> {
   const { cli } = chromaCli();
-  const proc = spawnServer({
+  const proc = sdk.spawnServer({
     name: 'chroma',
     // The CLI runs the Rust server inside this node process (a native addon): one process.
     command: process.execPath,
@@ -133,7 +108,7 @@ async function startChroma(ctx: ServerStartContext<Settings>): Promise<ServerHan
       `chroma has no authentication and its port could not be closed to other local users (${proc.portGuard.why}): any local user can reach 127.0.0.1:${ctx.port} while it runs`,
     );
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: {} };
-  return serverHandle(proc, connection, async () => {
+  return sdk.serverHandle(proc, connection, async () => {
     try {
       const r = await request(`http://127.0.0.1:${ctx.port}/api/v2/heartbeat`, { headersTimeout: 2000, bodyTimeout: 2000 });
       await r.body.dump();
@@ -146,13 +121,13 @@ async function startChroma(ctx: ServerStartContext<Settings>): Promise<ServerHan
 
 /** A Chroma server the user runs (vecbench run --connect chroma=http://host:port), without
  * authentication: the adapter sends no token. */
-const remote: RemoteServer = {
+const remote: sdk.RemoteServer = {
   schemes: ['http'],
   defaultPort: 8000,
   connection(url) {
     if (url.username || url.password)
       throw new Error('Chroma credentials are not supported (the adapter sends no token); give a server without authentication as http://host:port');
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 8000), dataDir: '', params: {} };
+    return sdk.urlConnection(url, 8000);
   },
   async check(c) {
     const r = await request(`http://${c.host}:${c.port}/api/v2/heartbeat`, { headersTimeout: 10_000, bodyTimeout: 10_000 });
@@ -200,7 +175,7 @@ function packed(v: Float32Array): string {
 
 /** A query's body: the session and the load generator's client (load-client.ts) send the same;
  * `ef` names the collection queried (its metadata keys). */
-export function queryBody(request: SearchRequest, ef: number): Record<string, unknown> {
+export function queryBody(request: sdk.SearchRequest, ef: number): Record<string, unknown> {
   const body: Record<string, unknown> = { query_embeddings: [Array.from(request.vector)], n_results: request.k, include: [] };
   if (request.filter !== null) body.where = filterToWhere(request.filter, (a) => metadataKey(a, ef));
   return body;
@@ -217,7 +192,7 @@ export interface ChromaLoadOptions {
   d: number;
 }
 
-class ChromaSession implements EngineSession {
+class ChromaSession implements sdk.EngineSession {
   private current: CollectionInfo;
   private currentEf: number;
 
@@ -226,18 +201,18 @@ class ChromaSession implements EngineSession {
     private readonly pool: Pool,
     private readonly collections: Map<number, CollectionInfo>,
     private readonly d: number,
-    private readonly server?: ServerConnection,
+    private readonly server?: sdk.ServerConnection,
   ) {
     this.current = collections.values().next().value!;
     this.currentEf = collections.keys().next().value!;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.send(batch, 'add');
   }
 
   /** `add` (ingest, insert) or `upsert` (a present id gets the new vector and metadata). */
-  private async send(batch: RowBatch, verb: 'add' | 'upsert'): Promise<void> {
+  private async send(batch: sdk.RowBatch, verb: 'add' | 'upsert'): Promise<void> {
     const n = batch.ids.length;
     if (batch.vectors.length !== n * this.d) throw new Error(`batch has ${batch.vectors.length} floats for ${n} rows of dimension ${this.d}`);
     for (let from = 0; from < n; from += ADD_BATCH) {
@@ -254,7 +229,7 @@ class ChromaSession implements EngineSession {
         const metadatas: Record<string, number>[] = [];
         for (let i = from; i < to; i++) {
           const m: Record<string, number> = {};
-          for (const a of ATTRIBUTES) m[metadataKey(a, ef)] = batch.attrs[a][i];
+          for (const a of sdk.ATTRIBUTES) m[metadataKey(a, ef)] = batch.attrs[a][i];
           metadatas.push(m);
         }
         await this.http.call('POST', `${API}/collections/${c.id}/${verb}`, { ids, embeddings, metadatas });
@@ -265,7 +240,7 @@ class ChromaSession implements EngineSession {
   /** Nothing to do: Chroma indexes rows as they are added. */
   async buildIndex(): Promise<void> {}
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     const ef = knobs.ef;
     if (ef === undefined) return;
     const c = typeof ef === 'number' ? this.collections.get(ef) : undefined;
@@ -277,18 +252,18 @@ class ChromaSession implements EngineSession {
     this.currentEf = ef as number;
   }
 
-  async search(request: SearchRequest): Promise<number[]> {
+  async search(request: sdk.SearchRequest): Promise<number[]> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the collection ${this.d}`);
     const r = await this.http.call<{ ids: string[][] }>('POST', `${API}/collections/${this.current.id}/query`, queryBody(request, this.currentEf));
     return (r.ids[0] ?? []).map(Number);
   }
 
   /** The load generator's worker threads each open their own undici pool (load-client.ts). */
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'pre-filter + graph walk');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'pre-filter + graph walk');
   }
 
-  loadClient(): LoadClientSpec {
+  loadClient(): sdk.LoadClientSpec {
     if (!this.server) throw new Error('chroma: no server connection to give the load client');
     const options: ChromaLoadOptions = {
       origin: `http://${this.server.host}:${this.server.port}`,
@@ -296,14 +271,14 @@ class ChromaSession implements EngineSession {
       ef: this.currentEf,
       d: this.d,
     };
-    return { module: besideSource(import.meta.url, 'load-client.ts'), options };
+    return { module: sdk.besideSource(import.meta.url, 'load-client.ts'), options };
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.ingest(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     await this.send(batch, 'upsert');
   }
 
@@ -317,27 +292,27 @@ class ChromaSession implements EngineSession {
   }
 }
 
-function httpFor(ctx: OpenContext<Settings>): { http: Http; pool: Pool } {
+function httpFor(ctx: sdk.OpenContext<Settings>): { http: Http; pool: Pool } {
   const server = ctx.server;
   if (!server) throw new Error('chroma: no server connection in the open context (the runner starts the server)');
   const pool = new Pool(`http://${server.host}:${server.port}`, { connections: Math.max(1, ctx.maxConcurrency), pipelining: 1, keepAliveTimeout: 60_000 });
   return { http: new Http(pool), pool };
 }
 
-function space(metric: Metric): 'ip' | 'l2' {
+function space(metric: sdk.Metric): 'ip' | 'l2' {
   // Unit-length vectors (cosine datasets after prepare): inner product ranks as cosine.
   return metric === 'l2' ? 'l2' : 'ip';
 }
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   engine: 'Chroma',
   async engineVersion() {
     return versionCache ?? `Chroma (no server running to ask; chromadb-js-bindings ${chromaCli().bindings})`;
   },
   settingsSchema,
   // ef: one collection per value (Chroma fixes ef_search at creation).
-  knobs: { ef: intKnob(1) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: { ef: sdk.intKnob(1) },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: "pre-filter: the `where` document selects the matching ids from Chroma's SQLite metadata, then the HNSW search is restricted to them",
   concurrentSearch: true,
   server: { provision: 'provision.sh', start: startChroma, remote },

@@ -12,52 +12,25 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  fileBytes,
-  filterKey,
-  readColumns,
-  participantAddon,
-  filterClauses as sdkClauses,
-  writeColumns,
-  type AttrName,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type TimedPass,
-  timedNativePass,
-  type Strategy,
-  declaredStrategy,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
-export const settingsSchema = z
-  .object({
-    /** The faiss index: hnsw (IndexHNSWFlat), ivfflat (IndexIVFFlat), ivfpq (IndexIVFPQ + IndexRefineFlat). */
-    type: z.enum(['hnsw', 'ivfflat', 'ivfpq']).default('hnsw'),
-    /** HNSW links per node (layer 0 keeps 2 x M). */
-    M: z.number().int().min(2).max(256).default(16),
-    /** HNSW candidate list size while inserting. */
-    efConstruction: z.number().int().min(1).max(10_000).default(200),
-    /** IVF lists; 0: 4 x sqrt(n), at most n / 39 (faiss wants 39 training points a centroid). */
-    nlist: z
-      .number()
-      .int()
-      .min(0)
-      .max(1 << 20)
-      .default(0),
-    /** IVFPQ sub-quantizers (must divide d); 0: the largest divisor of d up to d / 4. */
-    pq_m: z.number().int().min(0).max(4096).default(0),
-    /** Bits per IVFPQ sub-quantizer code. */
-    pq_nbits: z.number().int().min(1).max(16).default(8),
-    /** OpenMP (and OpenBLAS) threads for training and add; 0: the machine's cores. Each search
-     * runs on one thread (the harness runs searches side by side in worker threads). */
-    threads: z.number().int().min(0).max(1024).default(0),
-  })
-  .strict();
+export const settingsSchema = sdk.settingsObject({
+  /** The faiss index: hnsw (IndexHNSWFlat), ivfflat (IndexIVFFlat), ivfpq (IndexIVFPQ + IndexRefineFlat). */
+  type: z.enum(['hnsw', 'ivfflat', 'ivfpq']).default('hnsw'),
+  /** HNSW links per node (layer 0 keeps 2 x M). */
+  M: sdk.intSetting(2, 256, 16),
+  /** HNSW candidate list size while inserting. */
+  efConstruction: sdk.intSetting(1, 10_000, 200),
+  /** IVF lists; 0: 4 x sqrt(n), at most n / 39 (faiss wants 39 training points a centroid). */
+  nlist: sdk.intSetting(0, 1 << 20, 0),
+  /** IVFPQ sub-quantizers (must divide d); 0: the largest divisor of d up to d / 4. */
+  pq_m: sdk.intSetting(0, 4096, 0),
+  /** Bits per IVFPQ sub-quantizer code. */
+  pq_nbits: sdk.intSetting(1, 16, 8),
+  /** OpenMP (and OpenBLAS) threads for training and add; 0: the machine's cores. Each search
+   * runs on one thread (the harness runs searches side by side in worker threads). */
+  threads: sdk.intSetting(0, 1024, 0),
+});
 export type FaissSettings = z.infer<typeof settingsSchema>;
 type Kind = FaissSettings['type'];
 
@@ -71,6 +44,17 @@ const INDEX_FILE = 'faiss.index';
 const ROWS_FILE = 'faiss.rows.bin';
 
 type Handle = { readonly __faiss: unique symbol };
+type SearchArgs = [
+  h: Handle,
+  queries: Float32Array,
+  k: number,
+  knob: number,
+  kFactor: number,
+  clauses: Int32Array | null,
+  alive: Uint8Array | null,
+  rowOf: Int32Array,
+  ...cols: Int32Array[],
+];
 interface Addon {
   version: string;
   create(kind: Kind, d: number, innerProduct: boolean, M: number, efConstruction: number, nlist: number, pqM: number, pqNbits: number): Handle;
@@ -80,39 +64,19 @@ interface Addon {
   train(h: Handle, vectors: Float32Array, threads: number): void;
   add(h: Handle, vectors: Float32Array, firstLabel: number, threads: number): void;
   remove(h: Handle, labels: Int32Array): number;
-  search(
-    h: Handle,
-    query: Float32Array,
-    k: number,
-    knob: number,
-    kFactor: number,
-    clauses: Int32Array | null,
-    alive: Uint8Array | null,
-    rowOf: Int32Array,
-    ...cols: Int32Array[]
-  ): Int32Array;
-  /** n queries (n x d) searched as search() does, each timed alone in C++ (clauses: each
-   * query's triples one after another): row ids one query after another, their offsets (n + 1)
-   * and each query's nanoseconds. */
-  timedSearch(
-    h: Handle,
-    queries: Float32Array,
-    k: number,
-    knob: number,
-    kFactor: number,
-    clauses: Int32Array | null,
-    alive: Uint8Array | null,
-    rowOf: Int32Array,
-    ...cols: Int32Array[]
-  ): [Int32Array, Int32Array, Float64Array];
+  /** queries: one query (search) or n (n x d, timedSearch); clauses: each query's filter
+   * triples one after another, or null; alive: the alive flag by position, or null for all. */
+  search(...a: SearchArgs): Int32Array;
+  /** n queries searched as search() does, each timed alone in C++: row ids one query after
+   * another, their offsets (n + 1) and each query's nanoseconds. */
+  timedSearch(...a: SearchArgs): [Int32Array, Int32Array, Float64Array];
   free(h: Handle): void;
 }
 
 /** Where the addon is, what builds it and what it needs; `ADDON.get()` loads it on first use,
  * `ADDON.load(path)` says in one line why an addon at `path` is unavailable. */
-export const ADDON = participantAddon<Addon>(import.meta.url, {
+export const ADDON = sdk.participantAddon<Addon>(import.meta.url, {
   participant: 'faiss',
-  file: 'faiss.node',
   needs: 'libfaiss-dev',
   // libgomp reads its wait policy when it is loaded (with the addon). Spinning OpenMP threads
   // made IVFPQ training 20x slower on this busy 2-core machine (48 s instead of 2 s at 3,000 x
@@ -137,15 +101,15 @@ const SLOTS = 6;
 /** A filter as the SDK's (slot, lo, hi) triples over at most SLOTS attributes (the addon takes
  * SLOTS columns, fewer than there are attributes, so each filter names the ones it reads), its
  * bounds clamped to int32 as the addon compares them. */
-export function filterClauses(f: FilterExpr): { clauses: Int32Array; fields: AttrName[] } {
-  const { clauses, fields } = sdkClauses(f, 'faiss', SLOTS);
+export function filterClauses(f: sdk.FilterExpr): { clauses: Int32Array; fields: sdk.AttrName[] } {
+  const { clauses, fields } = sdk.filterClauses(f, 'faiss', SLOTS);
   const clamp = (v: number) => Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, v));
   return { clauses: Int32Array.from(clauses, clamp), fields };
 }
 
-type Columns = Record<AttrName, Int32Array>;
+type Columns = Record<sdk.AttrName, Int32Array>;
 
-class FaissSession implements EngineSession {
+class FaissSession implements sdk.EngineSession {
   private readonly native: Addon;
   private handle: Handle;
   private readonly threads: number;
@@ -196,7 +160,7 @@ class FaissSession implements EngineSession {
       const s = settings;
       const nlist = s.nlist || autoNlist(n);
       this.handle = this.native.create(s.type, d, innerProduct, s.M, s.efConstruction, nlist, s.pq_m || autoPqM(d), s.pq_nbits);
-      this.cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, new Int32Array(n)])) as Columns;
+      this.cols = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, new Int32Array(n)])) as Columns;
       this.rowOf = new Int32Array(n).fill(-1);
       this.alive = new Uint8Array(n);
       this.posOf = new Int32Array(n).fill(-1);
@@ -208,7 +172,7 @@ class FaissSession implements EngineSession {
   static reopen(settings: FaissSettings, d: number, innerProduct: boolean, workDir: string): FaissSession {
     const native = ADDON.get();
     const rowsPath = join(workDir, ROWS_FILE);
-    const { meta, columns } = readColumns(rowsPath);
+    const { meta, columns } = sdk.readColumns(rowsPath);
     if (meta.d !== d || meta.innerProduct !== innerProduct || meta.type !== settings.type) {
       throw new Error(
         `faiss: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.type)} index (inner product ${String(meta.innerProduct)}); the dataset is d=${d} and the settings say ${settings.type} (inner product ${String(innerProduct)})`,
@@ -218,7 +182,7 @@ class FaissSession implements EngineSession {
     const info = native.info(handle);
     if (info.kind !== settings.type || info.d !== d)
       throw new Error(`faiss: ${join(workDir, INDEX_FILE)} holds a d=${info.d} ${info.kind} index, expected d=${d} ${settings.type}`);
-    const cols = Object.fromEntries(ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
+    const cols = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
     return new FaissSession(settings, d, innerProduct, workDir, {
       handle,
       cols,
@@ -230,7 +194,7 @@ class FaissSession implements EngineSession {
 
   private persist(): void {
     this.native.write(this.handle, join(this.workDir, INDEX_FILE));
-    writeColumns(
+    sdk.writeColumns(
       join(this.workDir, ROWS_FILE),
       { d: this.d, innerProduct: this.innerProduct, type: this.settings.type, next: this.next },
       { ...this.cols, rowOf: this.rowOf.subarray(0, this.next), alive: this.alive.subarray(0, this.next) },
@@ -249,7 +213,7 @@ class FaissSession implements EngineSession {
   private ensureRow(id: number): void {
     if (id < this.posOf.length) return;
     const size = Math.max(id + 1, Math.ceil(this.posOf.length * 1.5));
-    for (const a of ATTRIBUTES) this.cols[a] = this.grow(this.cols[a], size, 0);
+    for (const a of sdk.ATTRIBUTES) this.cols[a] = this.grow(this.cols[a], size, 0);
     this.posOf = this.grow(this.posOf, size, -1);
   }
 
@@ -261,18 +225,18 @@ class FaissSession implements EngineSession {
     this.alive = this.grow(this.alive, size, 0);
   }
 
-  private check(batch: RowBatch): void {
+  private check(batch: sdk.RowBatch): void {
     if (batch.vectors.length !== batch.ids.length * this.d) {
       throw new Error(`faiss: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
     }
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.upsert(batch);
   }
 
   /** Takes the rows of a batch (the last of duplicate ids wins) into the index or the pending buffer. */
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     this.check(batch);
     const count = batch.ids.length;
     if (count === 0) return;
@@ -291,7 +255,7 @@ class FaissSession implements EngineSession {
       const id = ids[j];
       const i = keep ? keep[j] : j;
       this.ensureRow(id);
-      for (const a of ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
+      for (const a of sdk.ATTRIBUTES) this.cols[a][id] = batch.attrs[a][i];
     }
     this.ensureLabels(ids.length);
     const first = this.next;
@@ -317,7 +281,7 @@ class FaissSession implements EngineSession {
     this.dirty = true;
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.upsert(batch);
   }
 
@@ -358,14 +322,14 @@ class FaissSession implements EngineSession {
     this.removeLabels(Int32Array.from(labels));
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     const main = KNOBS[this.settings.type][0];
     this.knob = (knobs[main] as number | undefined) ?? DEFAULT_KNOBS[main];
     this.kFactor = (knobs.k_factor as number | undefined) ?? DEFAULT_KNOBS.k_factor;
   }
 
-  private clausesOf(filter: FilterExpr): ReturnType<typeof filterClauses> {
-    const key = filterKey(filter);
+  private clausesOf(filter: sdk.FilterExpr): ReturnType<typeof filterClauses> {
+    const key = sdk.filterKey(filter);
     let c = this.clauses.get(key);
     if (!c) {
       if (this.clauses.size >= 4096) this.clauses.clear();
@@ -378,13 +342,13 @@ class FaissSession implements EngineSession {
   /** The columns of a filter's slots; the unused slots repeat the first (never read). */
   private slotsOf(fields: readonly string[]): Int32Array[] {
     const c = this.cols as Record<string, Int32Array>;
-    return Array.from({ length: SLOTS }, (_, i) => c[fields[i] ?? fields[0] ?? ATTRIBUTES[0]]);
+    return Array.from({ length: SLOTS }, (_, i) => c[fields[i] ?? fields[0] ?? sdk.ATTRIBUTES[0]]);
   }
 
   /** A pass timed in C++, query by query (the SDK's timedNativePass over timedSearch): the
    * addon's selector already applied the filter and the tombstones, so ids come back as found. */
-  async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
-    return timedNativePass(
+  async timedPass(requests: sdk.SearchRequest[]): Promise<sdk.TimedPass> {
+    return sdk.timedNativePass(
       {
         d: this.d,
         empty: this.pending !== null || this.next === 0,
@@ -409,7 +373,7 @@ class FaissSession implements EngineSession {
     );
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     if (this.pending || this.next === 0) return [];
     const v = request.vector;
     // The binding reads a Float32Array of exactly d floats in place (a view at an offset is fine).
@@ -420,8 +384,8 @@ class FaissSession implements EngineSession {
     return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, compiled?.clauses ?? null, alive, this.rowOf, ...slots);
   }
 
-  async explain(request: SearchRequest): Promise<string> {
-    const f = request.filter === null ? 'no filter' : `IDSelector ${filterKey(request.filter)} (attribute columns checked per candidate label)`;
+  async explain(request: sdk.SearchRequest): Promise<string> {
+    const f = request.filter === null ? 'no filter' : `IDSelector ${sdk.filterKey(request.filter)} (attribute columns checked per candidate label)`;
     const t = this.settings.type;
     if (t === 'hnsw') {
       const dead = this.tombstones ? `; ${this.tombstones} tombstones refused by the IDSelector` : '';
@@ -432,8 +396,8 @@ class FaissSession implements EngineSession {
     return `IndexIVFPQ search of k x k_factor=${request.k * this.kFactor} candidates, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists, then exact re-ranking from the IndexRefineFlat store; ${f}`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(
       request,
       this.settings.type === 'hnsw' ? 'graph walk' : 'IVF probe',
       this.settings.type === 'hnsw' ? 'graph walk + filter' : 'IVF probe + filter',
@@ -442,7 +406,7 @@ class FaissSession implements EngineSession {
 
   async diskBytes(): Promise<number> {
     if (this.dirty && !this.pending) this.persist();
-    return fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
+    return sdk.fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
   }
 
   async close(): Promise<void> {
@@ -453,13 +417,13 @@ class FaissSession implements EngineSession {
   }
 }
 
-const participant: Participant<FaissSettings> = {
+const participant: sdk.Participant<FaissSettings> = {
   engine: 'faiss',
   engineVersion: async () => ADDON.get().version,
   settingsSchema,
   // The knobs of the index type the settings name.
-  knobs: (settings) => Object.fromEntries(KNOBS[settings.type].map((name) => [name, intKnob(1)])),
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: (settings) => Object.fromEntries(KNOBS[settings.type].map((name) => [name, sdk.intKnob(1)])),
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     'during the search: a faiss IDSelector (search parameters sel) checks each candidate label against the attribute columns (HNSW: during the graph walk, only passing labels enter the results; IVF: while scanning the probed lists)',
   concurrentSearch: false,

@@ -9,35 +9,15 @@
 // the build, buildIndex saves the graph and the columns, reopen reads them back.
 import { join } from 'node:path';
 import type { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  RowColumns,
-  keptIds,
-  NativeFilters,
-  timedNativePass,
-  declaredStrategy,
-  fileBytes,
-  filterKey,
-  packageVersion,
-  participantAddon,
-  type EngineSession,
-  type Knobs,
-  type Participant,
-  type RowBatch,
-  type RowPredicate,
-  type SearchRequest,
-  type TimedPass,
-  type Strategy,
-} from '../../src/sdk/index.ts';
-import { hnswlibSettingsSchema } from '../_shared/hnsw-settings.ts';
+import * as sdk from '../../src/sdk/index.ts';
+import { hnswlibDeclaration, hnswlibSettingsSchema, hnswlibSpace } from '../_shared/hnsw-settings.ts';
 
 export const settingsSchema = hnswlibSettingsSchema;
 export type HnswDirectSettings = z.infer<typeof settingsSchema>;
 
 type Space = 'ip' | 'l2';
 type Handle = { readonly __hnswlib: unique symbol };
-interface Addon {
+interface Addon extends sdk.NativeGraphSearch<Handle> {
   create(space: Space, dim: number, maxElements: number, M: number, efConstruction: number, seed: number, allowReplaceDeleted: boolean): Handle;
   load(space: Space, dim: number, path: string, allowReplaceDeleted: boolean): Handle;
   save(h: Handle, path: string): void;
@@ -48,37 +28,27 @@ interface Addon {
   setEf(h: Handle, ef: number): void;
   info(h: Handle): { count: number; maxElements: number; deleted: number };
   labels(h: Handle): Int32Array;
-  search(h: Handle, query: Float32Array, k: number, clauses?: Float64Array | null, ...columns: Int32Array[]): Int32Array;
-  /** n queries (n x d), each searched as search() does and timed alone in C++: labels one
-   * query after another, their offsets (n + 1) and each query's nanoseconds. */
-  timedSearch(h: Handle, queries: Float32Array, k: number, clauses: Float64Array | null, ...columns: Int32Array[]): [Int32Array, Int32Array, Float64Array];
-  free(h: Handle): void;
 }
 
-/** Where the addon is and what builds it; `ADDON.get()` loads it on first use, `ADDON.load(path)`
- * says in one line why an addon at `path` is unavailable. */
-export const ADDON = participantAddon<Addon>(import.meta.url, {
-  participant: 'hnswlib-direct',
-  file: 'hnswlib_direct.node',
-});
+export const ADDON = sdk.participantAddon<Addon>(import.meta.url, { participant: 'hnswlib-direct' });
 
 /** hnswlib's own file: the graph and the vectors (the same name and format as `hnswlib`'s). */
 const INDEX_FILE = 'hnswlib.index';
 /** The adapter's side of a row: attribute columns and live / deleted flags, by label. */
 const ROWS_FILE = 'hnswlib.rows.bin';
 
-class HnswDirectSession implements EngineSession {
+class HnswDirectSession implements sdk.EngineSession {
   private readonly native: Addon;
   private handle: Handle;
   private readonly d: number;
   /** Attributes and live / deleted flags, by label. */
-  private rows: RowColumns;
+  private rows: sdk.RowColumns;
   /** The graph's capacity and element count as this session tracks them (the addon's info
    * costs an N-API object a call). count never drops: deletes only mark. */
   private capacity: number;
   private count: number;
   private ef = 10;
-  private readonly filters = new NativeFilters('hnswlib-direct', () => this.rows.cols);
+  private readonly graph: sdk.NativeGraphSearcher<Handle>;
   /** The files in workDir lag behind the index in memory. */
   private dirty = true;
   /** One label for the per-row addPoints calls (the addon reads it in place). */
@@ -91,9 +61,10 @@ class HnswDirectSession implements EngineSession {
     d: number,
     private readonly space: Space,
     private readonly workDir: string,
-    saved?: { handle: Handle; rows: RowColumns },
+    saved?: { handle: Handle; rows: sdk.RowColumns },
   ) {
     this.native = ADDON.get();
+    this.graph = new sdk.NativeGraphSearcher('hnswlib-direct', this.native, () => this.rows);
     this.d = d;
     if (saved) {
       this.handle = saved.handle;
@@ -102,7 +73,7 @@ class HnswDirectSession implements EngineSession {
     } else {
       const cap = Math.max(1, n);
       this.handle = this.native.create(space, d, cap, settings.M, settings.efConstruction, settings.seed, settings.replaceDeleted);
-      this.rows = RowColumns.empty(cap);
+      this.rows = sdk.RowColumns.empty(cap);
     }
     const info = this.native.info(this.handle);
     this.capacity = info.maxElements;
@@ -114,7 +85,7 @@ class HnswDirectSession implements EngineSession {
   static reopen(settings: HnswDirectSettings, d: number, space: Space, workDir: string): HnswDirectSession {
     const native = ADDON.get();
     const rowsPath = join(workDir, ROWS_FILE);
-    const { meta, rows } = RowColumns.read(rowsPath);
+    const { meta, rows } = sdk.RowColumns.read(rowsPath);
     if (meta.d !== d || meta.space !== space) {
       throw new Error(`hnswlib-direct: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.space)} index, the dataset is d=${d} ${space}`);
     }
@@ -137,7 +108,7 @@ class HnswDirectSession implements EngineSession {
 
   /** Makes room in the columns for `id`; grown columns leave the cached predicates reading the old arrays. */
   private fitRows(id: number): void {
-    if (this.rows.fit(id)) this.filters.clear();
+    if (this.rows.fit(id)) this.graph.filters.clear();
   }
 
   /** Makes room in the graph for one more element (the `hnswlib` participant's growth rule). */
@@ -147,7 +118,7 @@ class HnswDirectSession implements EngineSession {
     this.native.resize(this.handle, this.capacity);
   }
 
-  private check(batch: RowBatch): void {
+  private check(batch: sdk.RowBatch): void {
     if (batch.vectors.length !== batch.ids.length * this.d) {
       throw new Error(`hnswlib-direct: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
     }
@@ -155,7 +126,7 @@ class HnswDirectSession implements EngineSession {
 
   /** One addPoint: row i of the batch (read in place) as `label`. A new element raises the
    * count unless it took a deleted slot over. */
-  private add(batch: RowBatch, i: number, label: number, replaceDeleted: boolean, fresh: boolean): void {
+  private add(batch: sdk.RowBatch, i: number, label: number, replaceDeleted: boolean, fresh: boolean): void {
     this.one[0] = label;
     this.native.addPoints(this.handle, batch.vectors.subarray(i * this.d, (i + 1) * this.d), this.one, replaceDeleted);
     if (fresh) this.count = this.native.info(this.handle).count;
@@ -164,7 +135,7 @@ class HnswDirectSession implements EngineSession {
   /** Whether every id of the batch is new (never added, never deleted) and they rise strictly:
    * then one addPoints call does what one put() per row would (no slot to grow, no label to
    * update or revive). */
-  private allFresh(batch: RowBatch): boolean {
+  private allFresh(batch: sdk.RowBatch): boolean {
     const ids = batch.ids;
     if (this.count + ids.length > this.capacity) return false;
     let prev = -1;
@@ -176,12 +147,12 @@ class HnswDirectSession implements EngineSession {
     return true;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.insert(batch);
   }
 
   /** Adds or replaces one row (participants/hnswlib/adapter.ts's put, over this addon). */
-  private put(batch: RowBatch, i: number): void {
+  private put(batch: sdk.RowBatch, i: number): void {
     const id = batch.ids[i];
     this.fitRows(id);
     this.rows.setAttrs(batch, i, id);
@@ -221,70 +192,45 @@ class HnswDirectSession implements EngineSession {
     this.persist();
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     if (knobs.ef === undefined) return;
     this.ef = knobs.ef as number;
     this.native.setEf(this.handle, this.ef);
   }
 
-  /** A pass timed in C++, query by query (the SDK's timedNativePass over timedSearch). */
-  async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
-    return timedNativePass(
-      {
-        d: this.d,
-        empty: this.count === 0,
-        kOf: (k) => Math.min(k, this.capacity),
-        compile: (f) => this.filters.get(f),
-        timedSearch: (queries, k, clauses, fields) => this.native.timedSearch(this.handle, queries, k, clauses, ...this.filters.columnsOf(fields)),
-        kept: (ids, pred) => keptIds(ids, this.rows.live, pred),
-        search: (r) => this.search(r),
-      },
-      requests,
-    );
+  /** A pass timed in C++, query by query. */
+  async timedPass(requests: sdk.SearchRequest[]): Promise<sdk.TimedPass> {
+    const session = { d: this.d, empty: this.count === 0, kOf: (k: number) => Math.min(k, this.capacity), search: (r: sdk.SearchRequest) => this.search(r) };
+    return this.graph.timedPass(this.handle, session, requests);
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     if (this.count === 0) return [];
     // hnswlib returns fewer labels when fewer are live or pass the filter; k above the
     // capacity is clamped as the `hnswlib` participant does (hnswlib-node refuses it).
-    const k = Math.min(request.k, this.capacity);
-    let ids: Int32Array;
-    let pred: RowPredicate | null = null;
-    if (request.filter === null) {
-      ids = this.native.search(this.handle, request.vector, k);
-    } else {
-      const c = this.filters.get(request.filter);
-      pred = c.pred;
-      const cols = this.rows.cols;
-      const f = c.fields;
-      // At most 10 fields (the attributes): the common shapes without spreading an array.
-      if (f.length === 1) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]]);
-      else if (f.length === 2) ids = this.native.search(this.handle, request.vector, k, c.clauses, cols[f[0]], cols[f[1]]);
-      else ids = this.native.search(this.handle, request.vector, k, c.clauses, ...f.map((a) => cols[a]));
-    }
-    return keptIds(ids, this.rows.live, pred);
+    return this.graph.search(this.handle, request.vector, Math.min(request.k, this.capacity), request.filter);
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const f =
       request.filter === null
         ? 'no filter'
-        : `native filter ${filterKey(request.filter)} (C++ BaseFilterFunctor over the attribute columns) applied to every label the walk visits`;
+        : `native filter ${sdk.filterKey(request.filter)} (C++ BaseFilterFunctor over the attribute columns) applied to every label the walk visits`;
     return `HNSW graph walk, ef=max(${this.ef}, k=${request.k}); ${f}`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'graph walk + filter');
   }
 
   async diskBytes(): Promise<number> {
     // In-memory engine: the size of what it saves (graph + vectors, and the adapter's columns),
     // saved again first when writes changed the index.
     if (this.dirty) this.persist();
-    return fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
+    return sdk.fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.check(batch);
     if (batch.ids.length === 0) return;
     if (this.allFresh(batch)) {
@@ -301,46 +247,30 @@ class HnswDirectSession implements EngineSession {
     this.dirty = true;
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     await this.insert(batch);
   }
 
   async delete(ids: Int32Array): Promise<void> {
-    for (const id of ids) {
-      if (!this.rows.isLive(id)) continue;
-      this.native.markDelete(this.handle, id);
-      this.rows.markDeleted(id);
-      this.dirty = true;
-    }
+    if (this.rows.deleteEach(ids, (id) => this.native.markDelete(this.handle, id))) this.dirty = true;
   }
 
   async close(): Promise<void> {
     // What a later reopen finds is what this session held.
     if (this.dirty && this.count > 0) this.persist();
-    this.filters.clear();
+    this.graph.filters.clear();
     this.native.free(this.handle);
   }
 }
 
-const participant: Participant<HnswDirectSettings> = {
+const participant: sdk.Participant<HnswDirectSettings> = {
   engine: 'hnswlib',
   // No version in hnswlib's headers: the hnswlib-node release whose bundled copy the addon compiles.
-  engineVersion: async () => `${packageVersion('hnswlib-node')} (the hnswlib headers bundled by hnswlib-node)`,
-  settingsSchema,
-  knobs: { ef: intKnob(1) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  engineVersion: async () => `${sdk.packageVersion('hnswlib-node')} (the hnswlib headers bundled by hnswlib-node)`,
+  ...hnswlibDeclaration,
   filterStrategy: 'during the graph walk: a native (C++) filter over the attribute columns decides which labels may enter the result set',
-  concurrentSearch: false,
-  // reopen reads the two files buildIndex saved into memory; searches never write them.
-  reopenInThreads: true,
-  async open(ctx) {
-    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
-    return new HnswDirectSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, space, ctx.workDir);
-  },
-  async reopen(ctx) {
-    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
-    return HnswDirectSession.reopen(ctx.settings, ctx.dataset.d, space, ctx.workDir);
-  },
+  open: async (ctx) => new HnswDirectSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, hnswlibSpace(ctx.dataset.metric), ctx.workDir),
+  reopen: async (ctx) => HnswDirectSession.reopen(ctx.settings, ctx.dataset.d, hnswlibSpace(ctx.dataset.metric), ctx.workDir),
 };
 
 export default participant;

@@ -8,23 +8,8 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  filterKey,
-  packageVersion,
-  fileBytes,
-  RowColumns,
-  type AttrName,
-  type EngineSession,
-  type Knobs,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  declaredStrategy,
-} from '../../src/sdk/index.ts';
-import { hnswlibSettingsSchema } from '../_shared/hnsw-settings.ts';
+import * as sdk from '../../src/sdk/index.ts';
+import { hnswlibDeclaration, hnswlibSettingsSchema, hnswlibSpace } from '../_shared/hnsw-settings.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package whose exports Node's ESM loader cannot list statically.
@@ -34,18 +19,16 @@ type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
 export const settingsSchema = hnswlibSettingsSchema;
 export type HnswSettings = z.infer<typeof settingsSchema>;
 
-const FILTER_FIELDS: readonly AttrName[] = ATTRIBUTES;
-
 /** hnswlib's own file: the graph and the vectors. */
 const INDEX_FILE = 'hnswlib.index';
 /** The adapter's side of a row: attribute columns and live / deleted flags, by label. */
 const ROWS_FILE = 'hnswlib.rows.bin';
 
-class HnswSession implements EngineSession {
+class HnswSession implements sdk.EngineSession {
   private index: Hnsw;
   private readonly d: number;
   /** Attributes and live / deleted flags, by label. */
-  private rows: RowColumns;
+  private rows: sdk.RowColumns;
   private capacity: number;
   private ef = 10;
   /** The query as the binding takes it (a plain array), refilled for every search: the
@@ -63,7 +46,7 @@ class HnswSession implements EngineSession {
     d: number,
     private readonly space: 'ip' | 'l2',
     private readonly workDir: string,
-    saved?: { index: Hnsw; rows: RowColumns },
+    saved?: { index: Hnsw; rows: sdk.RowColumns },
   ) {
     this.d = d;
     if (saved) {
@@ -81,7 +64,7 @@ class HnswSession implements EngineSession {
         randomSeed: settings.seed,
         allowReplaceDeleted: settings.replaceDeleted,
       });
-      this.rows = RowColumns.empty(this.capacity);
+      this.rows = sdk.RowColumns.empty(this.capacity);
     }
     this.index.setEf(this.ef);
     this.queryBuf = new Array<number>(d).fill(0);
@@ -91,7 +74,7 @@ class HnswSession implements EngineSession {
   /** Reads the index and the columns a previous session saved in workDir. */
   static async reopen(settings: HnswSettings, d: number, space: 'ip' | 'l2', workDir: string): Promise<HnswSession> {
     const rowsPath = join(workDir, ROWS_FILE);
-    const { meta, rows } = RowColumns.read(rowsPath);
+    const { meta, rows } = sdk.RowColumns.read(rowsPath);
     if (meta.d !== d || meta.space !== space) {
       throw new Error(`hnswlib: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.space)} index, the dataset is d=${d} ${space}`);
     }
@@ -117,25 +100,25 @@ class HnswSession implements EngineSession {
     this.index.resizeIndex(this.capacity);
   }
 
-  private row(batch: RowBatch, i: number): number[] {
+  private row(batch: sdk.RowBatch, i: number): number[] {
     // The binding takes a plain JS array (it checks IsArray, so a typed array is refused).
     return Array.from(batch.vectors.subarray(i * this.d, (i + 1) * this.d));
   }
 
-  private check(batch: RowBatch): void {
+  private check(batch: sdk.RowBatch): void {
     if (batch.vectors.length !== batch.ids.length * this.d) {
       throw new Error(`hnswlib: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
     }
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     this.check(batch);
     for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
     this.dirty = true;
   }
 
   /** Adds or replaces one row. */
-  private put(batch: RowBatch, i: number): void {
+  private put(batch: sdk.RowBatch, i: number): void {
     const id = batch.ids[i];
     this.rows.fit(id);
     this.rows.setAttrs(batch, i, id);
@@ -177,13 +160,13 @@ class HnswSession implements EngineSession {
     await this.persist();
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     if (knobs.ef === undefined) return;
     this.ef = knobs.ef as number;
     this.index.setEf(this.ef);
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     // The count and capacity as the session tracks them: asking the binding costs ~0.1 us a call.
     if (this.empty) return [];
     // searchKnn throws when k exceeds the allocated capacity; it returns fewer rows when
@@ -210,39 +193,34 @@ class HnswSession implements EngineSession {
     return j === ids.length ? ids : ids.filter((id) => live[id] && (pred === null || pred(id)));
   }
 
-  async explain(request: SearchRequest): Promise<string> {
-    const f = request.filter === null ? 'no filter' : `JS predicate ${filterKey(request.filter)} applied to every label the walk visits`;
+  async explain(request: sdk.SearchRequest): Promise<string> {
+    const f = request.filter === null ? 'no filter' : `JS predicate ${sdk.filterKey(request.filter)} applied to every label the walk visits`;
     return `HNSW graph walk, ef=max(${this.ef}, k=${request.k}); ${f}`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'graph walk + filter');
   }
 
   async diskBytes(): Promise<number> {
     // In-memory engine: the size of what it saves (graph + vectors, and the adapter's columns),
     // saved again first when writes changed the index.
     if (this.dirty) await this.persist();
-    return fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
+    return sdk.fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.check(batch);
     for (let i = 0; i < batch.ids.length; i++) this.put(batch, i);
     this.dirty = true;
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     await this.insert(batch);
   }
 
   async delete(ids: Int32Array): Promise<void> {
-    for (const id of ids) {
-      if (!this.rows.isLive(id)) continue;
-      this.index.markDelete(id);
-      this.rows.markDeleted(id);
-      this.dirty = true;
-    }
+    if (this.rows.deleteEach(ids, (id) => this.index.markDelete(id))) this.dirty = true;
   }
 
   async close(): Promise<void> {
@@ -251,24 +229,13 @@ class HnswSession implements EngineSession {
   }
 }
 
-const participant: Participant<HnswSettings> = {
+const participant: sdk.Participant<HnswSettings> = {
   engine: 'hnswlib-node',
-  engineVersion: async () => packageVersion('hnswlib-node'),
-  settingsSchema,
-  knobs: { ef: intKnob(1) },
-  filters: { fields: FILTER_FIELDS, ops: ['eq', 'range', 'and'] },
+  engineVersion: async () => sdk.packageVersion('hnswlib-node'),
+  ...hnswlibDeclaration,
   filterStrategy: 'during the graph walk: a JS predicate per visited label decides which labels may enter the result set',
-  concurrentSearch: false,
-  // reopen reads the two files buildIndex saved into memory; searches never write them.
-  reopenInThreads: true,
-  async open(ctx) {
-    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
-    return new HnswSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, space, ctx.workDir);
-  },
-  async reopen(ctx) {
-    const space = ctx.dataset.metric === 'l2' ? 'l2' : 'ip';
-    return HnswSession.reopen(ctx.settings, ctx.dataset.d, space, ctx.workDir);
-  },
+  open: async (ctx) => new HnswSession(ctx.settings, ctx.dataset.n, ctx.dataset.d, hnswlibSpace(ctx.dataset.metric), ctx.workDir),
+  reopen: async (ctx) => HnswSession.reopen(ctx.settings, ctx.dataset.d, hnswlibSpace(ctx.dataset.metric), ctx.workDir),
 };
 
 export default participant;

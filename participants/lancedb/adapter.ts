@@ -9,23 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import * as lancedb from '@lancedb/lancedb';
-import {
-  intKnob,
-  ATTRIBUTES,
-  UserError,
-  declaredStrategy,
-  packageVersion,
-  type AttrName,
-  type EngineSession,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  filterLiteral,
-  firstNonUnitRow,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // LanceDB's own code loads apache-arrow through require(); the ESM build of apache-arrow is a
@@ -36,59 +20,57 @@ const arrow = require('apache-arrow') as typeof import('apache-arrow');
 const INDEX_TYPES = ['IVF_HNSW_SQ', 'IVF_HNSW_PQ', 'IVF_FLAT', 'IVF_PQ', 'IVF_RQ', 'NONE'] as const;
 const positiveInt = z.number().int().positive();
 
-export const settingsSchema = z
-  .object({
-    /** Vector index type. IVF_HNSW_* build one HNSW graph per IVF partition; NONE = flat scan. */
-    index_type: z.enum(INDEX_TYPES).default('IVF_FLAT'),
-    /** IVF partitions; absent: 1 for IVF_HNSW_* (one graph), round(sqrt(n)) (LanceDB's default) for the IVF_* types. */
-    num_partitions: positiveInt.optional(),
-    /** IVF_* types: partitions = round(n / rows_per_partition) instead (ignored when
-     * num_partitions is given). Scales the partition count with the table. */
-    rows_per_partition: positiveInt.optional(),
-    /** IVF_* types with rows_per_partition: at least this many partitions (a small table gets a
-     * fine partitioning, so one more probe moves recall by little), but never fewer than
-     * MIN_ROWS_PER_PARTITION rows a partition on average. */
-    min_partitions: positiveInt.optional(),
-    /** HNSW: neighbours per node. */
-    m: positiveInt.default(20),
-    /** HNSW: candidate list size while building. */
-    ef_construction: positiveInt.default(300),
-    /** PQ: sub-vectors (absent: LanceDB's default, d/16 or d/8). */
-    num_sub_vectors: positiveInt.optional(),
-    /** PQ / RQ: bits per code (absent: LanceDB's default, 8 for PQ, 1 for RQ). */
-    num_bits: positiveInt.optional(),
-    /** IVF k-means: training vectors per partition. */
-    sample_rate: positiveInt.default(256),
-    /** IVF k-means: iterations. */
-    max_iterations: positiveInt.default(50),
-    /** Distance type the engine uses for metric ip / cosine (vectors are unit length, so dot,
-     * cosine and l2 rank alike). auto: cosine for the SQ index types (LanceDB 0.31's SQ dot
-     * distance drops the quantizer's offset and ranks wrongly), dot otherwise. */
-    ip_distance: z.enum(['auto', 'dot', 'cosine', 'l2']).default('auto'),
-    /** Scalar indexes on the attribute columns (BITMAP for categories, BTREE for num and id). */
-    scalar_indexes: z.boolean().default(true),
-    /** Compact the ingest batches' fragments into one before the index is built. */
-    compact_before_index: z.boolean().default(true),
-  })
-  .strict();
+export const settingsSchema = sdk.settingsObject({
+  /** Vector index type. IVF_HNSW_* build one HNSW graph per IVF partition; NONE = flat scan. */
+  index_type: z.enum(INDEX_TYPES).default('IVF_FLAT'),
+  /** IVF partitions; absent: 1 for IVF_HNSW_* (one graph), round(sqrt(n)) (LanceDB's default) for the IVF_* types. */
+  num_partitions: positiveInt.optional(),
+  /** IVF_* types: partitions = round(n / rows_per_partition) instead (ignored when
+   * num_partitions is given). Scales the partition count with the table. */
+  rows_per_partition: positiveInt.optional(),
+  /** IVF_* types with rows_per_partition: at least this many partitions (a small table gets a
+   * fine partitioning, so one more probe moves recall by little), but never fewer than
+   * MIN_ROWS_PER_PARTITION rows a partition on average. */
+  min_partitions: positiveInt.optional(),
+  /** HNSW: neighbours per node. */
+  m: positiveInt.default(20),
+  /** HNSW: candidate list size while building. */
+  ef_construction: positiveInt.default(300),
+  /** PQ: sub-vectors (absent: LanceDB's default, d/16 or d/8). */
+  num_sub_vectors: positiveInt.optional(),
+  /** PQ / RQ: bits per code (absent: LanceDB's default, 8 for PQ, 1 for RQ). */
+  num_bits: positiveInt.optional(),
+  /** IVF k-means: training vectors per partition. */
+  sample_rate: positiveInt.default(256),
+  /** IVF k-means: iterations. */
+  max_iterations: positiveInt.default(50),
+  /** Distance type the engine uses for metric ip / cosine (vectors are unit length, so dot,
+   * cosine and l2 rank alike). auto: cosine for the SQ index types (LanceDB 0.31's SQ dot
+   * distance drops the quantizer's offset and ranks wrongly), dot otherwise. */
+  ip_distance: z.enum(['auto', 'dot', 'cosine', 'l2']).default('auto'),
+  /** Scalar indexes on the attribute columns (BITMAP for categories, BTREE for num and id). */
+  scalar_indexes: z.boolean().default(true),
+  /** Compact the ingest batches' fragments into one before the index is built. */
+  compact_before_index: z.boolean().default(true),
+});
 export type LanceSettings = z.infer<typeof settingsSchema>;
 
 /** Columns indexed with BITMAP (low cardinality) and BTREE (many distinct values). */
-const BITMAP_COLUMNS: readonly AttrName[] = ['cat10', 'cat100', 'cat1000', 'cluster', 'lang', 'region', 'tenant', 'label'];
+const BITMAP_COLUMNS: readonly sdk.AttrName[] = ['cat10', 'cat100', 'cat1000', 'cluster', 'lang', 'region', 'tenant', 'label'];
 const BTREE_COLUMNS: readonly string[] = ['num', 'measure', 'id'];
 const TABLE = 'vectors';
 const KNOBS = {
-  nprobes: intKnob(1),
-  max_nprobes: intKnob(0, Number.POSITIVE_INFINITY, '0: no maximum'),
-  refine_factor: intKnob(0, Number.POSITIVE_INFINITY, '0: no refine'),
-  ef: intKnob(1),
+  nprobes: sdk.intKnob(1),
+  max_nprobes: sdk.intKnob(0, Number.POSITIVE_INFINITY, '0: no maximum'),
+  refine_factor: sdk.intKnob(0, Number.POSITIVE_INFINITY, '0: no refine'),
+  ef: sdk.intKnob(1),
 };
 type LanceKnobs = Record<keyof typeof KNOBS, number | null>;
 const NO_KNOBS: LanceKnobs = { nprobes: null, max_nprobes: null, refine_factor: null, ef: null };
 
 type Distance = 'dot' | 'cosine' | 'l2';
 
-function distanceFor(metric: Metric, s: LanceSettings): Distance {
+function distanceFor(metric: sdk.Metric, s: LanceSettings): Distance {
   if (metric === 'l2') return 'l2';
   // ip / cosine: vectors are unit length after prepare, so inner product is the ranking.
   if (s.ip_distance !== 'auto') return s.ip_distance;
@@ -96,10 +78,10 @@ function distanceFor(metric: Metric, s: LanceSettings): Distance {
 }
 
 /** For ip with a distance other than dot the ranking is only the same on unit vectors. */
-function checkUnitLength(batch: RowBatch, d: number): void {
-  const off = firstNonUnitRow(batch, d);
+function checkUnitLength(batch: sdk.RowBatch, d: number): void {
+  const off = sdk.firstNonUnitRow(batch, d);
   if (off)
-    throw new UserError(
+    throw new sdk.UserError(
       `lancedb: row ${off.id} has norm ${off.norm.toFixed(4)}; metric ip is served with a non-dot distance only for unit vectors: set index.ip_distance to "dot"`,
     );
 }
@@ -109,7 +91,7 @@ function makeSchema(d: number, withText = false) {
   return new arrow.Schema([
     int('id'),
     new arrow.Field('vector', new arrow.FixedSizeList(d, new arrow.Field('item', new arrow.Float32(), true)), false),
-    ...ATTRIBUTES.map(int),
+    ...sdk.ATTRIBUTES.map(int),
     // Datasets with text get a text column and a full-text index (the keyword arm, docs/method.md §8).
     ...(withText ? [new arrow.Field('text', new arrow.Utf8(), false)] : []),
   ]);
@@ -119,13 +101,13 @@ function makeSchema(d: number, withText = false) {
  * words, like the client-side BM25 arm, so the two keyword arms tokenize alike. */
 const FTS_OPTIONS = { baseTokenizer: 'simple', language: 'English', lowercase: true, stem: true, removeStopWords: true } as const;
 
-function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: RowBatch) {
+function toArrowTable(schema: ReturnType<typeof makeSchema>, d: number, batch: sdk.RowBatch) {
   const m = batch.ids.length;
   if (batch.vectors.length !== m * d) throw new Error(`lancedb: batch has ${batch.vectors.length} floats for ${m} rows of d=${d}`);
   const int = (data: Int32Array) => arrow.makeData({ type: new arrow.Int32(), length: m, data, nullCount: 0 });
   const floats = arrow.makeData({ type: new arrow.Float32(), length: m * d, data: batch.vectors, nullCount: 0 });
   const vectors = arrow.makeData({ type: schema.fields[1].type, length: m, child: floats, nullCount: 0 });
-  const children = [int(batch.ids), vectors, ...ATTRIBUTES.map((a) => int(batch.attrs[a]))];
+  const children = [int(batch.ids), vectors, ...sdk.ATTRIBUTES.map((a) => int(batch.attrs[a]))];
   if (schema.fields.some((f) => f.name === 'text')) {
     // Write batches without text (e.g. churn rows) index as empty text rather than fail.
     children.push(arrow.vectorFromArray(batch.text ?? new Array<string>(m).fill(''), new arrow.Utf8()).data[0]);
@@ -190,7 +172,7 @@ async function treeBytes(path: string): Promise<number> {
 
 /** A session on the table in ctx.workDir: a new, empty one (open), or with `existing` the
  * table and indexes a closed session left there (reopen: no ingest, no index build). */
-async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean): Promise<EngineSession> {
+async function connectSession(ctx: sdk.OpenContext<LanceSettings>, existing: boolean): Promise<sdk.EngineSession> {
   const s = ctx.settings;
   const { d, metric } = ctx.dataset;
   const distanceType = distanceFor(metric, s);
@@ -215,7 +197,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     return table;
   };
 
-  const write = async (batch: RowBatch): Promise<void> => {
+  const write = async (batch: sdk.RowBatch): Promise<void> => {
     if (batch.ids.length === 0) return;
     if (mustBeUnit) checkUnitLength(batch, d);
     const data = toArrowTable(schema, d, batch);
@@ -223,7 +205,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     else await table.add(data);
   };
 
-  const query = (req: SearchRequest) => {
+  const query = (req: sdk.SearchRequest) => {
     let q = need().query().nearestTo(req.vector).distanceType(distanceType).limit(req.k);
     // nprobes sets both LanceDB's minimum and maximum; max_nprobes then raises the maximum
     // (0 = none), letting LanceDB probe further partitions when it judges the first ones
@@ -235,12 +217,12 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     // value below that is raised to it (LanceDB's own default ef is 1.5 x that k).
     const refine = knobs.refine_factor !== null && knobs.refine_factor > 0 ? knobs.refine_factor : 1;
     if (knobs.ef !== null) q = q.ef(Math.max(knobs.ef, req.k * refine));
-    if (req.filter) q = q.where(filterLiteral(req.filter)); // prefilter is the default
+    if (req.filter) q = q.where(sdk.filterLiteral(req.filter)); // prefilter is the default
     // Selecting _distance explicitly avoids a warning per query on stderr.
     return q.select(['id', '_distance']);
   };
 
-  const session: EngineSession = {
+  const session: sdk.EngineSession = {
     async ingest(batch) {
       await write(batch);
     },
@@ -266,7 +248,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
       if (pending.length > 0) ctx.log(`indexes with unindexed rows after build: ${pending.join(', ')}`);
     },
 
-    async setKnobs(k: Knobs) {
+    async setKnobs(k: sdk.Knobs) {
       const next: LanceKnobs = { ...NO_KNOBS };
       for (const [name, value] of Object.entries(k)) next[name as keyof LanceKnobs] = value as number;
       knobs = next;
@@ -296,7 +278,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     },
 
     strategy(req, plan) {
-      if (plan === null) return declaredStrategy(req, 'IVF probe', 'pre-filter + IVF probe');
+      if (plan === null) return sdk.declaredStrategy(req, 'IVF probe', 'pre-filter + IVF probe');
       const ann = /ANNIvfPartition|ANNSubIndex/.test(plan);
       const scalar = /ScalarIndexQuery/.test(plan);
       const label = !ann
@@ -356,7 +338,7 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
     // The keyword arm: LanceDB's full-text search (prefiltered like the vector search).
     session.keywordSearch = async (text, k, filter) => {
       let q = need().query().fullTextSearch(text).limit(k);
-      if (filter) q = q.where(filterLiteral(filter));
+      if (filter) q = q.where(sdk.filterLiteral(filter));
       // Selecting _score explicitly avoids a warning per query on stderr.
       const ids = (await q.select(['id', '_score']).toArrow()).getChild('id');
       return ids ? (ids.toArray() as Int32Array) : new Int32Array(0);
@@ -369,12 +351,12 @@ async function connectSession(ctx: OpenContext<LanceSettings>, existing: boolean
   return session;
 }
 
-const participant: Participant<LanceSettings> = {
+const participant: sdk.Participant<LanceSettings> = {
   engine: 'LanceDB',
-  engineVersion: async () => packageVersion('@lancedb/lancedb'),
+  engineVersion: async () => sdk.packageVersion('@lancedb/lancedb'),
   settingsSchema,
   knobs: KNOBS,
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'prefilter: the SQL predicate is evaluated first (scalar BITMAP/BTREE indexes), its row set masks the ANN search',
   concurrentSearch: true,
   keywordScoring: "BM25 over LanceDB's own full-text index (simple tokenizer, English stems, stop words out)",

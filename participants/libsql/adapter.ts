@@ -14,23 +14,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type LibsqlTypes from 'libsql';
-import {
-  knobWith,
-  ATTRIBUTES,
-  type EngineSession,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  packageVersion,
-  type RowBatch,
-  type SearchRequest,
-  UserError,
-  type Strategy,
-  declaredStrategy,
-  filterSql,
-  firstNonUnitRow,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // A CommonJS package (better-sqlite3's API): its constructor is module.exports.
@@ -40,24 +24,22 @@ type Statement = LibsqlTypes.Statement;
 
 const COMPRESS = ['none', 'float1bit', 'float8', 'float16', 'floatb16', 'float32'] as const;
 
-const settingsSchema = z
-  .object({
-    /** DiskANN out-degree R (libSQL's max_neighbors; its default is 3 x sqrt(d)). 32 matches the
-     * 2 x M = 32 links of layer 0 of the HNSW participants (M = 16). */
-    max_neighbors: z.number().int().min(2).max(1024).default(32),
-    /** Candidate list size while inserting a row (DiskANN's build L; libSQL's default is 70). */
-    insert_l: z.number().int().min(1).max(10_000).default(200),
-    /** Pruning factor of DiskANN's robust prune (libSQL's default is 1.2). */
-    alpha: z.number().min(1).max(10).default(1.2),
-    /** Neighbour vectors stored compressed in each node (libSQL's compress_neighbors); none:
-     * stored as the column's float32. */
-    compress_neighbors: z.enum(COMPRESS).default('none'),
-    /** Beam width stored with the index, used until a ladder point sets search_l. */
-    search_l: z.number().int().min(1).max(100_000).default(200),
-    /** B-tree indexes on the attribute columns (the exact path's WHERE uses them). */
-    scalar_indexes: z.boolean().default(true),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** DiskANN out-degree R (libSQL's max_neighbors; its default is 3 x sqrt(d)). 32 matches the
+   * 2 x M = 32 links of layer 0 of the HNSW participants (M = 16). */
+  max_neighbors: sdk.intSetting(2, 1024, 32),
+  /** Candidate list size while inserting a row (DiskANN's build L; libSQL's default is 70). */
+  insert_l: sdk.intSetting(1, 10_000, 200),
+  /** Pruning factor of DiskANN's robust prune (libSQL's default is 1.2). */
+  alpha: z.number().min(1).max(10).default(1.2),
+  /** Neighbour vectors stored compressed in each node (libSQL's compress_neighbors); none:
+   * stored as the column's float32. */
+  compress_neighbors: z.enum(COMPRESS).default('none'),
+  /** Beam width stored with the index, used until a ladder point sets search_l. */
+  search_l: sdk.intSetting(1, 100_000, 200),
+  /** B-tree indexes on the attribute columns (the exact path's WHERE uses them). */
+  scalar_indexes: z.boolean().default(true),
+});
 type LibsqlSettings = z.infer<typeof settingsSchema>;
 
 const DB_FILE = 'libsql.db';
@@ -73,10 +55,10 @@ const RECORD = 9;
 const vectorText = (v: Float32Array) => `[${v.join(',')}]`;
 
 /** For ip served with the cosine metric the ranking is only the same on unit vectors. */
-function checkUnitLength(batch: RowBatch, d: number): void {
-  const off = firstNonUnitRow(batch, d);
+function checkUnitLength(batch: sdk.RowBatch, d: number): void {
+  const off = sdk.firstNonUnitRow(batch, d);
   if (off)
-    throw new UserError(
+    throw new sdk.UserError(
       `libsql: row ${off.id} has norm ${off.norm.toFixed(4)}; libSQL's vector index has no inner-product metric, so metric ip is served as cosine, which ranks alike only for unit vectors; normalise the dataset or use metric cosine`,
     );
 }
@@ -96,7 +78,7 @@ function searchLOffset(meta: Uint8Array): number {
 
 type SearchL = number | 'exact';
 
-class LibsqlSession implements EngineSession {
+class LibsqlSession implements sdk.EngineSession {
   /** Prepared statements by SQL text (a filter's shape, its values bound). */
   private readonly statements = new Map<string, Statement>();
   private searchL: SearchL;
@@ -111,7 +93,7 @@ class LibsqlSession implements EngineSession {
     private readonly db: Db,
     private readonly settings: LibsqlSettings,
     private readonly d: number,
-    metric: Metric,
+    metric: sdk.Metric,
     private readonly path: string,
     indexed: boolean,
   ) {
@@ -142,7 +124,7 @@ class LibsqlSession implements EngineSession {
     const offset = searchLOffset(meta);
     if (offset < 0) {
       throw new Error(
-        `libsql: the parameters of index ${INDEX} are not in the layout this adapter knows (9-byte records with one search_l, libsql ${packageVersion('libsql')}); search_l cannot be set per ladder point`,
+        `libsql: the parameters of index ${INDEX} are not in the layout this adapter knows (9-byte records with one search_l, libsql ${sdk.packageVersion('libsql')}); search_l cannot be set per ladder point`,
       );
     }
     return { meta, offset, value: Number(meta.readBigUInt64LE(offset + 1)) };
@@ -158,7 +140,7 @@ class LibsqlSession implements EngineSession {
     this.storedSearchL = value;
   }
 
-  private write(batch: RowBatch): void {
+  private write(batch: sdk.RowBatch): void {
     const m = batch.ids.length;
     if (batch.vectors.length !== m * this.d) {
       throw new Error(`libsql: batch has ${batch.vectors.length} floats for ${m} rows of d=${this.d}`);
@@ -166,7 +148,9 @@ class LibsqlSession implements EngineSession {
     if (m === 0) return;
     if (this.mustBeUnit) checkUnitLength(batch, this.d);
     const del = this.statement(`DELETE FROM ${TABLE} WHERE id = ?`);
-    const ins = this.statement(`INSERT INTO ${TABLE} (id, ${ATTRIBUTES.join(', ')}, emb) VALUES (?, ${ATTRIBUTES.map(() => '?').join(', ')}, vector32(?))`);
+    const ins = this.statement(
+      `INSERT INTO ${TABLE} (id, ${sdk.ATTRIBUTES.join(', ')}, emb) VALUES (?, ${sdk.ATTRIBUTES.map(() => '?').join(', ')}, vector32(?))`,
+    );
     const d = this.d;
     const run = this.db.transaction(() => {
       for (let i = 0; i < m; i++) {
@@ -174,13 +158,13 @@ class LibsqlSession implements EngineSession {
         // Replace a live row (upsert, or an id twice in a batch): the delete also takes its
         // node out of the vector index (see the schema for what stays behind).
         del.run(id);
-        ins.run(id, ...ATTRIBUTES.map((a) => batch.attrs[a][i]), vectorText(batch.vectors.subarray(i * d, (i + 1) * d)));
+        ins.run(id, ...sdk.ATTRIBUTES.map((a) => batch.attrs[a][i]), vectorText(batch.vectors.subarray(i * d, (i + 1) * d)));
       }
     });
     run();
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     this.write(batch);
   }
 
@@ -196,7 +180,7 @@ class LibsqlSession implements EngineSession {
       ...(s.compress_neighbors === 'none' ? [] : [`compress_neighbors=${s.compress_neighbors}`]),
     ];
     this.db.exec(`CREATE INDEX ${INDEX} ON ${TABLE}(libsql_vector_idx(emb, ${options.map((o) => `'${o}'`).join(', ')}))`);
-    if (s.scalar_indexes) for (const a of ATTRIBUTES) this.db.exec(`CREATE INDEX ${TABLE}_${a} ON ${TABLE}(${a})`);
+    if (s.scalar_indexes) for (const a of sdk.ATTRIBUTES) this.db.exec(`CREATE INDEX ${TABLE}_${a} ON ${TABLE}(${a})`);
     this.db.exec('ANALYZE');
     // Everything into the main file, so the saved state is the file itself.
     this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
@@ -204,7 +188,7 @@ class LibsqlSession implements EngineSession {
     this.storedSearchL = this.readSearchL().value;
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     let next: SearchL = this.settings.search_l;
     if (knobs.search_l !== undefined) next = knobs.search_l as SearchL;
     if (next !== 'exact' && this.indexed) this.storeSearchL(next);
@@ -212,11 +196,11 @@ class LibsqlSession implements EngineSession {
   }
 
   /** The SQL and parameters of a request at the current knobs. */
-  private query(request: SearchRequest): { sql: string; params: (number | string)[]; exact: boolean; candidates: number } {
+  private query(request: sdk.SearchRequest): { sql: string; params: (number | string)[]; exact: boolean; candidates: number } {
     const v = vectorText(request.vector);
     const k = request.k;
     if (this.searchL === 'exact' || !this.indexed) {
-      const f = request.filter ? filterSql(request.filter, { always: '1' }) : null;
+      const f = request.filter ? sdk.filterSql(request.filter, { always: '1' }) : null;
       const where = f ? ` WHERE ${f.sql}` : '';
       return {
         sql: `SELECT id FROM ${TABLE}${where} ORDER BY ${this.distance}(emb, vector32(?)) LIMIT ?`,
@@ -230,7 +214,7 @@ class LibsqlSession implements EngineSession {
     // Post-filter: max(k, search_l) candidates in vector_top_k's order (CROSS JOIN keeps it the
     // outer loop), joined to their rows by rowid, the first k whose row passes the WHERE.
     const candidates = Math.max(k, this.searchL);
-    const where = filterSql(request.filter, { always: '1', prefix: 't.' });
+    const where = sdk.filterSql(request.filter, { always: '1', prefix: 't.' });
     return {
       sql: `SELECT t.id FROM vector_top_k('${INDEX}', vector32(?), ?) AS v CROSS JOIN ${TABLE} AS t ON t.id = v.id WHERE ${where.sql} LIMIT ?`,
       params: [v, candidates, ...where.params, k],
@@ -239,7 +223,7 @@ class LibsqlSession implements EngineSession {
     };
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     const { sql, params } = this.query(request);
     const rows = this.statement(sql).all(...params) as number[][];
     const out = new Int32Array(rows.length);
@@ -247,7 +231,7 @@ class LibsqlSession implements EngineSession {
     return out;
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const { sql, params, exact, candidates } = this.query(request);
     const plan = (
       this.db
@@ -263,7 +247,7 @@ class LibsqlSession implements EngineSession {
     return [head, ...plan].join('\n');
   }
 
-  checkPlan(plan: string, request: SearchRequest): void {
+  checkPlan(plan: string, request: sdk.SearchRequest): void {
     const exact = this.searchL === 'exact' || !this.indexed;
     if (!exact && !/VIRTUAL TABLE/.test(plan)) throw new Error('libsql: the plan does not read vector_top_k (the DiskANN index)');
     // The join looks each candidate up by rowid: through the table's INTEGER PRIMARY KEY, or
@@ -273,8 +257,8 @@ class LibsqlSession implements EngineSession {
     }
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(
       request,
       this.searchL === 'exact' || !this.indexed ? 'exact scan' : 'graph walk',
       this.searchL === 'exact' || !this.indexed ? 'exact scan of matches' : 'post-filter',
@@ -288,11 +272,11 @@ class LibsqlSession implements EngineSession {
     return total;
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.write(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     this.write(batch);
   }
 
@@ -318,7 +302,7 @@ function openDb(path: string, mustExist: boolean): Db {
   return db;
 }
 
-function openSession(ctx: OpenContext<LibsqlSettings>, existing: boolean): LibsqlSession {
+function openSession(ctx: sdk.OpenContext<LibsqlSettings>, existing: boolean): LibsqlSession {
   const { d, metric } = ctx.dataset;
   const path = join(ctx.workDir, DB_FILE);
   if (existing) {
@@ -334,7 +318,7 @@ function openSession(ctx: OpenContext<LibsqlSettings>, existing: boolean): Libsq
   // A reload after a crash gets the same workDir: start from an empty database.
   for (const p of [path, `${path}-wal`, `${path}-shm`]) rmSync(p, { force: true });
   const db = openDb(path, false);
-  const attrs = ATTRIBUTES.map((a) => `${a} INTEGER NOT NULL`).join(', ');
+  const attrs = sdk.ATTRIBUTES.map((a) => `${a} INTEGER NOT NULL`).join(', ');
   // The row id is the rowid, the vector index's key. DiskANN keeps a copy of each neighbour's
   // vector in the nodes that link to it, and a delete leaves those edges behind. A row inserted
   // again under its rowid takes them over (libSQL overwrites an edge to the same rowid), so a
@@ -346,29 +330,25 @@ function openSession(ctx: OpenContext<LibsqlSettings>, existing: boolean): Libsq
   return new LibsqlSession(db, ctx.settings, d, metric, path, false);
 }
 
-const participant: Participant<LibsqlSettings> = {
+const participant: sdk.Participant<LibsqlSettings> = {
   engine: 'libSQL',
-  engineVersion: async () => packageVersion('libsql'),
+  engineVersion: async () => sdk.packageVersion('libsql'),
   settingsSchema,
   knobs: {
-    search_l: knobWith<number | string>(
+    search_l: sdk.knobWith<number | string>(
       (v) => v === 'exact' || (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 100_000),
       'an integer 1..100000 or "exact"',
     ),
   },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     'post-filter: vector_top_k returns max(k, search_l) DiskANN candidates, a SQL WHERE on their rows keeps the first k (short results when too few pass); search_l "exact" scans the WHERE matches exactly',
   concurrentSearch: false,
   // search_l is a write to the database file, so threads sharing it would race on that write:
   // each search thread reopens its own copy of the work directory instead.
   reopenInThreads: 'copy',
-  async open(ctx) {
-    return openSession(ctx, false);
-  },
-  async reopen(ctx) {
-    return openSession(ctx, true);
-  },
+  open: async (ctx) => openSession(ctx, false),
+  reopen: async (ctx) => openSession(ctx, true),
 };
 
 export default participant;

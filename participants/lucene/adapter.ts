@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { z } from 'zod';
-import { intKnob, ATTRIBUTES, besideSource, foreignParticipant, SetupNeeded, UserError } from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/lucene/provision.sh';
 const LUCENE_VERSION = '9.12.3';
@@ -18,21 +18,19 @@ const MAX_DIMENSIONS = 4096;
  * ram_buffer_mb, and the graph of a merge). */
 const DEFAULT_HEAP = '1g';
 
-const settingsSchema = z
-  .object({
-    /** HNSW graph degree (Lucene's maxConn, HNSW M). */
-    max_conn: z.number().int().min(2).max(512).default(16),
-    /** Candidates while building (Lucene's beamWidth, HNSW ef_construction), as the other HNSW
-     * participants' 200. */
-    beam_width: z.number().int().min(2).max(3200).default(200),
-    /** forceMerge(1) at the end of the load: one segment, one graph. Without it each segment the
-     * RAM buffer flushed (and the merges Lucene chose) is searched on its own. */
-    merge_to_one_segment: z.boolean().default(true),
-    /** IndexWriter's RAM buffer: a segment (its graph built in memory) is flushed when the
-     * buffered documents take this much heap. */
-    ram_buffer_mb: z.number().int().min(16).max(2000).default(256),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** HNSW graph degree (Lucene's maxConn, HNSW M). */
+  max_conn: sdk.intSetting(2, 512, 16),
+  /** Candidates while building (Lucene's beamWidth, HNSW ef_construction), as the other HNSW
+   * participants' 200. */
+  beam_width: sdk.intSetting(2, 3200, 200),
+  /** forceMerge(1) at the end of the load: one segment, one graph. Without it each segment the
+   * RAM buffer flushed (and the merges Lucene chose) is searched on its own. */
+  merge_to_one_segment: z.boolean().default(true),
+  /** IndexWriter's RAM buffer: a segment (its graph built in memory) is flushed when the
+   * buffered documents take this much heap. */
+  ram_buffer_mb: sdk.intSetting(16, 2000, 256),
+});
 
 function cacheDir(): string {
   return join(process.env.VECBENCH_CACHE ?? '/var/cache/vecbench', 'java', 'lucene');
@@ -48,30 +46,30 @@ function classpath(): string {
   const classes = join(dir, 'classes');
   const stamp = join(dir, '.vecbench-stamp');
   if (!existsSync(jar) || !existsSync(join(classes, 'LuceneHost.class')) || !existsSync(stamp))
-    throw new SetupNeeded(`Lucene's jar and Java host are not installed (${dir}; ${PROVISION} makes them)`);
-  const sources = [besideSource(import.meta.url, '../../src/sdk/java/VecbenchHost.java'), besideSource(import.meta.url, 'LuceneHost.java')];
+    throw new sdk.SetupNeeded(`Lucene's jar and Java host are not installed (${dir}; ${PROVISION} makes them)`);
+  const sources = [sdk.besideSource(import.meta.url, '../../src/sdk/java/VecbenchHost.java'), sdk.besideSource(import.meta.url, 'LuceneHost.java')];
   const recorded = readFileSync(stamp, 'utf8');
   for (const src of sources) {
     const name = src.slice(src.lastIndexOf('/') + 1);
     if (!recorded.includes(`${name} ${sha256(src)}`))
-      throw new SetupNeeded(`the compiled Lucene host in ${classes} was built from another ${name} (${PROVISION} compiles it again)`);
+      throw new sdk.SetupNeeded(`the compiled Lucene host in ${classes} was built from another ${name} (${PROVISION} compiles it again)`);
   }
   return [jar, classes].join(delimiter);
 }
 
 function heap(): string {
   const h = process.env.VECBENCH_LUCENE_HEAP ?? DEFAULT_HEAP;
-  if (!/^[1-9][0-9]*[kKmMgG]?$/.test(h)) throw new UserError(`VECBENCH_LUCENE_HEAP=${h} is not a JVM heap size (e.g. 1g, 4096m)`);
+  if (!/^[1-9][0-9]*[kKmMgG]?$/.test(h)) throw new sdk.UserError(`VECBENCH_LUCENE_HEAP=${h} is not a JVM heap size (e.g. 1g, 4096m)`);
   return h;
 }
 
-export default foreignParticipant({
+export default sdk.foreignParticipant({
   name: 'lucene',
   engine: 'Apache Lucene',
   settingsSchema,
   // KnnFloatVectorQuery's k (the graph search's candidate list); the host applies it.
-  knobs: { candidates: intKnob(1, 100_000) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: { candidates: sdk.intKnob(1, 100_000) },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     "Lucene's rule per segment: an exact scan of the filter's matches when they are no more than the candidates, else an HNSW walk checking the filter, which falls back to the exact scan when it visits more nodes than there are matches",
   reopen: true,

@@ -11,37 +11,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  besideSource,
-  foreignParticipant,
-  freePort,
-  pythonSdkDir,
-  registerSecret,
-  serverHandle,
-  serverSideFile,
-  SetupNeeded,
-  spawnServer,
-  type RemoteServer,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-} from '../../src/sdk/index.ts';
+import type { z } from 'zod';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/milvus/provision.sh';
 /** The one user of a vecbench server: Milvus's superuser (2.3 cannot rename it). */
 const MILVUS_USER = 'root';
 
-const settingsSchema = z
-  .object({
-    /** HNSW graph degree. */
-    M: z.number().int().min(2).max(2048).default(16),
-    /** Candidates while building the graph. */
-    efConstruction: z.number().int().min(1).max(100_000).default(200),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** HNSW graph degree. */
+  M: sdk.intSetting(2, 2048, 16),
+  /** Candidates while building the graph. */
+  efConstruction: sdk.intSetting(1, 100_000, 200),
+});
 type Settings = z.infer<typeof settingsSchema>;
 
 function venv(): string {
@@ -51,14 +33,14 @@ function venv(): string {
 /** The interpreter of the provisioned virtual environment. */
 function python(): string {
   if (!existsSync(join(venv(), '.vecbench-requirements')))
-    throw new SetupNeeded(`Milvus's Python environment is not installed (${venv()}; ${PROVISION} makes it)`);
+    throw new sdk.SetupNeeded(`Milvus's Python environment is not installed (${venv()}; ${PROVISION} makes it)`);
   return join(venv(), 'bin', 'python');
 }
 
 /** The server's binaries, unpacked from the wheel by provision.sh. */
 function binDir(): string {
   const dir = join(venv(), 'milvus-server', 'bin');
-  if (!existsSync(join(dir, 'milvus'))) throw new SetupNeeded(`the Milvus server binary is not unpacked (${dir}/milvus; ${PROVISION} unpacks it)`);
+  if (!existsSync(join(dir, 'milvus'))) throw new sdk.SetupNeeded(`the Milvus server binary is not unpacked (${dir}/milvus; ${PROVISION} unpacks it)`);
   return dir;
 }
 
@@ -81,8 +63,8 @@ async function serverPorts(proxy: number): Promise<Record<string, number>> {
   const ports: Record<string, number> = { proxy };
   const taken = new Set([proxy]);
   for (const name of OTHER_PORTS) {
-    let port = await freePort();
-    for (let i = 0; taken.has(port) && i < 20; i++) port = await freePort();
+    let port = await sdk.freePort();
+    for (let i = 0; taken.has(port) && i < 20; i++) port = await sdk.freePort();
     if (taken.has(port)) throw new Error(`milvus: found no free port for ${name}`);
     taken.add(port);
     ports[name] = port;
@@ -91,8 +73,8 @@ async function serverPorts(proxy: number): Promise<Record<string, number>> {
 }
 
 /** A password of this server's own, beside its data (a restart on the data logs in with it). */
-function serverPassword(ctx: ServerStartContext<Settings>): { file: string; password: string } {
-  const file = serverSideFile(ctx.dataDir, 'password');
+function serverPassword(ctx: sdk.ServerStartContext<Settings>): { file: string; password: string } {
+  const file = sdk.serverSideFile(ctx.dataDir, 'password');
   if (ctx.existing && existsSync(file)) return { file, password: readFileSync(file, 'utf8').trim() };
   const password = randomBytes(24).toString('hex');
   rmSync(file, { force: true });
@@ -100,14 +82,14 @@ function serverPassword(ctx: ServerStartContext<Settings>): { file: string; pass
   return { file, password };
 }
 
-async function startMilvus(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+async function startMilvus(ctx: sdk.ServerStartContext<Settings>): Promise<sdk.ServerHandle> {
   const { file, password } = serverPassword(ctx);
-  registerSecret(password);
+  sdk.registerSecret(password);
   const ports = await serverPorts(ctx.port);
-  const proc = spawnServer({
+  const proc = sdk.spawnServer({
     name: 'milvus',
     command: python(),
-    args: ['-u', besideSource(import.meta.url, 'server.py'), ctx.dataDir, JSON.stringify(ports), file, binDir(), ctx.existing ? 'existing' : 'fresh'],
+    args: ['-u', sdk.besideSource(import.meta.url, 'server.py'), ctx.dataDir, JSON.stringify(ports), file, binDir(), ctx.existing ? 'existing' : 'fresh'],
     dataDir: ctx.dataDir,
     logFile: ctx.logFile,
     // server.py passes it on: Milvus shuts down cleanly (sessions removed, data flushed).
@@ -121,7 +103,7 @@ async function startMilvus(ctx: ServerStartContext<Settings>): Promise<ServerHan
       `milvus listens on ports ${Object.values(ports).join(', ')} of every interface and they could not be closed to other users and hosts (${proc.portGuard.why}): its proxy asks for a password, its internal ports (etcd among them) for none`,
     );
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: { user: MILVUS_USER, password } };
-  return serverHandle(proc, connection, () => loggedIn(ctx.port, password));
+  return sdk.serverHandle(proc, connection, () => loggedIn(ctx.port, password));
 }
 
 /** One real request on the proxy port: Milvus's REST API lists the collections, logged in with
@@ -141,7 +123,7 @@ export async function loggedIn(port: number, password: string): Promise<boolean>
 }
 
 /** Milvus's REST reply to a login that failed, or null when the collections were listed. */
-async function loginRefusal(host: string, port: number, params: ServerConnection['params']): Promise<string | null> {
+async function loginRefusal(host: string, port: number, params: sdk.ServerConnection['params']): Promise<string | null> {
   const headers: Record<string, string> = params.user === undefined ? {} : { authorization: `Bearer ${String(params.user)}:${String(params.password ?? '')}` };
   const r = await request(`http://${host}:${port}/v1/vector/collections`, { headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
   const body = await r.body.text();
@@ -159,36 +141,25 @@ async function loginRefusal(host: string, port: number, params: ServerConnection
  * and password when its authorization is off): the Python host connects to it with pymilvus and
  * makes and drops its own collection there. Plain http: the check uses Milvus's REST API on
  * the same port. */
-const remote: RemoteServer = {
+const remote: sdk.RemoteServer = {
   schemes: ['http'],
   defaultPort: 19530,
-  connection(url) {
-    const params: ServerConnection['params'] = {};
-    if (url.username) {
-      params.user = decodeURIComponent(url.username);
-      params.password = decodeURIComponent(url.password);
-    }
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 19530), dataDir: '', params };
-  },
+  connection: (url) => sdk.urlConnection(url, 19530, sdk.urlCredentials(url)),
   async check(c) {
     const refused = await loginRefusal(c.host, c.port, c.params);
     if (refused) throw new Error(refused);
   },
 };
 
-export default foreignParticipant({
+export default sdk.foreignParticipant({
   name: 'milvus',
   engine: 'Milvus',
   settingsSchema,
-  knobs: { ef: intKnob(1, 32768) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: { ef: sdk.intKnob(1, 32768) },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     'boolean expression over INT32 scalar fields: a bitset of the matching rows, then the HNSW walk skips the rest (Knowhere searches the matches exhaustively when the filter keeps few rows)',
   reopen: true,
   server: { provision: 'provision.sh', start: startMilvus, remote },
-  host: () => ({
-    command: python(),
-    args: ['-u', besideSource(import.meta.url, 'host.py')],
-    env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() },
-  }),
+  host: () => sdk.pythonHost(import.meta.url, python()),
 });

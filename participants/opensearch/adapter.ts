@@ -9,43 +9,19 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  declaredStrategy,
-  freePort,
-  serverHandle,
-  SetupNeeded,
-  spawnServer,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type RemoteServer,
-  type SearchRequest,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-  type Strategy,
-  foldFilter,
-} from '../../src/sdk/index.ts';
+import type { z } from 'zod';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/opensearch/provision.sh';
 const INDEX = 'vb_items';
 const VECTOR_FIELD = 'embedding';
 
-const settingsSchema = z
-  .object({
-    /** HNSW graph degree (Lucene maxConn). */
-    m: z.number().int().min(2).max(512).default(16),
-    /** Candidates while building the graph (Lucene beamWidth). */
-    ef_construction: z.number().int().min(2).max(4096).default(200),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** HNSW graph degree (Lucene maxConn). */
+  m: sdk.intSetting(2, 512, 16),
+  /** Candidates while building the graph (Lucene beamWidth). */
+  ef_construction: sdk.intSetting(2, 4096, 200),
+});
 type Settings = z.infer<typeof settingsSchema>;
 
 /** The k-NN plugin refuses ef_search above 10,000 (its own limit on the candidate list). */
@@ -59,7 +35,7 @@ function installDir(): string {
 function classpath(): string {
   const dir = installDir();
   if (!existsSync(join(dir, '.vecbench-stamp')) || !existsSync(join(dir, 'classes', 'OpenSearchNode.class')))
-    throw new SetupNeeded(`OpenSearch 2.19.1 and its launcher are not installed (${dir}; ${PROVISION} installs them)`);
+    throw new sdk.SetupNeeded(`OpenSearch 2.19.1 and its launcher are not installed (${dir}; ${PROVISION} installs them)`);
   return [join(dir, 'lib', '*'), join(dir, 'knn', '*'), join(dir, 'classes')].join(':');
 }
 
@@ -67,22 +43,22 @@ function classpath(): string {
 function javaPath(): string {
   const dirs = process.env.JAVA_HOME ? [join(process.env.JAVA_HOME, 'bin')] : (process.env.PATH ?? '').split(':').filter(Boolean);
   for (const dir of dirs) if (existsSync(join(dir, 'java'))) return join(dir, 'java');
-  throw new SetupNeeded(`no java found (${process.env.JAVA_HOME ? '$JAVA_HOME/bin' : 'on PATH'}; ${PROVISION} installs a JDK 17)`);
+  throw new sdk.SetupNeeded(`no java found (${process.env.JAVA_HOME ? '$JAVA_HOME/bin' : 'on PATH'}; ${PROVISION} installs a JDK 17)`);
 }
 
 /** A free port for the node's transport layer, other than the HTTP one. */
 async function transportPort(http: number): Promise<number> {
   for (let i = 0; i < 20; i++) {
-    const port = await freePort();
+    const port = await sdk.freePort();
     if (port !== http) return port;
   }
   throw new Error('opensearch: found no free port for the transport layer');
 }
 
-async function startOpenSearch(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+async function startOpenSearch(ctx: sdk.ServerStartContext<Settings>): Promise<sdk.ServerHandle> {
   const cp = classpath();
   const transport = await transportPort(ctx.port);
-  const proc = spawnServer({
+  const proc = sdk.spawnServer({
     name: 'opensearch',
     command: javaPath(),
     args: [
@@ -113,7 +89,7 @@ async function startOpenSearch(ctx: ServerStartContext<Settings>): Promise<Serve
       `opensearch listens on 127.0.0.1 ports ${ctx.port} and ${transport} without authentication and they could not be closed to other users (${proc.portGuard.why})`,
     );
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: { transport_port: transport } };
-  return serverHandle(proc, connection, () => clusterReady(ctx.port));
+  return sdk.serverHandle(proc, connection, () => clusterReady(ctx.port));
 }
 
 /** The cluster's health is yellow or green (a real request to the node). */
@@ -132,20 +108,20 @@ async function clusterReady(port: number): Promise<boolean> {
 
 /** The space type the k-NN plugin calls each metric. Cosine rows are unit vectors after prepare,
  * so their inner product is their cosine; innerproduct spares the Lucene engine a normalisation. */
-function spaceType(metric: Metric): string {
+function spaceType(metric: sdk.Metric): string {
   return metric === 'l2' ? 'l2' : 'innerproduct';
 }
 
 /** A filter as the OpenSearch query the knn query applies while it walks the graph. */
-export function filterQuery(f: FilterExpr): Record<string, unknown> {
-  return foldFilter<Record<string, unknown>>(f, {
+export function filterQuery(f: sdk.FilterExpr): Record<string, unknown> {
+  return sdk.foldFilter<Record<string, unknown>>(f, {
     eq: (field, value) => ({ term: { [field]: value } }),
     range: (field, gte, lt) => ({ range: { [field]: { gte, lt } } }),
     and: (parts) => ({ bool: { filter: parts } }),
   });
 }
 
-const KNOBS = { ef_search: intKnob(1, EF_SEARCH_MAX) };
+const KNOBS = { ef_search: sdk.intKnob(1, EF_SEARCH_MAX) };
 
 let versionCache: string | null = null;
 
@@ -182,7 +158,7 @@ class OpenSearchClient {
   }
 }
 
-class OpenSearchSession implements EngineSession {
+class OpenSearchSession implements sdk.EngineSession {
   private efSearch: number | null = null;
 
   constructor(
@@ -192,11 +168,11 @@ class OpenSearchSession implements EngineSession {
   ) {}
 
   /** Rows as one _bulk body: an index action per row (a row already there is replaced). */
-  private bulkBody(batch: RowBatch): string {
+  private bulkBody(batch: sdk.RowBatch): string {
     const lines: string[] = [];
     for (let i = 0; i < batch.ids.length; i++) {
       const doc: Record<string, unknown> = { [VECTOR_FIELD]: Array.from(batch.vectors.subarray(i * this.d, (i + 1) * this.d)) };
-      for (const a of ATTRIBUTES) doc[a] = batch.attrs[a][i];
+      for (const a of sdk.ATTRIBUTES) doc[a] = batch.attrs[a][i];
       lines.push(`{"index":{"_id":"${batch.ids[i]}"}}`, JSON.stringify(doc));
     }
     return `${lines.join('\n')}\n`;
@@ -218,7 +194,7 @@ class OpenSearchSession implements EngineSession {
     }
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     if (batch.ids.length > 0) await this.bulk(this.bulkBody(batch), false);
   }
 
@@ -230,19 +206,19 @@ class OpenSearchSession implements EngineSession {
     await this.client.call('POST', `/${INDEX}/_refresh`);
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     this.efSearch = (knobs.ef_search as number | undefined) ?? null;
   }
 
   /** The request body of one search: the knn query, the filter inside it, no _source. */
-  private searchBody(request: SearchRequest): string {
+  private searchBody(request: sdk.SearchRequest): string {
     const knn: Record<string, unknown> = { vector: Array.from(request.vector), k: request.k };
     if (this.efSearch !== null) knn.method_parameters = { ef_search: this.efSearch };
     if (request.filter) knn.filter = filterQuery(request.filter);
     return JSON.stringify({ size: request.k, _source: false, track_total_hits: false, query: { knn: { [VECTOR_FIELD]: knn } } });
   }
 
-  async search(request: SearchRequest): Promise<Int32Array> {
+  async search(request: sdk.SearchRequest): Promise<Int32Array> {
     const r = await this.pool.request({
       method: 'POST',
       path: `/${INDEX}/_search?filter_path=hits.hits._id`,
@@ -257,7 +233,7 @@ class OpenSearchSession implements EngineSession {
     return ids;
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const body = JSON.parse(this.searchBody(request)) as Record<string, unknown>;
     const reply = await this.client.call('POST', `/${INDEX}/_search?filter_path=profile.shards.searches.query.type,profile.shards.searches.query.description`, {
       ...body,
@@ -266,8 +242,8 @@ class OpenSearchSession implements EngineSession {
     return JSON.stringify(reply);
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'graph walk + filter');
   }
 
   async diskBytes(): Promise<number> {
@@ -278,11 +254,11 @@ class OpenSearchSession implements EngineSession {
   }
 
   // Writes are refreshed before they return: the next search sees them.
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     if (batch.ids.length > 0) await this.bulk(this.bulkBody(batch), true);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     await this.insert(batch);
   }
 
@@ -305,7 +281,7 @@ class OpenSearchSession implements EngineSession {
   }
 }
 
-function connect(ctx: OpenContext<Settings>): { pool: Pool; client: OpenSearchClient } {
+function connect(ctx: sdk.OpenContext<Settings>): { pool: Pool; client: OpenSearchClient } {
   const server = ctx.server;
   if (!server)
     throw new Error('opensearch: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)');
@@ -314,7 +290,7 @@ function connect(ctx: OpenContext<Settings>): { pool: Pool; client: OpenSearchCl
 }
 
 /** The Authorization header of a server given with a user and password, else none. */
-function basicAuth(c: ServerConnection): string | null {
+function basicAuth(c: sdk.ServerConnection): string | null {
   if (c.params.user === undefined) return null;
   return `Basic ${Buffer.from(`${String(c.params.user)}:${String(c.params.password ?? '')}`).toString('base64')}`;
 }
@@ -322,17 +298,10 @@ function basicAuth(c: ServerConnection): string | null {
 /** An OpenSearch the user runs (--connect opensearch=http://user:password@host:9200, or without
  * user and password when its security plugin is off), with the k-NN plugin: vecbench makes and
  * drops its own index there, vb_items. Plain http: a cluster serving only https is refused by the check. */
-const remote: RemoteServer = {
+const remote: sdk.RemoteServer = {
   schemes: ['http'],
   defaultPort: 9200,
-  connection(url) {
-    const params: ServerConnection['params'] = {};
-    if (url.username) {
-      params.user = decodeURIComponent(url.username);
-      params.password = decodeURIComponent(url.password);
-    }
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 9200), dataDir: '', params };
-  },
+  connection: (url) => sdk.urlConnection(url, 9200, sdk.urlCredentials(url)),
   async check(c) {
     const pool = new Pool(`http://${c.host}:${c.port}`, { connections: 1 });
     try {
@@ -347,14 +316,14 @@ const remote: RemoteServer = {
   },
 };
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   engine: 'OpenSearch k-NN (Lucene engine)',
   async engineVersion() {
     return versionCache ?? 'OpenSearch 2.19.1 with k-NN 2.19.1.0 (installed; no server running to ask)';
   },
   settingsSchema,
   knobs: KNOBS,
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     "the filter as a bool/term/range query inside the knn query: Lucene's efficient filtering per segment (an exact scan of the matches when they are no more than the candidates, else an HNSW walk that checks the filter and falls back to the exact scan when it visits more nodes than matches)",
   concurrentSearch: true,
@@ -385,7 +354,7 @@ const participant: Participant<Settings> = {
             space_type: spaceType(ctx.dataset.metric),
             method: { name: 'hnsw', engine: 'lucene', parameters: { m: s.m, ef_construction: s.ef_construction } },
           },
-          ...Object.fromEntries(ATTRIBUTES.map((a) => [a, { type: 'integer' }])),
+          ...Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, { type: 'integer' }])),
         },
       },
     });

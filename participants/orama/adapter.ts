@@ -13,39 +13,18 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { count, create, getByID, insert, load, remove, save, search, type AnyOrama, type AnySchema, type RawData } from '@orama/orama';
-import {
-  ATTRIBUTES,
-  fileBytes,
-  packageVersion,
-  readColumns,
-  UserError,
-  writeColumns,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  declaredStrategy,
-  firstNonUnitRow,
-  foldFilter,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
-export const settingsSchema = z
-  .object({
-    /** The lowest cosine similarity a vector hit may have. Orama's default, 0.8, drops most
-     * neighbours of most datasets (k results are then rarely k); -1 keeps every row, so the
-     * top k are the exact top k. */
-    similarity: z.number().min(-1).max(1).default(-1),
-    /** English stemming in the full-text index (datasets with text). */
-    stemming: z.boolean().default(true),
-    /** Hybrid mode's weights of the normalised BM25 and vector scores (Orama's default 0.5 / 0.5). */
-    text_weight: z.number().gt(0).lt(1).default(0.5),
-  })
-  .strict();
+export const settingsSchema = sdk.settingsObject({
+  /** The lowest cosine similarity a vector hit may have. Orama's default, 0.8, drops most
+   * neighbours of most datasets (k results are then rarely k); -1 keeps every row, so the
+   * top k are the exact top k. */
+  similarity: z.number().min(-1).max(1).default(-1),
+  /** English stemming in the full-text index (datasets with text). */
+  stemming: z.boolean().default(true),
+  /** Hybrid mode's weights of the normalised BM25 and vector scores (Orama's default 0.5 / 0.5). */
+  text_weight: z.number().gt(0).lt(1).default(0.5),
+});
 export type OramaSettings = z.infer<typeof settingsSchema>;
 
 /** The vector property of every document. */
@@ -60,7 +39,7 @@ interface VectorStore {
 
 function schemaFor(d: number, withText: boolean): AnySchema {
   const schema: AnySchema = { [VECTOR]: `vector[${d}]` };
-  for (const a of ATTRIBUTES) schema[a] = 'number';
+  for (const a of sdk.ATTRIBUTES) schema[a] = 'number';
   if (withText) schema.text = 'string';
   return schema;
 }
@@ -77,8 +56,8 @@ function newDatabase(d: number, withText: boolean, s: OramaSettings): AnyOrama {
 
 /** FilterExpr -> Orama where clause. An `and` of one field twice (a range and an eq on num)
  * cannot share one object, so every `and` is Orama's own `and` list. */
-export function toWhere(f: FilterExpr): Record<string, unknown> {
-  return foldFilter<Record<string, unknown>>(f, {
+export function toWhere(f: sdk.FilterExpr): Record<string, unknown> {
+  return sdk.foldFilter<Record<string, unknown>>(f, {
     eq: (field, value) => ({ [field]: { eq: value } }),
     // gte <= v < lt on integer attributes is between [gte, lt - 1] (inclusive at both ends).
     range: (field, gte, lt) => ({ [field]: { between: [gte, lt - 1] } }),
@@ -87,30 +66,30 @@ export function toWhere(f: FilterExpr): Record<string, unknown> {
 }
 
 /** Orama ranks by cosine: for metric ip that is the same ranking only on unit vectors. */
-function checkUnitLength(batch: RowBatch, d: number): void {
-  const off = firstNonUnitRow(batch, d);
+function checkUnitLength(batch: sdk.RowBatch, d: number): void {
+  const off = sdk.firstNonUnitRow(batch, d);
   if (off)
-    throw new UserError(
+    throw new sdk.UserError(
       `orama: row ${off.id} has norm ${off.norm.toFixed(4)}; Orama ranks by cosine, the same as ip only for unit vectors: leave orama out of --participants for this dataset`,
     );
 }
 
-function metricProblem(dataset: { name: string; metric: Metric }): string | null {
+function metricProblem(dataset: { name: string; metric: sdk.Metric }): string | null {
   return dataset.metric === 'l2'
     ? `Orama ranks vectors by cosine similarity only and ${dataset.name} is an l2 dataset: leave orama out of --participants for it`
     : null;
 }
 
-class OramaSession implements EngineSession {
+class OramaSession implements sdk.EngineSession {
   /** The files in workDir lag behind the database in memory. */
   private dirty = true;
-  keywordSearch?: EngineSession['keywordSearch'];
-  hybridSearch?: EngineSession['hybridSearch'];
+  keywordSearch?: sdk.EngineSession['keywordSearch'];
+  hybridSearch?: sdk.EngineSession['hybridSearch'];
 
   constructor(
     private db: AnyOrama,
     private readonly d: number,
-    private readonly metric: Metric,
+    private readonly metric: sdk.Metric,
     private readonly withText: boolean,
     private readonly s: OramaSettings,
     private readonly workDir: string,
@@ -121,10 +100,10 @@ class OramaSession implements EngineSession {
     }
   }
 
-  static reopen(ctx: OpenContext<OramaSettings>): OramaSession {
+  static reopen(ctx: sdk.OpenContext<OramaSettings>): OramaSession {
     const { d, metric, hasText } = ctx.dataset;
     const path = join(ctx.workDir, SAVED_FILE);
-    const { meta, columns } = readColumns(path);
+    const { meta, columns } = sdk.readColumns(path);
     if (meta.d !== d || meta.withText !== hasText) {
       throw new Error(`orama: ${path} holds a d=${String(meta.d)} database (text: ${String(meta.withText)}), the dataset is d=${d} (text: ${hasText})`);
     }
@@ -157,11 +136,11 @@ class OramaSession implements EngineSession {
     const raw = save(this.db) as RawData & { index: { vectorIndexes: Record<string, { size: number; vectors: unknown[] }> } };
     // save() has copied every vector into a JSON array; the columns hold them instead.
     raw.index.vectorIndexes[VECTOR] = { size: this.d, vectors: [] };
-    writeColumns(join(this.workDir, SAVED_FILE), { d: this.d, withText: this.withText, raw }, { ids, vectors });
+    sdk.writeColumns(join(this.workDir, SAVED_FILE), { d: this.d, withText: this.withText, raw }, { ids, vectors });
     this.dirty = false;
   }
 
-  private check(batch: RowBatch): void {
+  private check(batch: sdk.RowBatch): void {
     if (batch.vectors.length !== batch.ids.length * this.d) {
       throw new Error(`orama: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
     }
@@ -170,7 +149,7 @@ class OramaSession implements EngineSession {
 
   /** Inserts the batch's rows; a row whose id is present is removed first (Orama refuses an
    * insert of an id it holds), so insert and upsert both replace. */
-  private put(batch: RowBatch, replace: boolean): void {
+  private put(batch: sdk.RowBatch, replace: boolean): void {
     this.check(batch);
     const d = this.d;
     for (let i = 0; i < batch.ids.length; i++) {
@@ -178,7 +157,7 @@ class OramaSession implements EngineSession {
       if (replace && getByID(this.db, id) !== undefined) remove(this.db, id);
       // Orama's schema check wants a plain array; its vector index keeps a Float32Array copy.
       const doc: Record<string, unknown> = { id, [VECTOR]: Array.from(batch.vectors.subarray(i * d, (i + 1) * d)) };
-      for (const a of ATTRIBUTES) doc[a] = batch.attrs[a][i];
+      for (const a of sdk.ATTRIBUTES) doc[a] = batch.attrs[a][i];
       if (this.withText) doc.text = batch.text?.[i] ?? '';
       insert(this.db, doc);
       // The document store would keep the plain array too (8 bytes a dimension): drop it, as
@@ -188,7 +167,7 @@ class OramaSession implements EngineSession {
     this.dirty = true;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     this.put(batch, false);
   }
 
@@ -198,7 +177,7 @@ class OramaSession implements EngineSession {
     this.persist();
   }
 
-  async setKnobs(_knobs: Knobs): Promise<void> {}
+  async setKnobs(_knobs: sdk.Knobs): Promise<void> {}
 
   private static ids(hits: { id: string }[]): Int32Array {
     const out = new Int32Array(hits.length);
@@ -206,7 +185,7 @@ class OramaSession implements EngineSession {
     return out;
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     if (count(this.db) === 0) return new Int32Array(0);
     const res = await search(this.db, {
       mode: 'vector',
@@ -218,14 +197,14 @@ class OramaSession implements EngineSession {
     return OramaSession.ids(res.hits);
   }
 
-  private async keyword(text: string, k: number, filter: FilterExpr | null): Promise<ArrayLike<number>> {
+  private async keyword(text: string, k: number, filter: sdk.FilterExpr | null): Promise<ArrayLike<number>> {
     // An empty term with `properties` would return every document holding the property.
     if (!/[\p{L}\p{N}]/u.test(text)) return new Int32Array(0);
     const res = await search(this.db, { term: text, properties: ['text'], limit: k, ...(filter ? { where: toWhere(filter) } : {}) } as never);
     return OramaSession.ids(res.hits);
   }
 
-  private async hybrid(request: SearchRequest, text: string): Promise<ArrayLike<number>> {
+  private async hybrid(request: sdk.SearchRequest, text: string): Promise<ArrayLike<number>> {
     const res = await search(this.db, {
       mode: 'hybrid',
       term: text,
@@ -239,26 +218,26 @@ class OramaSession implements EngineSession {
     return OramaSession.ids(res.hits);
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const f = request.filter === null ? 'every row' : `the rows of where ${JSON.stringify(toWhere(request.filter))} (AVL trees)`;
     return `exact scan: cosine similarity of ${f}, sorted, top ${request.k} (similarity >= ${this.s.similarity})`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'exact scan', 'pre-filter + exact scan');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'exact scan', 'pre-filter + exact scan');
   }
 
   async diskBytes(): Promise<number> {
     // In-memory engine: the size of what it saves, saved again first when writes changed it.
     if (this.dirty) this.persist();
-    return fileBytes(join(this.workDir, SAVED_FILE));
+    return sdk.fileBytes(join(this.workDir, SAVED_FILE));
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.put(batch, true);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     this.put(batch, true);
   }
 
@@ -272,13 +251,13 @@ class OramaSession implements EngineSession {
   }
 }
 
-const participant: Participant<OramaSettings> = {
+const participant: sdk.Participant<OramaSettings> = {
   engine: 'Orama',
-  engineVersion: async () => packageVersion('@orama/orama'),
+  engineVersion: async () => sdk.packageVersion('@orama/orama'),
   settingsSchema,
   // Orama's vector search is exact: no search knob.
   knobs: {},
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'pre-filter: the where clause selects ids from AVL trees of the attributes, then an exact scan scores only those rows',
   concurrentSearch: false,
   // reopen reads the file buildIndex saved into memory; searches never write it.
@@ -288,7 +267,7 @@ const participant: Participant<OramaSettings> = {
   checkDataset: (_settings, dataset) => metricProblem(dataset),
   async open(ctx) {
     const problem = metricProblem(ctx.dataset);
-    if (problem) throw new UserError(problem);
+    if (problem) throw new sdk.UserError(problem);
     const { d, metric, hasText } = ctx.dataset;
     return new OramaSession(newDatabase(d, hasText, ctx.settings), d, metric, hasText, ctx.settings, ctx.workDir);
   },

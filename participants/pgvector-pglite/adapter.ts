@@ -7,45 +7,16 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { z } from 'zod';
-import {
-  choiceKnob,
-  intKnob,
-  knobWith,
-  ATTRIBUTES,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-} from '../../src/sdk/index.ts';
-import {
-  COLUMNS,
-  HNSW_INDEX,
-  TABLE,
-  checkPlanText,
-  planStrategy,
-  copyBinary,
-  describePath,
-  filterToSql,
-  hnswOpclass,
-  searchStatement,
-  vectorBinary,
-  vectorLiteral,
-  pgvectorGraphRule,
-  pgvectorGraphSettings,
-} from '../_shared/postgres-sql.ts';
+import * as sdk from '../../src/sdk/index.ts';
+import * as pgsql from '../_shared/postgres-sql.ts';
 
 /** Rows' text as tsvectors, for the keyword arm (docs/method.md §8), beside the vector table so the
  * binary COPY of the vectors is unchanged; only datasets with text have it. */
-const TEXT_TABLE = `${TABLE}_text`;
+const TEXT_TABLE = `${pgsql.TABLE}_text`;
 
-const settingsSchema = z
-  .object({
-    ...pgvectorGraphSettings,
+const settingsSchema = sdk
+  .settingsObject({
+    ...pgsql.pgvectorGraphSettings,
     /** 'disk': the data directory lives in workDir (Node's file system under the WASM
      * PostgreSQL); 'memory': Emscripten's in-memory file system. */
     storage: z.enum(['disk', 'memory']).default('disk'),
@@ -64,8 +35,7 @@ const settingsSchema = z
      * show the post-filter short results; not a benchmark setting). */
     filtered_seqscan: z.boolean().default(true),
   })
-  .strict()
-  .refine(...pgvectorGraphRule);
+  .refine(...pgsql.pgvectorGraphRule);
 
 type Settings = z.infer<typeof settingsSchema>;
 
@@ -81,17 +51,17 @@ interface KnobState {
 }
 
 const KNOBS = {
-  ef_search: knobWith<number | string>(
+  ef_search: sdk.knobWith<number | string>(
     (v) => v === 'exact' || (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 1000),
     `an integer 1..1000 (pgvector's range) or "exact"`,
   ),
-  iterative_scan: choiceKnob(ITERATIVE),
-  max_scan_tuples: intKnob(1),
-  fetch_factor: knobWith<number>((v) => typeof v === 'number' && v >= 1 && v <= 100, 'a number 1..100'),
+  iterative_scan: sdk.choiceKnob(ITERATIVE),
+  max_scan_tuples: sdk.intKnob(1),
+  fetch_factor: sdk.knobWith<number>((v) => typeof v === 'number' && v >= 1 && v <= 100, 'a number 1..100'),
 };
 
 /** The knobs with the defaults where a point sets none (checked by the harness against KNOBS). */
-function parseKnobs(knobs: Knobs): KnobState {
+function parseKnobs(knobs: sdk.Knobs): KnobState {
   return { ...KNOB_DEFAULTS, ...knobs } as KnobState;
 }
 
@@ -272,7 +242,7 @@ async function readVersion(db: PGlite): Promise<string> {
   return m ? `PGlite ${m[2]} (PostgreSQL ${m[1]}, pgvector ${ext})` : `${v} (pgvector ${ext})`;
 }
 
-class PgliteSession implements EngineSession {
+class PgliteSession implements sdk.EngineSession {
   private readonly statements = new Map<string, Prepared>();
   /** Unfiltered searches by k, for the knobs in effect (cleared when they change). */
   private readonly unfiltered = new Map<number, UnfilteredSearch>();
@@ -286,19 +256,19 @@ class PgliteSession implements EngineSession {
     private readonly db: PGlite,
     private readonly settings: Settings,
     private readonly d: number,
-    private readonly metric: Metric,
+    private readonly metric: sdk.Metric,
     private readonly vectorOid: number,
     private readonly log: (m: string) => void,
   ) {}
 
-  async ingest(batch: RowBatch): Promise<void> {
-    await this.copyInto(TABLE, batch);
+  async ingest(batch: sdk.RowBatch): Promise<void> {
+    await this.copyInto(pgsql.TABLE, batch);
     await this.addText(batch, false);
     this.rows += batch.ids.length;
   }
 
   /** Set on datasets with text: PostgreSQL full-text search over TEXT_TABLE. */
-  keywordSearch?: EngineSession['keywordSearch'];
+  keywordSearch?: sdk.EngineSession['keywordSearch'];
   private fullText = false;
 
   async enableFullText(create: boolean): Promise<void> {
@@ -307,7 +277,7 @@ class PgliteSession implements EngineSession {
     this.keywordSearch = (text, k, filter) => this.searchText(text, k, filter);
   }
 
-  private async addText(batch: RowBatch, upsert: boolean): Promise<void> {
+  private async addText(batch: sdk.RowBatch, upsert: boolean): Promise<void> {
     if (!this.fullText || batch.ids.length === 0) return;
     const texts = batch.text ?? new Array<string>(batch.ids.length).fill('');
     await this.db.query(
@@ -318,10 +288,10 @@ class PgliteSession implements EngineSession {
 
   /** The query's lexemes OR-ed (plainto_tsquery ANDs them, which would leave most synopsis-
    * length queries with no match), ranked by ts_rank: not BM25, there is no IDF. */
-  private async searchText(text: string, k: number, filter: FilterExpr | null): Promise<Int32Array> {
-    const where = filterToSql(filter, 3);
+  private async searchText(text: string, k: number, filter: sdk.FilterExpr | null): Promise<Int32Array> {
+    const where = pgsql.filterToSql(filter, 3);
     const r = await this.db.query<{ id: number }>(
-      `SELECT id FROM ${TEXT_TABLE}${filter ? ` JOIN ${TABLE} USING (id)` : ''}, (SELECT replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery AS q) AS query ` +
+      `SELECT id FROM ${TEXT_TABLE}${filter ? ` JOIN ${pgsql.TABLE} USING (id)` : ''}, (SELECT replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery AS q) AS query ` +
         `WHERE tsv @@ q${where.sql ? ` AND ${where.sql}` : ''} ORDER BY ts_rank(tsv, q) DESC, id LIMIT $2`,
       [text, k, ...where.params],
       { onNotice: () => {} }, // a query of stop words only draws a notice and matches nothing
@@ -329,10 +299,10 @@ class PgliteSession implements EngineSession {
     return Int32Array.from(r.rows, (x) => x.id);
   }
 
-  private async copyInto(table: string, batch: RowBatch): Promise<void> {
+  private async copyInto(table: string, batch: sdk.RowBatch): Promise<void> {
     if (batch.ids.length === 0) return;
-    const blob = new Blob([copyBinary(batch, this.d)]);
-    await this.db.query(`COPY ${table} (${COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT binary)`, [], { blob });
+    const blob = new Blob([pgsql.copyBinary(batch, this.d)]);
+    await this.db.query(`COPY ${table} (${pgsql.COLUMNS.join(', ')}) FROM '/dev/blob' WITH (FORMAT binary)`, [], { blob });
   }
 
   async buildIndex(): Promise<void> {
@@ -341,7 +311,7 @@ class PgliteSession implements EngineSession {
     const mwm = s.maintenance_work_mem_mb === 'auto' ? autoMaintenanceMb(this.rows, this.d, s.m) : s.maintenance_work_mem_mb;
     await this.db.exec(`SET maintenance_work_mem = '${mwm}MB'`);
     await this.db.query(
-      `CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`,
+      `CREATE INDEX ${pgsql.HNSW_INDEX} ON ${pgsql.TABLE} USING hnsw (embedding ${pgsql.hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`,
       [],
       {
         onNotice: (n) => notices.push(n.message ?? String(n)),
@@ -352,14 +322,14 @@ class PgliteSession implements EngineSession {
       this.log(`the HNSW graph did not fit in maintenance_work_mem = ${mwm}MB: the build went slow; raise index.maintenance_work_mem_mb`);
     }
     if (s.filter_indexes) {
-      for (const a of ATTRIBUTES) await this.db.exec(`CREATE INDEX ${TABLE}_${a}_idx ON ${TABLE} (${a})`);
+      for (const a of sdk.ATTRIBUTES) await this.db.exec(`CREATE INDEX ${pgsql.TABLE}_${a}_idx ON ${pgsql.TABLE} (${a})`);
     }
-    await this.db.exec(`ANALYZE ${TABLE}`);
+    await this.db.exec(`ANALYZE ${pgsql.TABLE}`);
     if (this.fullText) await this.db.exec(`CREATE INDEX ${TEXT_TABLE}_gin ON ${TEXT_TABLE} USING gin (tsv); ANALYZE ${TEXT_TABLE}`);
     await this.db.exec('CHECKPOINT');
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     const k = parseKnobs(knobs);
     await this.db.exec(
       `SET hnsw.ef_search = ${k.ef_search === 'exact' ? KNOB_DEFAULTS.ef_search : k.ef_search}; SET hnsw.iterative_scan = ${k.iterative_scan}; SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`,
@@ -369,8 +339,8 @@ class PgliteSession implements EngineSession {
   }
 
   /** The named statement for (k, filter shape, ordering), parsed once. */
-  private async statement(request: SearchRequest): Promise<{ prep: Prepared; filterValues: number[] }> {
-    const st = searchStatement(this.metric, request.k, request.filter, {
+  private async statement(request: sdk.SearchRequest): Promise<{ prep: Prepared; filterValues: number[] }> {
+    const st = pgsql.searchStatement(this.metric, request.k, request.filter, {
       exact: this.knobs.ef_search === 'exact',
       resort: this.knobs.iterative_scan === 'relaxed_order',
       fetch: Math.ceil(request.k * this.knobs.fetch_factor),
@@ -390,7 +360,7 @@ class PgliteSession implements EngineSession {
    * scan the settings promise (with a high ef_search the planner otherwise prices a seq scan +
    * sort below the index and silently answers exactly). Filtered statements: the planner's
    * free choice, re-planned per execution with the actual values (filtered_plans = custom). */
-  private async usePlanMode(filter: FilterExpr | null): Promise<void> {
+  private async usePlanMode(filter: sdk.FilterExpr | null): Promise<void> {
     const mode = filter === null ? 'unfiltered' : this.settings.filtered_plans === 'custom' ? 'filtered-custom' : 'filtered-generic';
     if (mode === this.planMode) return;
     const cache = mode === 'filtered-custom' ? 'force_custom_plan' : 'force_generic_plan';
@@ -399,7 +369,7 @@ class PgliteSession implements EngineSession {
     this.planMode = mode;
   }
 
-  async search(request: SearchRequest): Promise<Int32Array> {
+  async search(request: sdk.SearchRequest): Promise<Int32Array> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the table ${this.d}`);
     await this.usePlanMode(request.filter);
     if (request.filter === null) {
@@ -416,7 +386,7 @@ class PgliteSession implements EngineSession {
     }
     const { prep, filterValues } = await this.statement(request);
     const msg = new Wire()
-      .bind(prep.name, [vectorBinary(request.vector), ...filterValues.map(int4Binary)])
+      .bind(prep.name, [pgsql.vectorBinary(request.vector), ...filterValues.map(int4Binary)])
       .execute()
       .sync()
       .bytes();
@@ -424,62 +394,66 @@ class PgliteSession implements EngineSession {
     return readIds(resp, request.k);
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     await this.usePlanMode(request.filter);
     const { prep, filterValues } = await this.statement(request);
-    const args = [`'${vectorLiteral(request.vector)}'`, ...filterValues.map(String)].join(', ');
+    const args = [`'${pgsql.vectorLiteral(request.vector)}'`, ...filterValues.map(String)].join(', ');
     const rows = (await this.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (FORMAT TEXT) EXECUTE ${prep.name}(${args})`)).rows;
     // The query vector's literal would fill the plan; keep its length only.
     const plan = rows.map((r) => r['QUERY PLAN'].replace(/'\[[^\]]{200,}\]'/g, `'[${request.vector.length} floats]'`)).join('\n');
     const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} fetch_factor=${this.knobs.fetch_factor} plans=${this.planMode}`;
-    return `${describePath(plan)}\n${knobs}\nstatement: ${prep.text}\n${plan}`;
+    return `${pgsql.describePath(plan)}\n${knobs}\nstatement: ${prep.text}\n${plan}`;
   }
 
-  checkPlan(plan: string, request: SearchRequest): void {
-    checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes || this.knobs.ef_search === 'exact' });
+  checkPlan(plan: string, request: sdk.SearchRequest): void {
+    pgsql.checkPlanText(plan, {
+      filter: request.filter,
+      k: request.k,
+      allowFilteredSeqScan: !this.settings.filter_indexes || this.knobs.ef_search === 'exact',
+    });
   }
 
-  strategy(request: SearchRequest, plan: string | null): Strategy {
-    return plan === null ? { label: 'unknown (no plan)', observed: false } : planStrategy(plan, request.filter !== null, this.knobs.iterative_scan);
+  strategy(request: sdk.SearchRequest, plan: string | null): sdk.Strategy {
+    return plan === null ? { label: 'unknown (no plan)', observed: false } : pgsql.planStrategy(plan, request.filter !== null, this.knobs.iterative_scan);
   }
 
   async diskBytes(): Promise<number> {
     const text = this.fullText ? ` + pg_total_relation_size('${TEXT_TABLE}')` : '';
-    const r = await this.db.query<{ b: string | number }>(`SELECT pg_total_relation_size('${TABLE}')${text} AS b`);
+    const r = await this.db.query<{ b: string | number }>(`SELECT pg_total_relation_size('${pgsql.TABLE}')${text} AS b`);
     return Number(r.rows[0].b);
   }
 
-  async insert(batch: RowBatch): Promise<void> {
-    await this.copyInto(TABLE, batch);
+  async insert(batch: sdk.RowBatch): Promise<void> {
+    await this.copyInto(pgsql.TABLE, batch);
     await this.addText(batch, false);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     if (batch.ids.length === 0) return;
     if (!this.stagingReady) {
-      await this.db.exec(`CREATE TEMP TABLE ${TABLE}_staging (LIKE ${TABLE})`);
+      await this.db.exec(`CREATE TEMP TABLE ${pgsql.TABLE}_staging (LIKE ${pgsql.TABLE})`);
       this.stagingReady = true;
     }
-    await this.copyInto(`${TABLE}_staging`, batch);
-    const set = COLUMNS.filter((c) => c !== 'id')
+    await this.copyInto(`${pgsql.TABLE}_staging`, batch);
+    const set = pgsql.COLUMNS.filter((c) => c !== 'id')
       .map((c) => `${c} = EXCLUDED.${c}`)
       .join(', ');
     await this.db.exec(
-      `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}; TRUNCATE ${TABLE}_staging`,
+      `INSERT INTO ${pgsql.TABLE} (${pgsql.COLUMNS.join(', ')}) SELECT ${pgsql.COLUMNS.join(', ')} FROM ${pgsql.TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}; TRUNCATE ${pgsql.TABLE}_staging`,
     );
     await this.addText(batch, true);
   }
 
   async delete(ids: Int32Array): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.query(`DELETE FROM ${TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
+    await this.db.query(`DELETE FROM ${pgsql.TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
     if (this.fullText) await this.db.query(`DELETE FROM ${TEXT_TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
   }
 
   async compact(): Promise<void> {
     // PGlite runs no background workers (max_worker_processes = 0): nothing vacuums or analyzes
     // on its own, so the statistics the planner picks paths by are refreshed here too.
-    await this.db.exec(`VACUUM (ANALYZE) ${TABLE}`);
+    await this.db.exec(`VACUUM (ANALYZE) ${pgsql.TABLE}`);
   }
 
   async close(): Promise<void> {
@@ -493,7 +467,7 @@ class PgliteSession implements EngineSession {
 
 /** Starts PGlite on the run's data directory: a fresh one (open) or the one a closed session
  * left there (reopen, for the cold start: no ingest, no index build). */
-async function connect(ctx: OpenContext<Settings>, existing: boolean): Promise<EngineSession> {
+async function connect(ctx: sdk.OpenContext<Settings>, existing: boolean): Promise<sdk.EngineSession> {
   const s = ctx.settings;
   const d = ctx.dataset.d;
   // pgvector: the vector type holds up to 16,000 dimensions, its HNSW index up to 2,000.
@@ -508,11 +482,13 @@ async function connect(ctx: OpenContext<Settings>, existing: boolean): Promise<E
   const db = await PGlite.create({ dataDir, extensions: { vector } });
   try {
     if (existing) {
-      const found = (await db.query<{ t: string | null }>(`SELECT to_regclass('${TABLE}')::text AS t`)).rows[0].t;
-      if (found === null) throw new Error(`pgvector-pglite: no ${TABLE} table in ${dataDir}; nothing to reopen`);
+      const found = (await db.query<{ t: string | null }>(`SELECT to_regclass('${pgsql.TABLE}')::text AS t`)).rows[0].t;
+      if (found === null) throw new Error(`pgvector-pglite: no ${pgsql.TABLE} table in ${dataDir}; nothing to reopen`);
     } else {
       await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-      await db.exec(`CREATE TABLE ${TABLE} (id int4 PRIMARY KEY, embedding vector(${d}) NOT NULL, ${ATTRIBUTES.map((a) => `${a} int4 NOT NULL`).join(', ')})`);
+      await db.exec(
+        `CREATE TABLE ${pgsql.TABLE} (id int4 PRIMARY KEY, embedding vector(${d}) NOT NULL, ${sdk.ATTRIBUTES.map((a) => `${a} int4 NOT NULL`).join(', ')})`,
+      );
     }
     const oid = (await db.query<{ oid: number }>("SELECT 'vector'::regtype::oid::int4 AS oid")).rows[0].oid;
     lastOpened = db;
@@ -528,7 +504,7 @@ async function connect(ctx: OpenContext<Settings>, existing: boolean): Promise<E
   }
 }
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   engine: 'pgvector (PGlite)',
   async engineVersion() {
     if (versionCache) return versionCache;
@@ -544,7 +520,7 @@ const participant: Participant<Settings> = {
   },
   settingsSchema,
   knobs: KNOBS,
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass) and an exact scan of the matches through btree indexes',
   concurrentSearch: false,
@@ -553,10 +529,10 @@ const participant: Participant<Settings> = {
   reopenInThreads: 'copy',
   keywordScoring:
     "PostgreSQL full text (to_tsvector('english'), GIN index, the query's lexemes OR-ed) ranked by ts_rank: not BM25, no IDF (a rare term weighs no more than a common one)",
-  async open(ctx: OpenContext<Settings>): Promise<EngineSession> {
+  async open(ctx: sdk.OpenContext<Settings>): Promise<sdk.EngineSession> {
     return connect(ctx, false);
   },
-  async reopen(ctx: OpenContext<Settings>): Promise<EngineSession> {
+  async reopen(ctx: sdk.OpenContext<Settings>): Promise<sdk.EngineSession> {
     return connect(ctx, true);
   },
 };

@@ -14,54 +14,14 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
-import {
-  choiceKnob,
-  intKnob,
-  besideSource,
-  ATTRIBUTES,
-  registerSecret,
-  serverHandle,
-  serverSideFile,
-  spawnServer,
-  userIds,
-  checkReachable,
-  SetupNeeded,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  type LoadClientSpec,
-  type RemoteServer,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-} from '../../src/sdk/index.ts';
-import {
-  COLUMNS,
-  HNSW_INDEX,
-  TABLE,
-  checkPlanText,
-  planStrategy,
-  copyBinary,
-  describePath,
-  hnswOpclass,
-  searchStatement,
-  vectorBinary,
-  vectorLiteral,
-  pgvectorGraphRule,
-  pgvectorGraphSettings,
-} from '../_shared/postgres-sql.ts';
+import * as sdk from '../../src/sdk/index.ts';
+import * as pgsql from '../_shared/postgres-sql.ts';
 
 const PROVISION = 'participants/pgvector/provision.sh';
 
-const settingsSchema = z
-  .object({
-    ...pgvectorGraphSettings,
+const settingsSchema = sdk
+  .settingsObject({
+    ...pgsql.pgvectorGraphSettings,
     /** Plans of filtered statements: 'custom' plans each execution with its filter values (the
      * planner sees the selectivity); 'generic' plans once per statement. */
     filtered_plans: z.enum(['custom', 'generic']).default('custom'),
@@ -70,10 +30,9 @@ const settingsSchema = z
     /** maintenance_work_mem (MB) for the HNSW build: the graph must fit or the build slows. */
     maintenance_work_mem_mb: z.number().int().min(64).default(1024),
     /** Extra processes for a parallel HNSW build (pgvector >= 0.7): 1 uses both cores. */
-    parallel_build_workers: z.number().int().min(0).max(64).default(1),
+    parallel_build_workers: sdk.intSetting(0, 64, 1),
   })
-  .strict()
-  .refine(...pgvectorGraphRule);
+  .refine(...pgsql.pgvectorGraphRule);
 
 type Settings = z.infer<typeof settingsSchema>;
 
@@ -86,11 +45,11 @@ interface KnobState {
   max_scan_tuples: number;
 }
 
-const KNOBS = { ef_search: intKnob(1, 1000, "pgvector's range"), iterative_scan: choiceKnob(ITERATIVE), max_scan_tuples: intKnob(1) };
+const KNOBS = { ef_search: sdk.intKnob(1, 1000, "pgvector's range"), iterative_scan: sdk.choiceKnob(ITERATIVE), max_scan_tuples: sdk.intKnob(1) };
 
 /** The knobs with pgvector's defaults where a point sets none (checked by the harness against
  * KNOBS). Exported for the load generator's client (load-client.ts), which applies the same knobs. */
-export function parseKnobs(knobs: Knobs): KnobState {
+export function parseKnobs(knobs: sdk.Knobs): KnobState {
   return { ...KNOB_DEFAULTS, ...knobs } as KnobState;
 }
 
@@ -109,7 +68,7 @@ export function findPostgres(): { bin: string; major: number } {
     const bin = join(root, String(major), 'bin');
     if (existsSync(join(bin, 'postgres')) && existsSync(`/usr/share/postgresql/${major}/extension/vector.control`)) return { bin, major };
   }
-  throw new SetupNeeded(
+  throw new sdk.SetupNeeded(
     `PostgreSQL with pgvector is not installed (looked in ${root}/*/bin and /usr/share/postgresql/*/extension/vector.control; ${PROVISION} installs it)`,
   );
 }
@@ -117,26 +76,26 @@ export function findPostgres(): { bin: string; major: number } {
 /** Who the server runs as: PostgreSQL refuses root, so as root it runs as `postgres`. */
 function serverUser(): { uid: number; gid: number; name: string } | null {
   if (process.getuid?.() !== 0) return null;
-  const ids = userIds('postgres');
-  if (!ids) throw new SetupNeeded(`the postgres system user is missing (the postgresql package creates it; ${PROVISION} installs it)`);
+  const ids = sdk.userIds('postgres');
+  if (!ids) throw new sdk.SetupNeeded(`the postgres system user is missing (the postgresql package creates it; ${PROVISION} installs it)`);
   return { ...ids, name: 'postgres' };
 }
 
-function connectionConfig(host: string, port: number, params: ServerConnection['params'] = {}): pg.ClientConfig {
+function connectionConfig(host: string, port: number, params: sdk.ServerConnection['params'] = {}): pg.ClientConfig {
   const text = (k: string) => (params[k] === undefined ? undefined : String(params[k]));
   return { host, port, user: text('user') ?? 'postgres', database: text('database') ?? 'postgres', password: text('password'), connectionTimeoutMillis: 2000 };
 }
 
 /** A PostgreSQL the user runs (vecbench run --connect pgvector=postgres://user:password@host:port/db):
  * the user needs CREATE on the database, and the vector extension created or creatable. */
-const remote: RemoteServer = {
+const remote: sdk.RemoteServer = {
   schemes: ['postgres', 'postgresql'],
   defaultPort: 5432,
   connection(url) {
     const user = decodeURIComponent(url.username) || 'postgres';
-    const params: ServerConnection['params'] = { user, database: decodeURIComponent(url.pathname.replace(/^\//, '')) || user };
+    const params: sdk.ServerConnection['params'] = { user, database: decodeURIComponent(url.pathname.replace(/^\//, '')) || user };
     if (url.password) params.password = decodeURIComponent(url.password);
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 5432), dataDir: '', params };
+    return sdk.urlConnection(url, 5432, params);
   },
   async check(c) {
     const client = new pg.Client({ ...connectionConfig(c.host, c.port, c.params), connectionTimeoutMillis: 10_000 });
@@ -150,16 +109,16 @@ const remote: RemoteServer = {
   },
 };
 
-async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+async function startPostgres(ctx: sdk.ServerStartContext<Settings>): Promise<sdk.ServerHandle> {
   const { bin } = findPostgres();
   const user = serverUser();
   const dir = ctx.dataDir;
-  if (user) checkReachable(dir, user);
+  if (user) sdk.checkReachable(dir, user);
   // The superuser's password, of this cluster's own: with it in no other local user's hands, none
   // can log in (initdb's trust would let any of them in as superuser, and COPY ... TO PROGRAM runs
   // commands as postgres). Kept beside the data directory, readable by this user only, so a
   // restart of the cluster (cold start, reopen, resume) can log in again; masked when printed.
-  const passwordFile = serverSideFile(dir, 'password');
+  const passwordFile = sdk.serverSideFile(dir, 'password');
   let password: string | undefined;
   if (!ctx.existing) {
     mkdirSync(dir, { recursive: true });
@@ -168,7 +127,7 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
     rmSync(passwordFile, { force: true });
     writeFileSync(passwordFile, `${password}\n`, { mode: 0o600, flag: 'wx' });
     // initdb reads it as the server's user: a copy of its own, removed once initdb is done.
-    const pwfile = serverSideFile(dir, 'initdb-pwfile');
+    const pwfile = sdk.serverSideFile(dir, 'initdb-pwfile');
     rmSync(pwfile, { force: true });
     writeFileSync(pwfile, `${password}\n`, { mode: 0o600, flag: 'wx' });
     if (user) chownSync(pwfile, user.uid, user.gid);
@@ -186,7 +145,7 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
     password = readFileSync(passwordFile, 'utf8').trim();
   }
   // (An existing cluster without the file was made before clusters had passwords: trust.)
-  if (password !== undefined) registerSecret(password);
+  if (password !== undefined) sdk.registerSecret(password);
   const s = ctx.settings;
   const conf: Record<string, string | number> = {
     listen_addresses: '127.0.0.1',
@@ -206,7 +165,7 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
     logging_collector: 'off',
   };
   const args = ['-D', dir, ...Object.entries(conf).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  const proc = spawnServer({
+  const proc = sdk.spawnServer({
     name: 'postgres',
     command: join(bin, 'postgres'),
     args,
@@ -217,10 +176,10 @@ async function startPostgres(ctx: ServerStartContext<Settings>): Promise<ServerH
     // SIGINT is PostgreSQL's fast shutdown: ends sessions, checkpoints, exits (data kept).
     stopSignal: 'SIGINT',
   });
-  const params: ServerConnection['params'] = { user: 'postgres', database: 'postgres' };
+  const params: sdk.ServerConnection['params'] = { user: 'postgres', database: 'postgres' };
   if (password !== undefined) params.password = password;
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: dir, params };
-  return serverHandle(proc, connection, async () => {
+  return sdk.serverHandle(proc, connection, async () => {
     const c = new pg.Client(connectionConfig('127.0.0.1', ctx.port, params));
     try {
       await c.connect();
@@ -270,13 +229,13 @@ export interface PgLoadOptions {
   user: string;
   database: string;
   password?: string;
-  metric: Metric;
+  metric: sdk.Metric;
   d: number;
   /** settings.filtered_plans: 'custom' plans each filtered execution with its values. */
   filteredPlans: 'custom' | 'generic';
 }
 
-class PgvectorSession implements EngineSession {
+class PgvectorSession implements sdk.EngineSession {
   private knobs: KnobState = { ...KNOB_DEFAULTS };
   private knobsKey = '';
   private readonly names = new Map<string, string>();
@@ -285,7 +244,7 @@ class PgvectorSession implements EngineSession {
     private readonly pool: pg.Pool,
     private readonly settings: Settings,
     private readonly d: number,
-    private readonly metric: Metric,
+    private readonly metric: sdk.Metric,
     private readonly log: (m: string) => void,
   ) {
     this.knobsKey = this.keyOf(this.knobs);
@@ -295,12 +254,12 @@ class PgvectorSession implements EngineSession {
     return `SET hnsw.ef_search = ${k.ef_search}; SET hnsw.iterative_scan = ${k.iterative_scan}; SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     if (batch.ids.length === 0) return;
     const client = await this.pool.connect();
     try {
-      const sink = client.query(copyFrom(`COPY ${TABLE} (${COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT binary)`));
-      await pipeline(Readable.from([Buffer.from(copyBinary(batch, this.d).buffer)]), sink);
+      const sink = client.query(copyFrom(`COPY ${pgsql.TABLE} (${pgsql.COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT binary)`));
+      await pipeline(Readable.from([Buffer.from(pgsql.copyBinary(batch, this.d).buffer)]), sink);
     } finally {
       client.release();
     }
@@ -316,10 +275,10 @@ class PgvectorSession implements EngineSession {
       await client.query(`SET maintenance_work_mem = '${s.maintenance_work_mem_mb}MB'`);
       await client.query(`SET max_parallel_maintenance_workers = ${s.parallel_build_workers}`);
       await client.query(
-        `CREATE INDEX ${HNSW_INDEX} ON ${TABLE} USING hnsw (embedding ${hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`,
+        `CREATE INDEX ${pgsql.HNSW_INDEX} ON ${pgsql.TABLE} USING hnsw (embedding ${pgsql.hnswOpclass(this.metric)}) WITH (m = ${s.m}, ef_construction = ${s.ef_construction})`,
       );
-      if (s.filter_indexes) for (const a of ATTRIBUTES) await client.query(`CREATE INDEX ${TABLE}_${a}_idx ON ${TABLE} (${a})`);
-      await client.query(`ANALYZE ${TABLE}`);
+      if (s.filter_indexes) for (const a of sdk.ATTRIBUTES) await client.query(`CREATE INDEX ${pgsql.TABLE}_${a}_idx ON ${pgsql.TABLE} (${a})`);
+      await client.query(`ANALYZE ${pgsql.TABLE}`);
     } finally {
       client.off('notice', onNotice);
       client.release();
@@ -329,19 +288,19 @@ class PgvectorSession implements EngineSession {
       this.log(`the HNSW graph did not fit in maintenance_work_mem = ${s.maintenance_work_mem_mb}MB: the build went slow; raise index.maintenance_work_mem_mb`);
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     this.knobs = parseKnobs(knobs);
     // Applied lazily to each pooled connection before its next statement (SET is per session).
     this.knobsKey = this.keyOf(this.knobs);
   }
 
   /** The session settings a request's plan needs (planSettings: shared with the load client). */
-  private planSetsFor(filter: FilterExpr | null): string {
+  private planSetsFor(filter: sdk.FilterExpr | null): string {
     return planSettings(filter !== null, this.settings.filtered_plans).join('; ');
   }
 
   /** A pooled connection with the current knobs and the request's plan mode SET on it. */
-  private async connection(filter: FilterExpr | null): Promise<pg.PoolClient> {
+  private async connection(filter: sdk.FilterExpr | null): Promise<pg.PoolClient> {
     const client = await this.pool.connect();
     let st = connState.get(client);
     if (!st) connState.set(client, (st = { knobsKey: '', planMode: '' }));
@@ -363,34 +322,34 @@ class PgvectorSession implements EngineSession {
   }
 
   /** The named statement of a request: pg parses it once per connection, then binds only. */
-  private statement(request: SearchRequest): { name: string; text: string; params: number[] } {
-    const st = searchStatement(this.metric, request.k, request.filter, { resort: this.knobs.iterative_scan === 'relaxed_order' });
+  private statement(request: sdk.SearchRequest): { name: string; text: string; params: number[] } {
+    const st = pgsql.searchStatement(this.metric, request.k, request.filter, { resort: this.knobs.iterative_scan === 'relaxed_order' });
     let name = this.names.get(st.key);
     if (!name) this.names.set(st.key, (name = `vb_search_${this.names.size}`));
     return { name, text: st.text, params: st.params };
   }
 
-  async search(request: SearchRequest): Promise<number[]> {
+  async search(request: sdk.SearchRequest): Promise<number[]> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the table ${this.d}`);
     const { name, text, params } = this.statement(request);
     const client = await this.connection(request.filter);
     try {
       // The vector goes as a Buffer, which pg binds in binary (pgvector's vector_recv format).
-      const r = await client.query<number[]>({ name, text, values: [Buffer.from(vectorBinary(request.vector).buffer), ...params], rowMode: 'array' });
+      const r = await client.query<number[]>({ name, text, values: [Buffer.from(pgsql.vectorBinary(request.vector).buffer), ...params], rowMode: 'array' });
       return r.rows.map((row) => row[0]);
     } finally {
       client.release();
     }
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const { name, text, params } = this.statement(request);
     const client = await this.connection(request.filter);
     try {
       // Runs it once so the named statement exists on this connection, then explains that very
       // statement (generic or custom plan, as the searches get it).
-      await client.query({ name, text, values: [Buffer.from(vectorBinary(request.vector).buffer), ...params], rowMode: 'array' });
-      const args = [`'${vectorLiteral(request.vector)}'::vector`, ...params.map(String)].join(', ');
+      await client.query({ name, text, values: [Buffer.from(pgsql.vectorBinary(request.vector).buffer), ...params], rowMode: 'array' });
+      const args = [`'${pgsql.vectorLiteral(request.vector)}'::vector`, ...params.map(String)].join(', ');
       const rows = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (FORMAT TEXT) EXECUTE ${name}(${args})`)).rows;
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
       const knobs = `knobs: hnsw.ef_search=${this.knobs.ef_search} hnsw.iterative_scan=${this.knobs.iterative_scan} hnsw.max_scan_tuples=${this.knobs.max_scan_tuples} ${planSettings(
@@ -399,14 +358,14 @@ class PgvectorSession implements EngineSession {
       )
         .map((x) => x.replace(/^SET (\S+) = /, '$1='))
         .join(' ')}`;
-      return `${describePath(plan)}\n${knobs}\nstatement: ${text}\n${plan}`;
+      return `${pgsql.describePath(plan)}\n${knobs}\nstatement: ${text}\n${plan}`;
     } finally {
       client.release();
     }
   }
 
   /** The load generator's worker threads each open their own pool with the same statements. */
-  loadClient(): LoadClientSpec {
+  loadClient(): sdk.LoadClientSpec {
     const o = this.pool.options;
     const options: PgLoadOptions = {
       host: String(o.host),
@@ -418,40 +377,40 @@ class PgvectorSession implements EngineSession {
       d: this.d,
       filteredPlans: this.settings.filtered_plans,
     };
-    return { module: besideSource(import.meta.url, 'load-client.ts'), options };
+    return { module: sdk.besideSource(import.meta.url, 'load-client.ts'), options };
   }
 
-  checkPlan(plan: string, request: SearchRequest): void {
-    checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes });
+  checkPlan(plan: string, request: sdk.SearchRequest): void {
+    pgsql.checkPlanText(plan, { filter: request.filter, k: request.k, allowFilteredSeqScan: !this.settings.filter_indexes });
   }
 
-  strategy(request: SearchRequest, plan: string | null): Strategy {
-    return plan === null ? { label: 'unknown (no plan)', observed: false } : planStrategy(plan, request.filter !== null, this.knobs.iterative_scan);
+  strategy(request: sdk.SearchRequest, plan: string | null): sdk.Strategy {
+    return plan === null ? { label: 'unknown (no plan)', observed: false } : pgsql.planStrategy(plan, request.filter !== null, this.knobs.iterative_scan);
   }
 
   async diskBytes(): Promise<number> {
-    const r = await this.pool.query<{ b: string }>(`SELECT pg_total_relation_size('${TABLE}') AS b`);
+    const r = await this.pool.query<{ b: string }>(`SELECT pg_total_relation_size('${pgsql.TABLE}') AS b`);
     return Number(r.rows[0].b);
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.ingest(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     if (batch.ids.length === 0) return;
     const client = await this.pool.connect();
     try {
-      await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${TABLE}_staging (LIKE ${TABLE})`);
-      const sink = client.query(copyFrom(`COPY ${TABLE}_staging (${COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT binary)`));
-      await pipeline(Readable.from([Buffer.from(copyBinary(batch, this.d).buffer)]), sink);
-      const set = COLUMNS.filter((c) => c !== 'id')
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${pgsql.TABLE}_staging (LIKE ${pgsql.TABLE})`);
+      const sink = client.query(copyFrom(`COPY ${pgsql.TABLE}_staging (${pgsql.COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT binary)`));
+      await pipeline(Readable.from([Buffer.from(pgsql.copyBinary(batch, this.d).buffer)]), sink);
+      const set = pgsql.COLUMNS.filter((c) => c !== 'id')
         .map((c) => `${c} = EXCLUDED.${c}`)
         .join(', ');
       await client.query(
-        `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM ${TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}`,
+        `INSERT INTO ${pgsql.TABLE} (${pgsql.COLUMNS.join(', ')}) SELECT ${pgsql.COLUMNS.join(', ')} FROM ${pgsql.TABLE}_staging ON CONFLICT (id) DO UPDATE SET ${set}`,
       );
-      await client.query(`TRUNCATE ${TABLE}_staging`);
+      await client.query(`TRUNCATE ${pgsql.TABLE}_staging`);
     } finally {
       client.release();
     }
@@ -459,11 +418,11 @@ class PgvectorSession implements EngineSession {
 
   async delete(ids: Int32Array): Promise<void> {
     if (ids.length === 0) return;
-    await this.pool.query(`DELETE FROM ${TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
+    await this.pool.query(`DELETE FROM ${pgsql.TABLE} WHERE id = ANY($1::int4[])`, [Array.from(ids)]);
   }
 
   async compact(): Promise<void> {
-    await this.pool.query(`VACUUM ${TABLE}`);
+    await this.pool.query(`VACUUM ${pgsql.TABLE}`);
   }
 
   async close(): Promise<void> {
@@ -471,7 +430,7 @@ class PgvectorSession implements EngineSession {
   }
 }
 
-function poolFor(ctx: OpenContext<Settings>): pg.Pool {
+function poolFor(ctx: sdk.OpenContext<Settings>): pg.Pool {
   const server = ctx.server;
   if (!server)
     throw new Error(`pgvector: no server connection in the open context (the runner starts the server; tests start it with participant.server.start)`);
@@ -483,7 +442,7 @@ function poolFor(ctx: OpenContext<Settings>): pg.Pool {
   return pool;
 }
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   engine: 'pgvector (PostgreSQL)',
   async engineVersion() {
     if (versionCache) return versionCache;
@@ -493,7 +452,7 @@ const participant: Participant<Settings> = {
   },
   settingsSchema,
   knobs: KNOBS,
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     'SQL WHERE on the same statement; the planner picks per query between the HNSW index scan with the filter applied to its candidates (hnsw.iterative_scan keeps walking when too few pass: off / relaxed_order / strict_order are ladder knobs) and an exact scan of the matches through btree indexes on the filter columns',
   concurrentSearch: true,
@@ -503,15 +462,17 @@ const participant: Participant<Settings> = {
     if (!Number.isInteger(d) || d < 1 || d > 16000) throw new Error(`pgvector stores at most 16,000 dimensions; the dataset has ${d}`);
     const pool = poolFor(ctx);
     await pool.query('CREATE EXTENSION IF NOT EXISTS vector');
-    await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
-    await pool.query(`CREATE TABLE ${TABLE} (id int4 PRIMARY KEY, embedding vector(${d}) NOT NULL, ${ATTRIBUTES.map((a) => `${a} int4 NOT NULL`).join(', ')})`);
+    await pool.query(`DROP TABLE IF EXISTS ${pgsql.TABLE}`);
+    await pool.query(
+      `CREATE TABLE ${pgsql.TABLE} (id int4 PRIMARY KEY, embedding vector(${d}) NOT NULL, ${sdk.ATTRIBUTES.map((a) => `${a} int4 NOT NULL`).join(', ')})`,
+    );
     versionCache = await readVersion(pool);
     return new PgvectorSession(pool, ctx.settings, d, ctx.dataset.metric, ctx.log);
   },
   async reopen(ctx) {
     const pool = poolFor(ctx);
-    const n = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_class WHERE relname = '${HNSW_INDEX}'`)).rows[0].n);
-    if (n !== 1) throw new Error(`pgvector: the reopened cluster has no index ${HNSW_INDEX}`);
+    const n = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_class WHERE relname = '${pgsql.HNSW_INDEX}'`)).rows[0].n);
+    if (n !== 1) throw new Error(`pgvector: the reopened cluster has no index ${pgsql.HNSW_INDEX}`);
     versionCache = await readVersion(pool);
     return new PgvectorSession(pool, ctx.settings, ctx.dataset.d, ctx.dataset.metric, ctx.log);
   },

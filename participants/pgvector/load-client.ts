@@ -4,18 +4,7 @@
 // ../_shared/postgres-sql.ts as named prepared statements, the query vector bound in binary) with
 // the same knob SETs and plan mode, through the load generator's PostgreSQL fast path
 // (src/loadgen/clients/pg-ids.ts: executions encoded before the timed loop, only the ids read).
-import {
-  encodeExecution,
-  encodeSetup,
-  PgIdConnections,
-  type CreateLoadClient,
-  type FilterExpr,
-  type Knobs,
-  type LoadClient,
-  type SearchRequest,
-  type PgExecution,
-  type PgSetup,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 import { searchStatement, vectorBinary } from '../_shared/postgres-sql.ts';
 import { parseKnobs, planSettings, type PgLoadOptions } from './adapter.ts';
 
@@ -23,38 +12,38 @@ import { parseKnobs, planSettings, type PgLoadOptions } from './adapter.ts';
 export const protocol = 'postgres';
 
 interface Prepared {
-  exec: PgExecution;
-  setup: PgSetup;
+  exec: sdk.PgExecution;
+  setup: sdk.PgSetup;
 }
 
-export const createLoadClient: CreateLoadClient = async (options, ctx) => {
+export const createLoadClient: sdk.CreateLoadClient = async (options, ctx) => {
   const o = options as PgLoadOptions;
-  const conns = await PgIdConnections.open(o, Math.max(1, ctx.maxInFlight));
+  const conns = await sdk.PgIdConnections.open(o, Math.max(1, ctx.maxInFlight));
   let resort = false;
   // The session settings an execution needs, unfiltered or filtered: the same SETs as the
   // session, so both measure the same engine configuration. One object per setting (compared by
   // identity).
-  let setups = { unfiltered: encodeSetup([]), filtered: encodeSetup([]) };
+  let setups = { unfiltered: sdk.encodeSetup([]), filtered: sdk.encodeSetup([]) };
   const names = new Map<string, string>();
 
-  const setupFor = (f: FilterExpr | null) => (f === null ? setups.unfiltered : setups.filtered);
+  const setupFor = (f: sdk.FilterExpr | null) => (f === null ? setups.unfiltered : setups.filtered);
 
-  const prepare = (r: SearchRequest): Prepared => {
+  const prepare = (r: sdk.SearchRequest): Prepared => {
     if (r.vector.length !== o.d) throw new Error(`query vector has ${r.vector.length} dimensions, the table ${o.d}`);
     const st = searchStatement(o.metric, r.k, r.filter, { resort });
     let name = names.get(st.key);
     if (!name) names.set(st.key, (name = `vb_load_${names.size}`));
     const vector = Buffer.from(vectorBinary(r.vector).buffer);
-    return { exec: encodeExecution(name, st.text, [vector, ...st.params]), setup: setupFor(r.filter) };
+    return { exec: sdk.encodeExecution(name, st.text, [vector, ...st.params]), setup: setupFor(r.filter) };
   };
 
-  const client: LoadClient = {
-    async setKnobs(knobs: Knobs) {
+  const client: sdk.LoadClient = {
+    async setKnobs(knobs: sdk.Knobs) {
       const k = parseKnobs(knobs);
       const sets = [`SET hnsw.ef_search = ${k.ef_search}`, `SET hnsw.iterative_scan = ${k.iterative_scan}`, `SET hnsw.max_scan_tuples = ${k.max_scan_tuples}`];
       setups = {
-        unfiltered: encodeSetup([...sets, ...planSettings(false, o.filteredPlans)]),
-        filtered: encodeSetup([...sets, ...planSettings(true, o.filteredPlans)]),
+        unfiltered: sdk.encodeSetup([...sets, ...planSettings(false, o.filteredPlans)]),
+        filtered: sdk.encodeSetup([...sets, ...planSettings(true, o.filteredPlans)]),
       };
       resort = k.iterative_scan === 'relaxed_order';
     },

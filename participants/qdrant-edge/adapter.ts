@@ -5,67 +5,60 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { intKnob, knobWith, ATTRIBUTES, besideSource, foreignParticipant, pythonSdkDir, SetupNeeded } from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/qdrant-edge/provision.sh';
 
-const settingsSchema = z
-  .object({
-    /** HNSW graph degree (Qdrant `m`). */
-    m: z.number().int().min(2).max(128).default(16),
-    /** Candidates while building (Qdrant `ef_construct`). */
-    ef_construct: z.number().int().min(4).max(4096).default(200),
-    /** Qdrant's planner threshold, in KB of vectors: per segment, a filter estimated to match
-     * less than this is answered through the payload index with an exact scan of the matches;
-     * above it, the graph is walked with the filter. (Qdrant's default, 10,000 KB, would make
-     * every segment of a 20k x 128 set an exact scan, unfiltered too.) */
-    full_scan_threshold_kb: z.number().int().min(1).max(1_000_000).default(1000),
-    /** Attributes with a payload index (built before the graph, so it gets payload-aware links). */
-    payload_indexes: z.array(z.enum(ATTRIBUTES)).default([...ATTRIBUTES]),
-    /** Where the original vectors live: 'ram' (pinned) or 'disk' (memory-mapped, read on demand). */
-    vectors: z.enum(['ram', 'disk']).default('ram'),
-    /** 'int8': the graph is walked over scalar-quantized codes held in RAM, the top candidates
-     * rescored from the originals (knobs rescore, oversampling). */
-    quantization: z.enum(['none', 'int8']).default('none'),
-    /** Segments the optimizer aims for (Qdrant's default_segment_number): each is searched, in
-     * parallel by the shard's search threads. */
-    segments: z.number().int().min(1).max(64).default(1),
-    /** Threads building the graph (0: Qdrant chooses). */
-    max_indexing_threads: z.number().int().min(0).max(64).default(0),
-    /** The shard's search thread pool (0: Qdrant's default). */
-    search_threads: z.number().int().min(0).max(64).default(0),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** HNSW graph degree (Qdrant `m`). */
+  m: sdk.intSetting(2, 128, 16),
+  /** Candidates while building (Qdrant `ef_construct`). */
+  ef_construct: sdk.intSetting(4, 4096, 200),
+  /** Qdrant's planner threshold, in KB of vectors: per segment, a filter estimated to match
+   * less than this is answered through the payload index with an exact scan of the matches;
+   * above it, the graph is walked with the filter. (Qdrant's default, 10,000 KB, would make
+   * every segment of a 20k x 128 set an exact scan, unfiltered too.) */
+  full_scan_threshold_kb: sdk.intSetting(1, 1_000_000, 1000),
+  /** Attributes with a payload index (built before the graph, so it gets payload-aware links). */
+  payload_indexes: z.array(z.enum(sdk.ATTRIBUTES)).default([...sdk.ATTRIBUTES]),
+  /** Where the original vectors live: 'ram' (pinned) or 'disk' (memory-mapped, read on demand). */
+  vectors: z.enum(['ram', 'disk']).default('ram'),
+  /** 'int8': the graph is walked over scalar-quantized codes held in RAM, the top candidates
+   * rescored from the originals (knobs rescore, oversampling). */
+  quantization: z.enum(['none', 'int8']).default('none'),
+  /** Segments the optimizer aims for (Qdrant's default_segment_number): each is searched, in
+   * parallel by the shard's search threads. */
+  segments: sdk.intSetting(1, 64, 1),
+  /** Threads building the graph (0: Qdrant chooses). */
+  max_indexing_threads: sdk.intSetting(0, 64, 0),
+  /** The shard's search thread pool (0: Qdrant's default). */
+  search_threads: sdk.intSetting(0, 64, 0),
+});
 
 /** The interpreter of the provisioned virtual environment. */
 function python(): string {
   const venv = join(process.env.VECBENCH_CACHE ?? '/var/cache/vecbench', 'venv', 'qdrant-edge');
   const bin = join(venv, 'bin', 'python');
   if (!existsSync(join(venv, '.vecbench-requirements')))
-    throw new SetupNeeded(`Qdrant Edge's Python environment is not installed (${venv}; ${PROVISION} makes it)`);
+    throw new sdk.SetupNeeded(`Qdrant Edge's Python environment is not installed (${venv}; ${PROVISION} makes it)`);
   return bin;
 }
 
-export default foreignParticipant({
+export default sdk.foreignParticipant({
   name: 'qdrant-edge',
   engine: 'Qdrant Edge',
   settingsSchema,
   knobs: {
-    hnsw_ef: intKnob(1, 100_000),
-    exact: knobWith<number>((v) => v === 0 || v === 1, '0 or 1'),
-    rescore: knobWith<number>((v) => v === 0 || v === 1, '0 or 1'),
-    oversampling: knobWith<number>((v) => typeof v === 'number' && v >= 1 && v <= 100, 'a number 1..100'),
+    hnsw_ef: sdk.intKnob(1, 100_000),
+    exact: sdk.knobWith<number>((v) => v === 0 || v === 1, '0 or 1'),
+    rescore: sdk.knobWith<number>((v) => v === 0 || v === 1, '0 or 1'),
+    oversampling: sdk.knobWith<number>((v) => typeof v === 'number' && v >= 1 && v <= 100, 'a number 1..100'),
   },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: "Qdrant's planner per segment: payload index + exact scan below full_scan_threshold, else graph walk with the filter (payload-aware links)",
   reopen: true,
   // One query at a time per host (Python's GIL); the harness's search threads each run a host
   // of their own on a copy of the shard, so the engine gets a thread per core.
   concurrency: 'processes',
-  host: () => ({
-    command: python(),
-    // -u: unbuffered stderr lines; -I would drop PYTHONPATH, which the SDK path replaces.
-    args: ['-u', besideSource(import.meta.url, 'host.py')],
-    env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() },
-  }),
+  host: () => sdk.pythonHost(import.meta.url, python()),
 });

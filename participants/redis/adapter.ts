@@ -11,63 +11,35 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createClient, createClientPool, type RedisClientPoolType } from '@redis/client';
 import { z } from 'zod';
-import {
-  intKnob,
-  besideSource,
-  registerSecret,
-  serverSideFile,
-  ATTRIBUTES,
-  serverHandle,
-  spawnServer,
-  SetupNeeded,
-  UserError,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type LoadClientSpec,
-  type OpenContext,
-  type Participant,
-  type RemoteServer,
-  type RowBatch,
-  type SearchRequest,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-  type Strategy,
-  declaredStrategy,
-  foldFilter,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/redis/provision.sh';
 const KEY = 'vb:items';
 
-const settingsSchema = z
-  .object({
-    /** Stored precision: NOQUANT = float32, Q8 = int8 per component (Redis's default), BIN = 1 bit. */
-    quantization: z.enum(['NOQUANT', 'Q8', 'BIN']).default('NOQUANT'),
-    /** HNSW links per node (VADD M; Redis's default 16). */
-    M: z.number().int().min(4).max(4096).default(16),
-    /** Build exploration factor (VADD EF; Redis's default 200). */
-    ef_construction: z.number().int().min(1).max(1_000_000).default(200),
-    /** VADD CAS: the neighbour search of an insert runs in a background thread and the link
-     * step is checked-and-set in the main thread. Measured here (20k x 128, 4 connections):
-     * 55 s with CAS against 18 s without, so off by default. */
-    cas: z.boolean().default(false),
-    /** Connections: ingest pipelines on these; VSIM blocks a connection while its thread works,
-     * so searches need one per in-flight request (at least this many, at most maxConcurrency). */
-    ingest_connections: z.number().int().min(1).max(64).default(4),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** Stored precision: NOQUANT = float32, Q8 = int8 per component (Redis's default), BIN = 1 bit. */
+  quantization: z.enum(['NOQUANT', 'Q8', 'BIN']).default('NOQUANT'),
+  /** HNSW links per node (VADD M; Redis's default 16). */
+  M: sdk.intSetting(4, 4096, 16),
+  /** Build exploration factor (VADD EF; Redis's default 200). */
+  ef_construction: sdk.intSetting(1, 1_000_000, 200),
+  /** VADD CAS: the neighbour search of an insert runs in a background thread and the link
+   * step is checked-and-set in the main thread. Measured here (20k x 128, 4 connections):
+   * 55 s with CAS against 18 s without, so off by default. */
+  cas: z.boolean().default(false),
+  /** Connections: ingest pipelines on these; VSIM blocks a connection while its thread works,
+   * so searches need one per in-flight request (at least this many, at most maxConcurrency). */
+  ingest_connections: sdk.intSetting(1, 64, 4),
+});
 type Settings = z.infer<typeof settingsSchema>;
 
 const KNOB_DEFAULTS = { ef: 100, filter_ef: 0 } as const;
 
-const KNOBS = { ef: intKnob(1), filter_ef: intKnob(0, Number.POSITIVE_INFINITY, "0: Redis's default, COUNT x 100") };
+const KNOBS = { ef: sdk.intKnob(1), filter_ef: sdk.intKnob(0, Number.POSITIVE_INFINITY, "0: Redis's default, COUNT x 100") };
 
 /** The knobs with the defaults where a point sets none (checked by the harness against KNOBS).
  * Exported for the load generator's client (load-client.ts), which applies the same knobs. */
-export function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
+export function parseKnobs(knobs: sdk.Knobs): { ef: number; filter_ef: number } {
   return { ...KNOB_DEFAULTS, ...knobs } as { ef: number; filter_ef: number };
 }
 
@@ -75,8 +47,8 @@ export function parseKnobs(knobs: Knobs): { ef: number; filter_ef: number } {
 
 /** FilterExpr -> a VSIM FILTER expression over the elements' JSON attributes, e.g.
  * `.cat10 == 3 and (.num >= 100 and .num < 200)`. */
-export function filterToRedis(f: FilterExpr): string {
-  return foldFilter<string>(f, {
+export function filterToRedis(f: sdk.FilterExpr): string {
+  return sdk.foldFilter<string>(f, {
     eq: (field, value) => `.${field} == ${value}`,
     range: (field, gte, lt) => `(.${field} >= ${gte} and .${field} < ${lt})`,
     and: (parts) => (parts.length === 0 ? '1' : parts.join(' and ')),
@@ -89,7 +61,7 @@ export function redisServerPath(): string {
   const cache = process.env.VECBENCH_CACHE ?? '/var/cache/vecbench';
   const path = join(cache, 'redis', 'current', 'bin', 'redis-server');
   if (!existsSync(path))
-    throw new SetupNeeded(
+    throw new sdk.SetupNeeded(
       `Redis 8 is not built (${path} is missing; ${PROVISION} builds it, also without root when VECBENCH_CACHE names a writable directory)`,
     );
   return path;
@@ -98,14 +70,14 @@ export function redisServerPath(): string {
 /** Commands a started server does not have (exported for the test that checks they are gone). */
 export const DISABLED_COMMANDS = ['CONFIG', 'MODULE', 'DEBUG', 'REPLICAOF', 'SLAVEOF', 'MIGRATE', 'FAILOVER', 'SYNC', 'PSYNC'] as const;
 
-async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+async function startRedis(ctx: sdk.ServerStartContext<Settings>): Promise<sdk.ServerHandle> {
   // A password of this start's own, so no other local user can use the server: in a config file
   // only this user can read (Redis reads its first argument as one), never on the command line
   // (every user sees that in ps). It is masked wherever it could be printed.
   const password = randomBytes(24).toString('hex');
-  registerSecret(password);
+  sdk.registerSecret(password);
   // Beside the data directory, not in it: the data directory's size is the engine's disk use.
-  const conf = serverSideFile(ctx.dataDir, 'redis.conf');
+  const conf = sdk.serverSideFile(ctx.dataDir, 'redis.conf');
   rmSync(conf, { force: true });
   // Commands the harness never sends and that would turn the password into more than the data:
   // writing files anywhere the server may (CONFIG SET dir + SAVE), loading code (MODULE LOAD),
@@ -134,9 +106,9 @@ async function startRedis(ctx: ServerStartContext<Settings>): Promise<ServerHand
     '--logfile',
     '',
   ];
-  const proc = spawnServer({ name: 'redis', command: redisServerPath(), args, dataDir: ctx.dataDir, logFile: ctx.logFile, stopSignal: 'SIGTERM' });
+  const proc = sdk.spawnServer({ name: 'redis', command: redisServerPath(), args, dataDir: ctx.dataDir, logFile: ctx.logFile, stopSignal: 'SIGTERM' });
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: { password } };
-  return serverHandle(proc, connection, () => ping('127.0.0.1', ctx.port, password));
+  return sdk.serverHandle(proc, connection, () => ping('127.0.0.1', ctx.port, password));
 }
 
 /** AUTH, then PING, on a fresh connection: PONG only once the server has loaded its data (while
@@ -163,7 +135,7 @@ function ping(host: string, port: number, password: string): Promise<boolean> {
 
 /** Client options for a connection: AUTH (username, password) and SELECT (database) when the
  * server is one the user runs (--connect redis=redis://[user]:password@host:port[/db]). */
-export function clientOptions(c: ServerConnection) {
+export function clientOptions(c: sdk.ServerConnection) {
   const p = c.params;
   return {
     socket: { host: c.host, port: c.port },
@@ -173,11 +145,11 @@ export function clientOptions(c: ServerConnection) {
   };
 }
 
-const remote: RemoteServer = {
+const remote: sdk.RemoteServer = {
   schemes: ['redis'],
   defaultPort: 6379,
   connection(url) {
-    const params: ServerConnection['params'] = {};
+    const params: sdk.ServerConnection['params'] = {};
     if (url.username) params.username = decodeURIComponent(url.username);
     if (url.password) params.password = decodeURIComponent(url.password);
     const db = url.pathname.replace(/^\//, '');
@@ -185,7 +157,7 @@ const remote: RemoteServer = {
       if (!/^\d+$/.test(db)) throw new Error(`the database "${db}" is not a Redis database number (write redis://host:port/0)`);
       params.database = Number(db);
     }
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379), dataDir: '', params };
+    return sdk.urlConnection(url, 6379, params);
   },
   async check(c) {
     const client = createClient({ ...clientOptions(c), socket: { host: c.host, port: c.port, connectTimeout: 10_000, reconnectStrategy: false } });
@@ -222,7 +194,7 @@ function blob(v: Float32Array): Buffer {
 
 /** VSIM's arguments for a search: the session and the load generator's client
  * (participants/redis/load-client.ts) send the same command. */
-export function vsimArgs(request: SearchRequest, knobs: { ef: number; filter_ef: number }): (string | Buffer)[] {
+export function vsimArgs(request: sdk.SearchRequest, knobs: { ef: number; filter_ef: number }): (string | Buffer)[] {
   const args: (string | Buffer)[] = ['VSIM', KEY, 'FP32', blob(request.vector), 'COUNT', String(request.k), 'EF', String(knobs.ef)];
   if (request.filter !== null) {
     args.push('FILTER', filterToRedis(request.filter));
@@ -233,28 +205,28 @@ export function vsimArgs(request: SearchRequest, knobs: { ef: number; filter_ef:
 
 /** What the session hands its load generator's client (load-client.ts). */
 export interface RedisLoadOptions {
-  connection: ServerConnection;
+  connection: sdk.ServerConnection;
   d: number;
 }
 
-class RedisSession implements EngineSession {
+class RedisSession implements sdk.EngineSession {
   private knobs = { ...KNOB_DEFAULTS } as { ef: number; filter_ef: number };
 
   constructor(
     private readonly pool: Pool,
     private readonly settings: Settings,
     private readonly d: number,
-    private readonly connection?: ServerConnection,
+    private readonly connection?: sdk.ServerConnection,
   ) {}
 
-  private async add(batch: RowBatch): Promise<void> {
+  private async add(batch: sdk.RowBatch): Promise<void> {
     const s = this.settings;
     const n = batch.ids.length;
     if (batch.vectors.length !== n * this.d) throw new Error(`batch has ${batch.vectors.length} floats for ${n} rows of dimension ${this.d}`);
     const commands: (string | Buffer)[][] = [];
     for (let i = 0; i < n; i++) {
       const attrs: Record<string, number> = {};
-      for (const a of ATTRIBUTES) attrs[a] = batch.attrs[a][i];
+      for (const a of sdk.ATTRIBUTES) attrs[a] = batch.attrs[a][i];
       const args: (string | Buffer)[] = ['VADD', KEY, 'FP32', blob(batch.vectors.slice(i * this.d, (i + 1) * this.d)), String(batch.ids[i])];
       if (s.cas) args.push('CAS');
       args.push(s.quantization, 'EF', String(s.ef_construction), 'SETATTR', JSON.stringify(attrs), 'M', String(s.M));
@@ -270,45 +242,45 @@ class RedisSession implements EngineSession {
     );
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.add(batch);
   }
 
   /** Nothing to do: VADD links each element into the HNSW graph as it arrives. */
   async buildIndex(): Promise<void> {}
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     this.knobs = parseKnobs(knobs);
   }
 
-  async search(request: SearchRequest): Promise<number[]> {
+  async search(request: sdk.SearchRequest): Promise<number[]> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the set ${this.d}`);
     const reply = (await this.pool.sendCommand(vsimArgs(request, this.knobs))) as unknown as (string | Buffer)[];
     return reply.map((x) => Number(String(x)));
   }
 
   /** The load generator's worker threads each open their own connections (load-client.ts). */
-  loadClient(): LoadClientSpec {
+  loadClient(): sdk.LoadClientSpec {
     if (!this.connection) throw new Error('redis: no server connection to give the load client');
     const options: RedisLoadOptions = { connection: this.connection, d: this.d };
-    return { module: besideSource(import.meta.url, 'load-client.ts'), options };
+    return { module: sdk.besideSource(import.meta.url, 'load-client.ts'), options };
   }
 
   /** Bytes Redis holds for the vector set, in memory (MEMORY USAGE with every element sampled). */
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'graph walk + filter');
   }
 
   async diskBytes(): Promise<number> {
     return Number(await this.pool.sendCommand(['MEMORY', 'USAGE', KEY, 'SAMPLES', '0']));
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.add(batch);
   }
 
   /** VADD on an existing element updates its vector and attributes. */
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     await this.add(batch);
   }
 
@@ -321,7 +293,7 @@ class RedisSession implements EngineSession {
   }
 }
 
-async function poolFor(ctx: OpenContext<Settings>): Promise<Pool> {
+async function poolFor(ctx: sdk.OpenContext<Settings>): Promise<Pool> {
   const server = ctx.server;
   if (!server) throw new Error('redis: no server connection in the open context (the runner starts the server)');
   const size = Math.max(ctx.settings.ingest_connections, ctx.maxConcurrency, 1);
@@ -332,13 +304,13 @@ async function poolFor(ctx: OpenContext<Settings>): Promise<Pool> {
 }
 
 /** Why this dataset's metric cannot be served (vector sets rank by cosine only), or null. */
-function metricProblem(dataset: { name: string; metric: Metric }): string | null {
+function metricProblem(dataset: { name: string; metric: sdk.Metric }): string | null {
   return dataset.metric === 'l2'
     ? `Redis vector sets rank by cosine similarity only and ${dataset.name} is an l2 dataset: leave this participant out of --participants for it`
     : null;
 }
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   engine: 'Redis vector sets',
   async engineVersion() {
     if (versionCache) return versionCache;
@@ -349,7 +321,7 @@ const participant: Participant<Settings> = {
   },
   settingsSchema,
   knobs: KNOBS,
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     "VSIM FILTER over each element's JSON attributes, evaluated during the HNSW walk (the walk goes on until COUNT matches or FILTER-EF candidates were examined)",
   concurrentSearch: true,
@@ -358,7 +330,7 @@ const participant: Participant<Settings> = {
   checkDataset: (_settings, dataset) => metricProblem(dataset),
   async open(ctx) {
     const problem = metricProblem(ctx.dataset);
-    if (problem) throw new UserError(problem);
+    if (problem) throw new sdk.UserError(problem);
     const pool = await poolFor(ctx);
     await pool.sendCommand(['DEL', KEY]);
     versionCache = await readVersion(pool);

@@ -5,7 +5,7 @@
 // list. It sends the session's own command (adapter.ts vsimArgs: the participant's query, FILTER
 // translation and knobs), built once per query before the timed loop.
 import { createClient } from '@redis/client';
-import type { CreateLoadClient, Knobs, LoadClient, SearchRequest } from '../../src/sdk/index.ts';
+import type * as sdk from '../../src/sdk/index.ts';
 import { clientOptions, parseKnobs, vsimArgs, type RedisLoadOptions } from './adapter.ts';
 
 /** The null ceiling its points are held against (`vecbench ceiling --protocols redis`). */
@@ -25,7 +25,7 @@ interface Connection {
   busy: number;
 }
 
-export const createLoadClient: CreateLoadClient = async (options, ctx) => {
+export const createLoadClient: sdk.CreateLoadClient = async (options, ctx) => {
   const o = options as RedisLoadOptions;
   const all: Connection[] = [];
   try {
@@ -43,14 +43,14 @@ export const createLoadClient: CreateLoadClient = async (options, ctx) => {
   let next = 0;
   let knobs = parseKnobs({});
 
-  const prepare = (r: SearchRequest): (string | Buffer)[] => {
+  const prepare = (r: sdk.SearchRequest): (string | Buffer)[] => {
     if (r.vector.length !== o.d) throw new Error(`query vector has ${r.vector.length} dimensions, the set ${o.d}`);
     // A copy: the request's vector is a view into memory shared with other threads.
     return vsimArgs({ ...r, vector: r.vector.slice() }, knobs);
   };
 
-  const client: LoadClient = {
-    async setKnobs(k: Knobs) {
+  const client: sdk.LoadClient = {
+    async setKnobs(k: sdk.Knobs) {
       knobs = parseKnobs(k);
     },
     prepare,

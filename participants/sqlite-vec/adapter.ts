@@ -11,52 +11,28 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type Database from 'better-sqlite3';
-import {
-  ATTRIBUTES,
-  fileBytes,
-  packageVersion,
-  UserError,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  declaredStrategy,
-  filterSql,
-  firstNonUnitRow,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS packages: better-sqlite3 exports its class as module.exports.
 const BetterSqlite = require('better-sqlite3') as typeof Database;
 const sqliteVec = require('sqlite-vec') as { load(db: Database.Database): void };
 
-export const settingsSchema = z
-  .object({
-    /** Rows per vec0 chunk (sqlite-vec's chunk_size, a multiple of 8; its default 1024). */
-    chunk_size: z
-      .number()
-      .int()
-      .min(8)
-      .max(1 << 20)
-      .multipleOf(8)
-      .default(1024),
-    /** The vec0 distance used for metric ip / cosine (vectors are unit length, so cosine and
-     * l2 rank as ip does; vec0 has no inner-product distance). */
-    ip_distance: z.enum(['cosine', 'l2']).default('cosine'),
-    /** SQLite's page cache of the connection, MiB (PRAGMA cache_size). */
-    cache_mib: z
-      .number()
-      .int()
-      .min(1)
-      .max(1 << 16)
-      .default(256),
-  })
-  .strict();
+export const settingsSchema = sdk.settingsObject({
+  /** Rows per vec0 chunk (sqlite-vec's chunk_size, a multiple of 8; its default 1024). */
+  chunk_size: z
+    .number()
+    .int()
+    .min(8)
+    .max(1 << 20)
+    .multipleOf(8)
+    .default(1024),
+  /** The vec0 distance used for metric ip / cosine (vectors are unit length, so cosine and
+   * l2 rank as ip does; vec0 has no inner-product distance). */
+  ip_distance: z.enum(['cosine', 'l2']).default('cosine'),
+  /** SQLite's page cache of the connection, MiB (PRAGMA cache_size). */
+  cache_mib: sdk.intSetting(1, 1 << 16, 256),
+});
 export type SqliteVecSettings = z.infer<typeof settingsSchema>;
 
 const DB_FILE = 'sqlite-vec.db';
@@ -71,10 +47,10 @@ type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
 
 /** cosine and l2 rank as ip does only on unit vectors. */
-function checkUnitLength(batch: RowBatch, d: number): void {
-  const off = firstNonUnitRow(batch, d);
+function checkUnitLength(batch: sdk.RowBatch, d: number): void {
+  const off = sdk.firstNonUnitRow(batch, d);
   if (off)
-    throw new UserError(
+    throw new sdk.UserError(
       `sqlite-vec: row ${off.id} has norm ${off.norm.toFixed(4)}; vec0 has no inner-product distance, and cosine or l2 rank as ip only for unit vectors: leave sqlite-vec out of --participants for this dataset`,
     );
 }
@@ -95,7 +71,7 @@ function connect(path: string, s: SqliteVecSettings, existing = false): Db {
   return db;
 }
 
-class SqliteVecSession implements EngineSession {
+class SqliteVecSession implements sdk.EngineSession {
   private readonly insertRow: Statement;
   private readonly deleteRow: Statement;
   private readonly insertText: Statement | null;
@@ -107,21 +83,23 @@ class SqliteVecSession implements EngineSession {
   private readonly query: Buffer;
   private readonly queryFloats: Float32Array;
   private readonly mustBeUnit: boolean;
-  keywordSearch?: EngineSession['keywordSearch'];
-  hybridSearch?: EngineSession['hybridSearch'];
+  keywordSearch?: sdk.EngineSession['keywordSearch'];
+  hybridSearch?: sdk.EngineSession['hybridSearch'];
 
   constructor(
     private readonly db: Db,
     private readonly d: number,
-    metric: Metric,
+    metric: sdk.Metric,
     withText: boolean,
     private readonly path: string,
   ) {
     this.mustBeUnit = metric === 'ip';
-    const cols = ATTRIBUTES.join(', ');
-    this.insertRow = db.prepare(`INSERT INTO ${TABLE}(rowid, embedding, ${cols}) VALUES (?, ?, ${ATTRIBUTES.map(() => '?').join(', ')})`);
+    const cols = sdk.ATTRIBUTES.join(', ');
+    this.insertRow = db.prepare(`INSERT INTO ${TABLE}(rowid, embedding, ${cols}) VALUES (?, ?, ${sdk.ATTRIBUTES.map(() => '?').join(', ')})`);
     this.deleteRow = db.prepare(`DELETE FROM ${TABLE} WHERE rowid = ?`);
-    this.insertText = withText ? db.prepare(`INSERT INTO ${TEXT_TABLE}(rowid, text, ${cols}) VALUES (?, ?, ${ATTRIBUTES.map(() => '?').join(', ')})`) : null;
+    this.insertText = withText
+      ? db.prepare(`INSERT INTO ${TEXT_TABLE}(rowid, text, ${cols}) VALUES (?, ?, ${sdk.ATTRIBUTES.map(() => '?').join(', ')})`)
+      : null;
     this.deleteText = withText ? db.prepare(`DELETE FROM ${TEXT_TABLE} WHERE rowid = ?`) : null;
     this.query = Buffer.alloc(d * 4);
     this.queryFloats = new Float32Array(this.query.buffer, this.query.byteOffset, d);
@@ -132,7 +110,7 @@ class SqliteVecSession implements EngineSession {
   }
 
   /** A new database in workDir: the vec0 table (and the FTS5 table for text). */
-  static create(ctx: OpenContext<SqliteVecSettings>): SqliteVecSession {
+  static create(ctx: sdk.OpenContext<SqliteVecSettings>): SqliteVecSession {
     const { d, metric, hasText } = ctx.dataset;
     const s = ctx.settings;
     const path = join(ctx.workDir, DB_FILE);
@@ -140,19 +118,19 @@ class SqliteVecSession implements EngineSession {
     const distance = metric === 'l2' ? 'l2' : s.ip_distance;
     // Integer metadata columns: vec0 tests them chunk by chunk, before any distance.
     db.exec(
-      `CREATE VIRTUAL TABLE ${TABLE} USING vec0(embedding float[${d}] distance_metric=${distance}, ${ATTRIBUTES.map((a) => `${a} integer`).join(', ')}, chunk_size=${s.chunk_size})`,
+      `CREATE VIRTUAL TABLE ${TABLE} USING vec0(embedding float[${d}] distance_metric=${distance}, ${sdk.ATTRIBUTES.map((a) => `${a} integer`).join(', ')}, chunk_size=${s.chunk_size})`,
     );
     if (hasText) {
       // Porter stems over unicode61 tokens (no stop-word list); the attributes ride along
       // unindexed, so a filtered keyword query reads them from the rows it matched.
-      db.exec(`CREATE VIRTUAL TABLE ${TEXT_TABLE} USING fts5(text, ${ATTRIBUTES.map((a) => `${a} UNINDEXED`).join(', ')}, tokenize = 'porter unicode61')`);
+      db.exec(`CREATE VIRTUAL TABLE ${TEXT_TABLE} USING fts5(text, ${sdk.ATTRIBUTES.map((a) => `${a} UNINDEXED`).join(', ')}, tokenize = 'porter unicode61')`);
     }
     ctx.log(`vec0 table, d=${d}, distance ${distance}, chunk_size ${s.chunk_size}${hasText ? ', FTS5 text table' : ''}`);
     return new SqliteVecSession(db, d, metric, hasText, path);
   }
 
   /** The database a previous session left in workDir. */
-  static reopen(ctx: OpenContext<SqliteVecSettings>): SqliteVecSession {
+  static reopen(ctx: sdk.OpenContext<SqliteVecSettings>): SqliteVecSession {
     const { d, metric, hasText } = ctx.dataset;
     const path = join(ctx.workDir, DB_FILE);
     const db = connect(path, ctx.settings, true);
@@ -164,7 +142,7 @@ class SqliteVecSession implements EngineSession {
     return new SqliteVecSession(db, d, metric, hasText, path);
   }
 
-  private check(batch: RowBatch): void {
+  private check(batch: sdk.RowBatch): void {
     if (batch.vectors.length !== batch.ids.length * this.d) {
       throw new Error(`sqlite-vec: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
     }
@@ -173,7 +151,7 @@ class SqliteVecSession implements EngineSession {
 
   /** Writes the batch in one transaction. `replace`: a row already present is deleted first
    * (vec0 refuses a second row with the same rowid). */
-  private write(batch: RowBatch, replace: boolean): void {
+  private write(batch: sdk.RowBatch, replace: boolean): void {
     this.check(batch);
     const d = this.d;
     const bytes = Buffer.from(batch.vectors.buffer, batch.vectors.byteOffset, batch.vectors.byteLength);
@@ -181,7 +159,7 @@ class SqliteVecSession implements EngineSession {
       for (let i = 0; i < batch.ids.length; i++) {
         // vec0 takes integers only as SQLite integers: bound as BigInt (a JS number binds as REAL).
         const id = BigInt(batch.ids[i]);
-        const attrs = ATTRIBUTES.map((a) => BigInt(batch.attrs[a][i]));
+        const attrs = sdk.ATTRIBUTES.map((a) => BigInt(batch.attrs[a][i]));
         if (replace) {
           this.deleteRow.run(id);
           this.deleteText?.run(id);
@@ -192,7 +170,7 @@ class SqliteVecSession implements EngineSession {
     })();
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     this.write(batch, false);
   }
 
@@ -201,7 +179,7 @@ class SqliteVecSession implements EngineSession {
     // committed to the file.
   }
 
-  async setKnobs(_knobs: Knobs): Promise<void> {}
+  async setKnobs(_knobs: sdk.Knobs): Promise<void> {}
 
   private statement(sql: string): Statement {
     let st = this.statements.get(sql);
@@ -212,8 +190,8 @@ class SqliteVecSession implements EngineSession {
     return st;
   }
 
-  private knn(filter: FilterExpr | null): { sql: string; params: number[] } {
-    const f = filter ? filterSql(filter, { always: '1' }) : null;
+  private knn(filter: sdk.FilterExpr | null): { sql: string; params: number[] } {
+    const f = filter ? sdk.filterSql(filter, { always: '1' }) : null;
     return { sql: `SELECT rowid FROM ${TABLE} WHERE embedding MATCH ? AND k = ?${f ? ` AND ${f.sql}` : ''} ORDER BY distance`, params: f?.params ?? [] };
   }
 
@@ -223,23 +201,23 @@ class SqliteVecSession implements EngineSession {
     return this.query;
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     const { sql, params } = this.knn(request.filter);
     return this.statement(sql).all(this.setQuery(request.vector), Math.min(request.k, K_MAX), ...params) as number[];
   }
 
-  private keyword(text: string, k: number, filter: FilterExpr | null): number[] {
+  private keyword(text: string, k: number, filter: sdk.FilterExpr | null): number[] {
     const match = ftsQuery(text);
     if (match === null) return [];
-    const f = filter ? filterSql(filter, { always: '1' }) : null;
+    const f = filter ? sdk.filterSql(filter, { always: '1' }) : null;
     const sql = `SELECT rowid FROM ${TEXT_TABLE} WHERE ${TEXT_TABLE} MATCH ?${f ? ` AND ${f.sql}` : ''} ORDER BY rank LIMIT ?`;
     return this.statement(sql).all(match, ...(f?.params ?? []), k) as number[];
   }
 
-  private hybrid(request: SearchRequest, text: string): number[] {
+  private hybrid(request: sdk.SearchRequest, text: string): number[] {
     const k = Math.min(request.k, K_MAX);
     const match = ftsQuery(text);
-    const f = request.filter ? filterSql(request.filter, { always: '1' }) : null;
+    const f = request.filter ? sdk.filterSql(request.filter, { always: '1' }) : null;
     const params = f?.params ?? [];
     if (match === null) return this.statement(this.knn(request.filter).sql).all(this.setQuery(request.vector), k, ...params) as number[];
     // Each arm's top k, ranked, fused by reciprocal rank in one statement (ties by rowid).
@@ -252,13 +230,13 @@ class SqliteVecSession implements EngineSession {
     return this.statement(sql).all(this.setQuery(request.vector), k, ...params, match, ...params, k, k) as number[];
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const { sql, params } = this.knn(request.filter);
     const rows = this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(this.setQuery(request.vector), Math.min(request.k, K_MAX), ...params) as { detail: string }[];
     return rows.map((r) => r.detail).join('\n');
   }
 
-  checkPlan(plan: string, request: SearchRequest): void {
+  checkPlan(plan: string, request: sdk.SearchRequest): void {
     // vec0's KNN plan is index string "3{...": without it the statement reads the table row by
     // row. Each metadata constraint it takes adds "&<column><op>"; a filter left to SQLite
     // would be applied after the k nearest were chosen, and return short results.
@@ -270,19 +248,19 @@ class SqliteVecSession implements EngineSession {
     }
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'exact scan', 'exact scan of matches');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'exact scan', 'exact scan of matches');
   }
 
   async diskBytes(): Promise<number> {
-    return fileBytes(this.path, `${this.path}-wal`, `${this.path}-journal`);
+    return sdk.fileBytes(this.path, `${this.path}-wal`, `${this.path}-journal`);
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.write(batch, true);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     this.write(batch, true);
   }
 
@@ -307,19 +285,19 @@ function sqliteVersions(): string {
   try {
     sqliteVec.load(db);
     const row = db.prepare('SELECT sqlite_version() AS s, vec_version() AS v').get() as { s: string; v: string };
-    return `${packageVersion('sqlite-vec')} (vec_version ${row.v}, SQLite ${row.s}, better-sqlite3 ${packageVersion('better-sqlite3')})`;
+    return `${sdk.packageVersion('sqlite-vec')} (vec_version ${row.v}, SQLite ${row.s}, better-sqlite3 ${sdk.packageVersion('better-sqlite3')})`;
   } finally {
     db.close();
   }
 }
 
-const participant: Participant<SqliteVecSettings> = {
+const participant: sdk.Participant<SqliteVecSettings> = {
   engine: 'sqlite-vec',
   engineVersion: async () => sqliteVersions(),
   settingsSchema,
   // vec0's search is an exact scan: no search knob.
   knobs: {},
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'exact scan: vec0 tests the metadata columns chunk by chunk and computes distances only for the rows that pass',
   concurrentSearch: false,
   // reopen opens the database file with a connection of its own; searches never write it.

@@ -11,35 +11,20 @@
 // graph and the columns, reopen reads them back (or maps the graph, storage: view).
 import { join } from 'node:path';
 import type { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  RowColumns,
-  declaredStrategy,
-  fileBytes,
-  filterKey,
-  keptIds,
-  NativeFilters,
-  packageVersion,
-  participantAddon,
-  timedNativePass,
-  type EngineSession,
-  type Knobs,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  type TimedPass,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 import { usearchSettingsSchema } from '../_shared/hnsw-settings.ts';
 
 export const settingsSchema = usearchSettingsSchema;
 export type UsearchDirectSettings = z.infer<typeof settingsSchema>;
 
+/** USearch's own file and the columns file: the names and formats `usearch` uses. */
+const INDEX_FILE = 'usearch.index';
+const ROWS_FILE = 'usearch.rows.bin';
+
 /** The metric names USearch's files and the `usearch` participant's column file use. */
 type Metric = 'ip' | 'l2sq';
 type Handle = { readonly __usearch: unique symbol };
-interface Addon {
+interface Addon extends sdk.NativeGraphSearch<Handle> {
   create(metric: Metric, dim: number, connectivity: number, expansionAdd: number, expansionSearch: number): Handle;
   /** An index file read into memory, or mapped read-only. */
   open(path: string, dim: number, mapped: boolean): Handle;
@@ -48,27 +33,15 @@ interface Addon {
   remove(h: Handle, keys: Int32Array): void;
   setExpansion(h: Handle, expansionSearch: number): void;
   size(h: Handle): number;
-  search(h: Handle, query: Float32Array, k: number, clauses?: Float64Array | null, ...columns: Int32Array[]): Int32Array;
-  timedSearch(h: Handle, queries: Float32Array, k: number, clauses: Float64Array | null, ...columns: Int32Array[]): [Int32Array, Int32Array, Float64Array];
-  free(h: Handle): void;
 }
 
-/** Where the addon is and what builds it; `ADDON.get()` loads it on first use, `ADDON.load(path)`
- * says in one line why an addon at `path` is unavailable. */
-export const ADDON = participantAddon<Addon>(import.meta.url, {
-  participant: 'usearch-direct',
-  file: 'usearch_direct.node',
-});
+export const ADDON = sdk.participantAddon<Addon>(import.meta.url, { participant: 'usearch-direct' });
 
-/** USearch's own file and the columns file: the names and formats `usearch` uses. */
-const INDEX_FILE = 'usearch.index';
-const ROWS_FILE = 'usearch.rows.bin';
-
-class UsearchDirectSession implements EngineSession {
+class UsearchDirectSession implements sdk.EngineSession {
+  private rows: sdk.RowColumns;
   private readonly native: Addon;
   private handle: Handle;
-  private rows: RowColumns;
-  private readonly filters = new NativeFilters('usearch-direct', () => this.rows.cols);
+  private readonly graph: sdk.NativeGraphSearcher<Handle>;
   private expansionSearch: number;
   /** The handle maps the saved file (storage: view): read-only until a write loads it. */
   private mapped = false;
@@ -83,9 +56,10 @@ class UsearchDirectSession implements EngineSession {
     private readonly d: number,
     private readonly metric: Metric,
     workDir: string,
-    saved?: { handle: Handle; rows: RowColumns; mapped: boolean },
+    saved?: { handle: Handle; rows: sdk.RowColumns; mapped: boolean },
   ) {
     this.native = ADDON.get();
+    this.graph = new sdk.NativeGraphSearcher('usearch-direct', this.native, () => this.rows);
     this.path = join(workDir, INDEX_FILE);
     this.rowsPath = join(workDir, ROWS_FILE);
     this.expansionSearch = settings.expansion_search;
@@ -95,7 +69,7 @@ class UsearchDirectSession implements EngineSession {
       this.native.setExpansion(this.handle, this.expansionSearch);
     } else {
       this.handle = this.native.create(metric, d, settings.connectivity, settings.expansion_add, settings.expansion_search);
-      this.rows = RowColumns.empty(Math.max(1, n));
+      this.rows = sdk.RowColumns.empty(Math.max(1, n));
     }
   }
 
@@ -104,7 +78,7 @@ class UsearchDirectSession implements EngineSession {
   static reopen(settings: UsearchDirectSettings, d: number, metric: Metric, workDir: string): UsearchDirectSession {
     const native = ADDON.get();
     const rowsPath = join(workDir, ROWS_FILE);
-    const { meta, rows } = RowColumns.read(rowsPath);
+    const { meta, rows } = sdk.RowColumns.read(rowsPath);
     if (meta.d !== d || meta.metric !== metric) {
       throw new Error(
         `usearch-direct: ${rowsPath} belongs to a d=${String(meta.d)} metric ${String(meta.metric)} index, the dataset is d=${d} metric ${metric}`,
@@ -144,7 +118,7 @@ class UsearchDirectSession implements EngineSession {
     this.dirty = true;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.upsert(batch);
   }
 
@@ -156,58 +130,45 @@ class UsearchDirectSession implements EngineSession {
     if (this.settings.storage === 'view' && !this.mapped) this.swap(true);
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     this.expansionSearch = (knobs.expansion_search as number | undefined) ?? this.settings.expansion_search;
     this.native.setExpansion(this.handle, this.expansionSearch);
   }
 
-  async timedPass(requests: SearchRequest[]): Promise<TimedPass> {
-    return timedNativePass(
-      {
-        d: this.d,
-        empty: this.rows.liveCount() === 0,
-        kOf: (k) => k,
-        compile: (f) => this.filters.get(f),
-        timedSearch: (queries, k, clauses, fields) => this.native.timedSearch(this.handle, queries, k, clauses, ...this.filters.columnsOf(fields)),
-        kept: (ids, pred) => keptIds(ids, this.rows.live, pred),
-        search: (r) => this.search(r),
-      },
-      requests,
-    );
+  async timedPass(requests: sdk.SearchRequest[]): Promise<sdk.TimedPass> {
+    const session = { d: this.d, empty: this.rows.liveCount() === 0, kOf: (k: number) => k, search: (r: sdk.SearchRequest) => this.search(r) };
+    return this.graph.timedPass(this.handle, session, requests);
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     if (request.vector.length !== this.d) throw new Error(`usearch-direct: query has ${request.vector.length} floats, the index d=${this.d}`);
     if (this.native.size(this.handle) === 0) return [];
-    if (request.filter === null) return keptIds(this.native.search(this.handle, request.vector, request.k), this.rows.live, null);
-    const c = this.filters.get(request.filter);
-    const ids = this.native.search(this.handle, request.vector, request.k, c.clauses, ...this.filters.columnsOf(c.fields));
-    return keptIds(ids, this.rows.live, c.pred);
+    return this.graph.search(this.handle, request.vector, request.k, request.filter);
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const f =
       request.filter === null
         ? 'no filter'
-        : `native filter ${filterKey(request.filter)} (a C++ predicate over the attribute columns) applied to every key the walk visits`;
+        : `native filter ${sdk.filterKey(request.filter)} (a C++ predicate over the attribute columns) applied to every key the walk visits`;
     return `HNSW graph walk, expansion_search=max(${this.expansionSearch}, k=${request.k}); ${f}`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'graph walk + filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'graph walk + filter');
   }
 
   async diskBytes(): Promise<number> {
     // In-memory engine: the size of what it saves, saved again first when writes changed it.
     if (this.dirty) this.persist();
-    return fileBytes(this.path, this.rowsPath);
+    return sdk.fileBytes(this.path, this.rowsPath);
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.upsert(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     if (batch.vectors.length !== batch.ids.length * this.d) {
       throw new Error(`usearch-direct: batch has ${batch.vectors.length} floats for ${batch.ids.length} rows of d=${this.d}`);
     }
@@ -227,36 +188,36 @@ class UsearchDirectSession implements EngineSession {
     this.writable();
     let top = 0;
     for (const id of ids) top = Math.max(top, id);
-    if (this.rows.fit(top)) this.filters.clear();
+    if (this.rows.fit(top)) this.graph.filters.clear();
     for (let j = 0; j < ids.length; j++) this.rows.setAttrs(batch, keep === null ? j : keep[j], ids[j]);
     this.native.add(this.handle, ids, vectors, this.settings.threads);
     for (const id of ids) this.rows.markLive(id);
   }
 
   async delete(ids: Int32Array): Promise<void> {
-    const gone = ids.filter((id) => this.rows.isLive(id));
+    const gone = this.rows.liveOf(ids);
     if (gone.length === 0) return;
     this.writable();
     this.native.remove(this.handle, gone);
-    for (const id of gone) this.rows.markDeleted(id);
+    this.rows.markAllDeleted(gone);
   }
 
   async close(): Promise<void> {
     // What a later reopen finds is what this session held.
     if (this.dirty && this.rows.liveCount() > 0) this.persist();
-    this.filters.clear();
+    this.graph.filters.clear();
     this.native.free(this.handle);
   }
 }
 
 const metricOf = (m: string): Metric => (m === 'l2' ? 'l2sq' : 'ip');
 
-const participant: Participant<UsearchDirectSettings> = {
+const participant: sdk.Participant<UsearchDirectSettings> = {
   engine: 'usearch',
-  engineVersion: async () => `${packageVersion('usearch')} (the headers and NumKong kernels of the npm package usearch)`,
+  engineVersion: async () => `${sdk.packageVersion('usearch')} (the headers and NumKong kernels of the npm package usearch)`,
   settingsSchema,
-  knobs: { expansion_search: intKnob(1) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: { expansion_search: sdk.intKnob(1) },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'during the graph walk: a native (C++) predicate over the attribute columns decides which keys may enter the result set',
   concurrentSearch: false,
   // reopen reads (or maps) the files buildIndex saved; searches never write them.

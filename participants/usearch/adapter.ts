@@ -12,21 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import {
-  intKnob,
-  ATTRIBUTES,
-  RowColumns,
-  filterKey,
-  packageVersion,
-  fileBytes,
-  type EngineSession,
-  type Knobs,
-  type Participant,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  declaredStrategy,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 import { usearchSettingsSchema } from '../_shared/hnsw-settings.ts';
 
 export const settingsSchema = usearchSettingsSchema;
@@ -39,12 +25,12 @@ const EMPTY_FILE = 'usearch.empty.index';
 /** The adapter's side of a row: attribute columns and the live flag, by key (RowColumns). */
 const ROWS_FILE = 'usearch.rows.bin';
 
-class UsearchSession implements EngineSession {
+class UsearchSession implements sdk.EngineSession {
   private index: Index;
   private readonly d: number;
   private readonly metric: MetricKind;
   /** Attributes and the live flag (1: the key is in the index, not removed), by key. */
-  private rows: RowColumns;
+  private rows: sdk.RowColumns;
   private expansionSearch: number;
   private expansion = 1;
   /** The index is USearch's read-only view of its file (storage: view). */
@@ -68,7 +54,7 @@ class UsearchSession implements EngineSession {
     this.metric = metric;
     this.expansionSearch = settings.expansion_search;
     this.index = this.makeIndex(this.expansionSearch);
-    this.rows = RowColumns.empty(n);
+    this.rows = sdk.RowColumns.empty(n);
     this.path = join(workDir, INDEX_FILE);
     this.rowsPath = join(workDir, ROWS_FILE);
     this.emptyPath = join(workDir, EMPTY_FILE);
@@ -78,7 +64,7 @@ class UsearchSession implements EngineSession {
    * the whole file into memory, as the session that built it held it; the view layout maps it). */
   static reopen(settings: UsearchSettings, d: number, metric: MetricKind, workDir: string): UsearchSession {
     const s = new UsearchSession(settings, 0, d, metric, workDir);
-    const { meta, rows } = RowColumns.read(s.rowsPath);
+    const { meta, rows } = sdk.RowColumns.read(s.rowsPath);
     if (meta.d !== d || meta.metric !== metric) {
       throw new Error(`usearch: ${s.rowsPath} belongs to a d=${String(meta.d)} metric ${String(meta.metric)} index, the dataset is d=${d} metric ${metric}`);
     }
@@ -135,7 +121,7 @@ class UsearchSession implements EngineSession {
 
   /** Adds rows whose ids are not live. Keys are BigInt; vectors are always a fresh copy (the
    * binding is documented to have read typed arrays from the start of their buffer). */
-  private add(batch: RowBatch): void {
+  private add(batch: sdk.RowBatch): void {
     const count = batch.ids.length;
     if (batch.vectors.length !== count * this.d) {
       throw new Error(`usearch: batch has ${batch.vectors.length} floats for ${count} rows of d=${this.d}`);
@@ -154,18 +140,18 @@ class UsearchSession implements EngineSession {
   }
 
   /** The last occurrence of each id in a batch (USearch refuses a key twice in one add). */
-  private dedupe(batch: RowBatch): RowBatch {
+  private dedupe(batch: sdk.RowBatch): sdk.RowBatch {
     const last = new Map<number, number>();
     batch.ids.forEach((id, i) => last.set(id, i));
     if (last.size === batch.ids.length) return batch;
     const keep = [...last.values()].sort((a, b) => a - b);
     const vectors = new Float32Array(keep.length * this.d);
     keep.forEach((i, j) => vectors.set(batch.vectors.subarray(i * this.d, (i + 1) * this.d), j * this.d));
-    const attrs = Object.fromEntries(ATTRIBUTES.map((a) => [a, Int32Array.from(keep, (i) => batch.attrs[a][i])])) as RowBatch['attrs'];
+    const attrs = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, Int32Array.from(keep, (i) => batch.attrs[a][i])])) as sdk.RowBatch['attrs'];
     return { ids: Int32Array.from(keep, (i) => batch.ids[i]), vectors, attrs };
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.upsert(batch);
   }
 
@@ -216,12 +202,12 @@ class UsearchSession implements EngineSession {
     old.load(this.emptyPath);
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     this.expansion = (knobs.expansion as number | undefined) ?? 1;
     this.reload((knobs.expansion_search as number | undefined) ?? this.settings.expansion_search);
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     const size = this.index.size();
     if (size === 0) return [];
     const k = request.k;
@@ -240,28 +226,28 @@ class UsearchSession implements EngineSession {
     return out;
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     if (request.filter === null) return `HNSW search, expansion_search=max(${this.expansionSearch}, k=${request.k})`;
     const wanted = request.k * this.expansion;
-    return `HNSW search of ${wanted} candidates (k=${request.k} x expansion=${this.expansion}, beam max(${this.expansionSearch}, ${wanted})), then post-filter ${filterKey(request.filter)} keeping the first ${request.k}`;
+    return `HNSW search of ${wanted} candidates (k=${request.k} x expansion=${this.expansion}, beam max(${this.expansionSearch}, ${wanted})), then post-filter ${sdk.filterKey(request.filter)} keeping the first ${request.k}`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'post-filter');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'post-filter');
   }
 
   async diskBytes(): Promise<number> {
     // In-memory engine: the size of what it saves (graph + vectors, and the adapter's columns),
     // saved again first when writes changed the index.
     this.persist();
-    return fileBytes(this.path, this.rowsPath);
+    return sdk.fileBytes(this.path, this.rowsPath);
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.upsert(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     const b = this.dedupe(batch);
     // USearch refuses a key that is present: remove the live ones first (a removed key can be
     // added again).
@@ -271,12 +257,12 @@ class UsearchSession implements EngineSession {
   }
 
   async delete(ids: Int32Array): Promise<void> {
-    const gone = ids.filter((id) => this.rows.isLive(id));
+    const gone = this.rows.liveOf(ids);
     if (gone.length === 0) return;
     this.writable();
     this.savedClean = this.colsClean = false;
     this.index.remove(BigUint64Array.from(gone, (id) => BigInt(id)));
-    for (const id of gone) this.rows.markDeleted(id);
+    this.rows.markAllDeleted(gone);
   }
 
   async close(): Promise<void> {
@@ -285,12 +271,12 @@ class UsearchSession implements EngineSession {
   }
 }
 
-const participant: Participant<UsearchSettings> = {
+const participant: sdk.Participant<UsearchSettings> = {
   engine: 'usearch',
-  engineVersion: async () => packageVersion('usearch'),
+  engineVersion: async () => sdk.packageVersion('usearch'),
   settingsSchema,
-  knobs: { expansion_search: intKnob(1), expansion: intKnob(1) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: { expansion_search: sdk.intKnob(1), expansion: sdk.intKnob(1) },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: 'post-filter: HNSW search of k x expansion candidates, then the first k that pass (short results when too few pass)',
   concurrentSearch: false,
   // reopen loads (or, in the view layout, maps) the files buildIndex saved; searches and knob

@@ -14,30 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool, request } from 'undici';
 import { z } from 'zod';
-import {
-  intKnob,
-  ATTRIBUTES,
-  declaredStrategy,
-  freePort,
-  registerSecret,
-  SetupNeeded,
-  serverHandle,
-  spawnServer,
-  type EngineSession,
-  type FilterExpr,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  type RemoteServer,
-  type RowBatch,
-  type SearchRequest,
-  type ServerConnection,
-  type ServerHandle,
-  type ServerStartContext,
-  type Strategy,
-  foldFilter,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
 const PROVISION = 'participants/weaviate/provision.sh';
 /** Weaviate class names start with a capital letter. */
@@ -51,20 +28,18 @@ const DELETE_CHUNK = 5000;
 /** The highest ef a knob may set; Weaviate itself names no upper bound. */
 const MAX_EF = 100_000;
 
-const settingsSchema = z
-  .object({
-    /** HNSW degree above layer 0 (Weaviate's maxConnections; layer 0 keeps 2 x this). */
-    maxConnections: z.number().int().min(4).max(2047).default(16),
-    /** Candidates while building the graph. */
-    efConstruction: z.number().int().min(4).max(100_000).default(200),
-    /** How a filtered search walks the graph: ACORN (Weaviate's default) or the older
-     * sweeping walk over an allow-list. */
-    filterStrategy: z.enum(['acorn', 'sweeping']).default('acorn'),
-    /** A filter matching fewer rows than this is answered by an exact scan of the matches
-     * (Weaviate's default, 40,000). */
-    flatSearchCutoff: z.number().int().min(0).default(40_000),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** HNSW degree above layer 0 (Weaviate's maxConnections; layer 0 keeps 2 x this). */
+  maxConnections: sdk.intSetting(4, 2047, 16),
+  /** Candidates while building the graph. */
+  efConstruction: sdk.intSetting(4, 100_000, 200),
+  /** How a filtered search walks the graph: ACORN (Weaviate's default) or the older
+   * sweeping walk over an allow-list. */
+  filterStrategy: z.enum(['acorn', 'sweeping']).default('acorn'),
+  /** A filter matching fewer rows than this is answered by an exact scan of the matches
+   * (Weaviate's default, 40,000). */
+  flatSearchCutoff: z.number().int().min(0).default(40_000),
+});
 type Settings = z.infer<typeof settingsSchema>;
 
 // ---- the server ----
@@ -73,7 +48,7 @@ const installDir = () => join(process.env.VECBENCH_CACHE ?? '/var/cache/vecbench
 
 function binary(): string {
   const bin = join(installDir(), 'bin', 'weaviate-server');
-  if (!existsSync(bin)) throw new SetupNeeded(`the Weaviate server is not built (${bin}; ${PROVISION} builds it)`);
+  if (!existsSync(bin)) throw new sdk.SetupNeeded(`the Weaviate server is not built (${bin}; ${PROVISION} builds it)`);
   return bin;
 }
 
@@ -93,9 +68,9 @@ async function otherPorts(rest: number): Promise<Record<(typeof OTHER_PORTS)[num
   const taken = new Set([rest]);
   const ports = {} as Record<(typeof OTHER_PORTS)[number], number>;
   for (const name of OTHER_PORTS) {
-    let port = await freePort();
+    let port = await sdk.freePort();
     // Weaviate refuses cluster ports below 1024.
-    for (let i = 0; (taken.has(port) || port < 1024) && i < 20; i++) port = await freePort();
+    for (let i = 0; (taken.has(port) || port < 1024) && i < 20; i++) port = await sdk.freePort();
     if (taken.has(port) || port < 1024) throw new Error(`weaviate: found no free port for ${name}`);
     taken.add(port);
     ports[name] = port;
@@ -103,14 +78,14 @@ async function otherPorts(rest: number): Promise<Record<(typeof OTHER_PORTS)[num
   return ports;
 }
 
-async function startWeaviate(ctx: ServerStartContext<Settings>): Promise<ServerHandle> {
+async function startWeaviate(ctx: sdk.ServerStartContext<Settings>): Promise<sdk.ServerHandle> {
   const command = binary();
   // Fresh per start: the keys are configuration, nothing of them is kept in the data, so a
   // restart on the data simply gets new ones.
   const apiKey = randomBytes(24).toString('hex');
   const clusterPassword = randomBytes(24).toString('hex');
-  registerSecret(apiKey);
-  registerSecret(clusterPassword);
+  sdk.registerSecret(apiKey);
+  sdk.registerSecret(clusterPassword);
   const ports = await otherPorts(ctx.port);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -136,7 +111,7 @@ async function startWeaviate(ctx: ServerStartContext<Settings>): Promise<ServerH
     LOG_LEVEL: 'warning',
   };
   const allPorts = [ctx.port, ...Object.values(ports)];
-  const proc = spawnServer({
+  const proc = sdk.spawnServer({
     name: 'weaviate',
     command,
     args: ['--host', '127.0.0.1', '--port', String(ctx.port), '--scheme', 'http'],
@@ -155,7 +130,7 @@ async function startWeaviate(ctx: ServerStartContext<Settings>): Promise<ServerH
       `weaviate listens on ports ${allPorts.join(', ')} (two of them on every interface) and they could not be closed to other users and hosts (${proc.portGuard.why}): its APIs ask for a key, its cluster API for a password, its gossip and Raft ports for none`,
     );
   const connection = { host: '127.0.0.1', port: ctx.port, dataDir: ctx.dataDir, params: { apiKey, grpcPort: ports.GRPC_PORT } };
-  return serverHandle(proc, connection, () => answers(ctx.port, apiKey));
+  return sdk.serverHandle(proc, connection, () => answers(ctx.port, apiKey));
 }
 
 /** Ready (`/v1/.well-known/ready`, which asks for no key) and a request with the key answered
@@ -229,8 +204,8 @@ function vectorText(v: Float32Array): string {
 // ---- filters ----
 
 /** FilterExpr -> a Weaviate where filter in GraphQL's input syntax (operators are enum values). */
-export function whereFilter(f: FilterExpr): string {
-  return foldFilter<string>(f, {
+export function whereFilter(f: sdk.FilterExpr): string {
+  return sdk.foldFilter<string>(f, {
     eq: (field, value) => `{path:["${field}"],operator:Equal,valueInt:${value}}`,
     range: (field, gte, lt) =>
       `{operator:And,operands:[{path:["${field}"],operator:GreaterThanEqual,valueInt:${gte}},{path:["${field}"],operator:LessThan,valueInt:${lt}}]}`,
@@ -242,21 +217,21 @@ export function whereFilter(f: FilterExpr): string {
 }
 
 /** The GraphQL query of a search: the row ids only, best first. */
-export function searchQuery(request: SearchRequest): string {
+export function searchQuery(request: sdk.SearchRequest): string {
   const where = request.filter === null ? '' : `,where:${whereFilter(request.filter)}`;
   return `{Get{${CLASS}(nearVector:{vector:${vectorText(request.vector)}},limit:${request.k}${where}){${ROW_ID}}}}`;
 }
 
 /** ef: a fixed candidate list (Weaviate's -1, a dynamic ef from k, is not offered). */
-const KNOBS = { ef: intKnob(1, MAX_EF, "a fixed ef; Weaviate's dynamic ef, -1, is not offered") };
+const KNOBS = { ef: sdk.intKnob(1, MAX_EF, "a fixed ef; Weaviate's dynamic ef, -1, is not offered") };
 
-function distance(metric: Metric): 'dot' | 'l2-squared' {
+function distance(metric: sdk.Metric): 'dot' | 'l2-squared' {
   // Cosine datasets arrive unit length: the dot product ranks as cosine.
   return metric === 'l2' ? 'l2-squared' : 'dot';
 }
 
 /** The class definition a fresh open creates. */
-function classDefinition(settings: Settings, metric: Metric): Record<string, unknown> {
+function classDefinition(settings: Settings, metric: sdk.Metric): Record<string, unknown> {
   return {
     class: CLASS,
     vectorizer: 'none',
@@ -274,7 +249,7 @@ function classDefinition(settings: Settings, metric: Metric): Record<string, unk
     },
     properties: [
       { name: ROW_ID, dataType: ['int'], indexFilterable: true, indexSearchable: false, indexRangeFilters: false },
-      ...ATTRIBUTES.map((a) => ({ name: a, dataType: ['int'], indexFilterable: true, indexSearchable: false, indexRangeFilters: true })),
+      ...sdk.ATTRIBUTES.map((a) => ({ name: a, dataType: ['int'], indexFilterable: true, indexSearchable: false, indexRangeFilters: true })),
     ],
     // One shard, no replication: a one-node server.
     shardingConfig: { desiredCount: 1 },
@@ -296,7 +271,7 @@ interface BatchResult {
 
 // ---- the session ----
 
-class WeaviateSession implements EngineSession {
+class WeaviateSession implements sdk.EngineSession {
   private ef: number;
 
   constructor(
@@ -308,12 +283,12 @@ class WeaviateSession implements EngineSession {
     this.ef = (definition.vectorIndexConfig as { ef: number }).ef;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     await this.put(batch);
   }
 
   /** Batch import: a new UUID adds the row, a present one replaces it (vector and properties). */
-  private async put(batch: RowBatch): Promise<void> {
+  private async put(batch: sdk.RowBatch): Promise<void> {
     const n = batch.ids.length;
     if (batch.vectors.length !== n * this.d) throw new Error(`batch has ${batch.vectors.length} floats for ${n} rows of dimension ${this.d}`);
     for (let from = 0; from < n; from += IMPORT_CHUNK) {
@@ -321,7 +296,7 @@ class WeaviateSession implements EngineSession {
       // Written as text: vectors in 9 digits instead of JSON.stringify's 17.
       const objects: string[] = [];
       for (let i = from; i < to; i++) {
-        const props = [`"${ROW_ID}":${batch.ids[i]}`, ...ATTRIBUTES.map((a) => `"${a}":${batch.attrs[a][i]}`)].join(',');
+        const props = [`"${ROW_ID}":${batch.ids[i]}`, ...sdk.ATTRIBUTES.map((a) => `"${a}":${batch.attrs[a][i]}`)].join(',');
         objects.push(
           `{"class":"${CLASS}","id":"${rowUuid(batch.ids[i])}","properties":{${props}},"vector":${vectorText(batch.vectors.subarray(i * this.d, (i + 1) * this.d))}}`,
         );
@@ -337,7 +312,7 @@ class WeaviateSession implements EngineSession {
   /** Nothing to do: Weaviate inserts each object into the HNSW graph as it is imported. */
   async buildIndex(): Promise<void> {}
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     const ef = knobs.ef as number | undefined;
     if (ef === undefined || ef === this.ef) return;
     const definition = { ...this.definition, vectorIndexConfig: { ...(this.definition.vectorIndexConfig as object), ef } };
@@ -350,7 +325,7 @@ class WeaviateSession implements EngineSession {
     this.ef = ef;
   }
 
-  async search(request: SearchRequest): Promise<number[]> {
+  async search(request: sdk.SearchRequest): Promise<number[]> {
     if (request.vector.length !== this.d) throw new Error(`query vector has ${request.vector.length} dimensions, the class ${this.d}`);
     const r = await this.http.ok<{ data?: { Get?: Record<string, { rid: number }[] | null> }; errors?: { message: string }[] }>(
       'POST',
@@ -371,15 +346,15 @@ class WeaviateSession implements EngineSession {
     return ids;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'pre-filter + graph walk, exact scan if few match');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'pre-filter + graph walk, exact scan if few match');
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     await this.put(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     await this.put(batch);
   }
 
@@ -399,7 +374,7 @@ class WeaviateSession implements EngineSession {
   }
 }
 
-function httpFor<S>(ctx: OpenContext<S>): Http {
+function httpFor<S>(ctx: sdk.OpenContext<S>): Http {
   const server = ctx.server;
   if (!server) throw new Error('weaviate: no server connection in the open context (the runner starts the server)');
   const pool = new Pool(`http://${server.host}:${server.port}`, { connections: Math.max(1, ctx.maxConcurrency), pipelining: 1, keepAliveTimeout: 60_000 });
@@ -409,13 +384,13 @@ function httpFor<S>(ctx: OpenContext<S>): Http {
 /** A Weaviate the user runs (--connect weaviate=http://:APIKEY@host:8080, the API key as the
  * URL's password; none when it allows anonymous access): vecbench makes and drops its own class
  * there, VbItems. Plain http (REST); a server serving only https is refused by the check. */
-const remote: RemoteServer = {
+const remote: sdk.RemoteServer = {
   schemes: ['http'],
   defaultPort: 8080,
   connection(url) {
     const apiKey = decodeURIComponent(url.password);
-    const params: ServerConnection['params'] = apiKey ? { apiKey } : {};
-    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 8080), dataDir: '', params };
+    const params: sdk.ServerConnection['params'] = apiKey ? { apiKey } : {};
+    return sdk.urlConnection(url, 8080, params);
   },
   async check(c) {
     const pool = new Pool(`http://${c.host}:${c.port}`, { connections: 1 });
@@ -431,14 +406,14 @@ const remote: RemoteServer = {
   },
 };
 
-const participant: Participant<Settings> = {
+const participant: sdk.Participant<Settings> = {
   engine: 'Weaviate',
   async engineVersion() {
     return versionCache ?? `Weaviate ${builtVersion()} (provision.sh's build; no server running to ask)`;
   },
   settingsSchema,
   knobs: KNOBS,
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  filters: sdk.EVERY_FILTER,
   filterStrategy:
     'pre-filter: the where filter becomes an allow-list from the inverted (roaring bitmap) indexes; fewer matches than flatSearchCutoff (40,000) are scanned exactly, more than 40 % of the rows go through the sweeping HNSW walk, the rest through the ACORN walk (filterStrategy acorn)',
   concurrentSearch: true,

@@ -23,35 +23,19 @@ import {
   type ZVecDocInput,
   type ZVecStatus,
 } from '@zvec/zvec';
-import {
-  intKnob,
-  ATTRIBUTES,
-  type EngineSession,
-  type Knobs,
-  type Metric,
-  type OpenContext,
-  type Participant,
-  packageVersion,
-  type RowBatch,
-  type SearchRequest,
-  type Strategy,
-  declaredStrategy,
-  filterLiteral,
-} from '../../src/sdk/index.ts';
+import * as sdk from '../../src/sdk/index.ts';
 
-const settingsSchema = z
-  .object({
-    /** HNSW links per node (zvec's m; its own default is 50). */
-    m: z.number().int().min(2).max(256).default(16),
-    /** HNSW candidate list size while building (zvec's efConstruction; its default is 500). */
-    ef_construction: z.number().int().min(1).max(10_000).default(200),
-    /** Vector storage in the index: full float32, or zvec's FP16 / INT8 quantization. */
-    quantize: z.enum(['none', 'fp16', 'int8']).default('none'),
-    /** Inverted indexes on the attribute fields (the prefilter evaluates the expression on them;
-     * without them zvec scans the forward columns). */
-    scalar_indexes: z.boolean().default(true),
-  })
-  .strict();
+const settingsSchema = sdk.settingsObject({
+  /** HNSW links per node (zvec's m; its own default is 50). */
+  m: sdk.intSetting(2, 256, 16),
+  /** HNSW candidate list size while building (zvec's efConstruction; its default is 500). */
+  ef_construction: sdk.intSetting(1, 10_000, 200),
+  /** Vector storage in the index: full float32, or zvec's FP16 / INT8 quantization. */
+  quantize: z.enum(['none', 'fp16', 'int8']).default('none'),
+  /** Inverted indexes on the attribute fields (the prefilter evaluates the expression on them;
+   * without them zvec scans the forward columns). */
+  scalar_indexes: z.boolean().default(true),
+});
 type ZvecSettings = z.infer<typeof settingsSchema>;
 
 /** The collection's directory inside workDir. */
@@ -94,7 +78,7 @@ function checkStatuses(what: string, statuses: ZVecStatus[], ignore: readonly st
   if (bad) throw new Error(`zvec: ${what} failed: ${bad.code} ${bad.message}`);
 }
 
-class ZvecSession implements EngineSession {
+class ZvecSession implements sdk.EngineSession {
   private ef = 300;
   /** Rows written since the last optimize (searched by brute force until then). */
   private unindexed = 0;
@@ -105,12 +89,12 @@ class ZvecSession implements EngineSession {
     private readonly d: number,
   ) {}
 
-  private docs(batch: RowBatch, from: number, to: number): ZVecDocInput[] {
+  private docs(batch: sdk.RowBatch, from: number, to: number): ZVecDocInput[] {
     const out: ZVecDocInput[] = [];
     const d = this.d;
     for (let i = from; i < to; i++) {
       const fields: Record<string, number> = {};
-      for (const a of ATTRIBUTES) fields[a] = batch.attrs[a][i];
+      for (const a of sdk.ATTRIBUTES) fields[a] = batch.attrs[a][i];
       // The binding copies the vector out of the view while it converts the batch.
       out.push({ id: String(batch.ids[i]), vectors: { [VECTOR_FIELD]: batch.vectors.subarray(i * d, (i + 1) * d) }, fields });
     }
@@ -118,7 +102,7 @@ class ZvecSession implements EngineSession {
   }
 
   /** Upserts the rows in batches zvec accepts. */
-  private write(batch: RowBatch): void {
+  private write(batch: sdk.RowBatch): void {
     const m = batch.ids.length;
     if (batch.vectors.length !== m * this.d) {
       throw new Error(`zvec: batch has ${batch.vectors.length} floats for ${m} rows of d=${this.d}`);
@@ -130,7 +114,7 @@ class ZvecSession implements EngineSession {
     this.unindexed += m;
   }
 
-  async ingest(batch: RowBatch): Promise<void> {
+  async ingest(batch: sdk.RowBatch): Promise<void> {
     this.write(batch);
   }
 
@@ -141,18 +125,18 @@ class ZvecSession implements EngineSession {
     this.unindexed = 0;
   }
 
-  async setKnobs(knobs: Knobs): Promise<void> {
+  async setKnobs(knobs: sdk.Knobs): Promise<void> {
     if (knobs.ef !== undefined) this.ef = knobs.ef as number;
   }
 
-  async search(request: SearchRequest): Promise<ArrayLike<number>> {
+  async search(request: sdk.SearchRequest): Promise<ArrayLike<number>> {
     const docs = this.collection.querySync({
       fieldName: VECTOR_FIELD,
       vector: request.vector,
       topk: request.k,
       // No scalar fields and no vectors back: only the ids are needed.
       outputFields: [],
-      ...(request.filter ? { filter: filterLiteral(request.filter) } : {}),
+      ...(request.filter ? { filter: sdk.filterLiteral(request.filter) } : {}),
       params: { indexType: ZVecIndexType.HNSW, ef: this.ef },
     });
     const out = new Int32Array(docs.length);
@@ -160,26 +144,26 @@ class ZvecSession implements EngineSession {
     return out;
   }
 
-  async explain(request: SearchRequest): Promise<string> {
+  async explain(request: sdk.SearchRequest): Promise<string> {
     const f =
-      request.filter === null ? 'no filter' : `prefilter "${filterLiteral(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
+      request.filter === null ? 'no filter' : `prefilter "${sdk.filterLiteral(request.filter)}" evaluated by zvec (inverted indexes on the attribute fields)`;
     const pending = this.unindexed > 0 ? `; ${this.unindexed} rows written since the last optimize are searched by brute force` : '';
     return `HNSW search, ef=${this.ef}, topk=${request.k}; ${f}${pending}`;
   }
 
-  strategy(request: SearchRequest): Strategy {
-    return declaredStrategy(request, 'graph walk', 'pre-filter + graph walk');
+  strategy(request: sdk.SearchRequest): sdk.Strategy {
+    return sdk.declaredStrategy(request, 'graph walk', 'pre-filter + graph walk');
   }
 
   async diskBytes(): Promise<number> {
     return treeBytes(this.collection.path);
   }
 
-  async insert(batch: RowBatch): Promise<void> {
+  async insert(batch: sdk.RowBatch): Promise<void> {
     this.write(batch);
   }
 
-  async upsert(batch: RowBatch): Promise<void> {
+  async upsert(batch: sdk.RowBatch): Promise<void> {
     this.write(batch);
   }
 
@@ -204,12 +188,12 @@ class ZvecSession implements EngineSession {
   }
 }
 
-function metricType(metric: Metric) {
+function metricType(metric: sdk.Metric) {
   // cosine: vectors are unit length after prepare, so the index ranks by inner product.
   return metric === 'l2' ? ZVecMetricType.L2 : ZVecMetricType.IP;
 }
 
-function openSession(ctx: OpenContext<ZvecSettings>, existing: boolean): ZvecSession {
+function openSession(ctx: sdk.OpenContext<ZvecSettings>, existing: boolean): ZvecSession {
   initOnce();
   const s = ctx.settings;
   const { d } = ctx.dataset;
@@ -241,28 +225,24 @@ function openSession(ctx: OpenContext<ZvecSettings>, existing: boolean): ZvecSes
         quantizeType: QUANTIZE[s.quantize],
       },
     },
-    fields: ATTRIBUTES.map((a) => ({ name: a, dataType: ZVecDataType.INT32, ...inverted })),
+    fields: sdk.ATTRIBUTES.map((a) => ({ name: a, dataType: ZVecDataType.INT32, ...inverted })),
   });
   return new ZvecSession(ZVecCreateAndOpen(path, schema), d);
 }
 
-const participant: Participant<ZvecSettings> = {
+const participant: sdk.Participant<ZvecSettings> = {
   engine: 'zvec',
-  engineVersion: async () => packageVersion('@zvec/zvec'),
+  engineVersion: async () => sdk.packageVersion('@zvec/zvec'),
   settingsSchema,
-  knobs: { ef: intKnob(1) },
-  filters: { fields: ATTRIBUTES, ops: ['eq', 'range', 'and'] },
+  knobs: { ef: sdk.intKnob(1) },
+  filters: sdk.EVERY_FILTER,
   filterStrategy: "prefilter: zvec evaluates the expression on the attribute fields' inverted indexes, and only matching documents may enter the HNSW result",
   concurrentSearch: false,
   // zvec locks an open collection against a second open, read-only too: each search thread
   // reopens its own copy of the work directory.
   reopenInThreads: 'copy',
-  async open(ctx) {
-    return openSession(ctx, false);
-  },
-  async reopen(ctx) {
-    return openSession(ctx, true);
-  },
+  open: async (ctx) => openSession(ctx, false),
+  reopen: async (ctx) => openSession(ctx, true),
 };
 
 export default participant;

@@ -30,9 +30,16 @@ import { besideSource } from '../util/code-paths.ts';
 import { ForeignHost, type HostCommand, type Reply } from './foreign-host.ts';
 
 /** The directory of the Python reference host (vecbench_host.py): a Python host puts it on its
- * path (the adapter passes it as VECBENCH_PYTHON_SDK). */
+ * path (pythonHost passes it as VECBENCH_PYTHON_SDK). */
 export function pythonSdkDir(): string {
   return besideSource(import.meta.url, '../sdk/python');
+}
+
+/** The command of a Python participant's host: host.py beside its adapter (`moduleUrl`: the
+ * adapter's import.meta.url) run by `python` (its venv's interpreter), unbuffered so its stderr
+ * lines arrive as written (-I would drop PYTHONPATH; the SDK's path goes in its own variable). */
+export function pythonHost(moduleUrl: string, python: string): HostCommand {
+  return { command: python, args: ['-u', besideSource(moduleUrl, 'host.py')], env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() } };
 }
 
 /** The protocol's version: a host answering another one is refused at hello. */

@@ -2,7 +2,8 @@
 // an engine: it is what several adapters need, written once.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { AttrName, FilterExpr, RowBatch, SearchRequest, Strategy } from '../contracts.ts';
+import { z } from 'zod';
+import { ATTRIBUTES, type AttrName, type FilterExpr, type RowBatch, type SearchRequest, type ServerConnection, type Strategy } from '../contracts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -21,6 +22,36 @@ export function packageVersion(name: string): string {
     if (up === dir) throw new Error(`cannot find the package.json of ${name}`);
     dir = up;
   }
+}
+
+/** A participant's `filters` when it takes every filter the datasets ask: equality, ranges and
+ * their conjunctions over every attribute. */
+export const EVERY_FILTER: { readonly fields: readonly AttrName[]; readonly ops: readonly FilterExpr['op'][] } = {
+  fields: ATTRIBUTES,
+  ops: ['eq', 'range', 'and'],
+};
+
+/** A participant's settings schema (settings.json's settings): these fields and no other, so a
+ * misspelt key is refused by name instead of ignored. */
+export function settingsObject<T extends z.ZodRawShape>(shape: T) {
+  return z.object(shape).strict();
+}
+
+/** An integer setting of an index (settings.json) in [min, max], `fallback` when left out. */
+export function intSetting(min: number, max: number, fallback: number) {
+  return z.number().int().min(min).max(max).default(fallback);
+}
+
+/** A server the user runs, from its --connect URL: the host (an IPv6 address without its
+ * brackets), the URL's port or `defaultPort`, no data directory (vecbench owns none of its files)
+ * and `params` for open(). */
+export function urlConnection(url: URL, defaultPort: number, params: ServerConnection['params'] = {}): ServerConnection {
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || defaultPort), dataDir: '', params };
+}
+
+/** The user and password a URL names (decoded), or none when it names no user. */
+export function urlCredentials(url: URL): ServerConnection['params'] {
+  return url.username ? { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } : {};
 }
 
 export type RowPredicate = (row: number) => boolean;

@@ -55,12 +55,14 @@ interface ParticipantAddon<T> {
 }
 
 /** The addon of participants/<participant>/native, built by scripts/build-native.mjs as
- * build/Release/<file> beside the adapter (`moduleUrl`: its import.meta.url). */
+ * build/Release/<file> beside the adapter (`moduleUrl`: its import.meta.url); `file` defaults to
+ * the participant's name with `_` for `-` (binding.gyp's target_name allows no `-`). `get()` loads it on
+ * first use; `load(path)` says in one line why an addon at `path` is unavailable. */
 export function participantAddon<T>(
   moduleUrl: string,
-  spec: { participant: string; file: string } & Pick<AddonSpec, 'needs' | 'beforeLoad'>,
+  spec: { participant: string; file?: string } & Pick<AddonSpec, 'needs' | 'beforeLoad'>,
 ): ParticipantAddon<T> {
-  const { file, ...rest } = spec;
+  const { file = `${spec.participant.replaceAll('-', '_')}.node`, ...rest } = spec;
   const full: AddonSpec = {
     ...rest,
     path: besideSource(moduleUrl, `native/build/Release/${file}`),

@@ -13,6 +13,16 @@ export interface NativeFilter extends FilterClauses {
   pred: RowPredicate;
 }
 
+/** The search calls of a graph addon whose filters are NativeFilters' triples (`clauses`, null
+ * for none) over attribute columns passed after them. `H` is the addon's index handle. */
+export interface NativeGraphSearch<H> {
+  search(h: H, query: Float32Array, k: number, clauses?: Float64Array | null, ...columns: Int32Array[]): Int32Array;
+  /** n queries (n x d), each searched as search() does and timed alone in C++: ids one query
+   * after another, their offsets (n + 1) and each query's nanoseconds. */
+  timedSearch(h: H, queries: Float32Array, k: number, clauses: Float64Array | null, ...columns: Int32Array[]): [Int32Array, Int32Array, Float64Array];
+  free(h: H): void;
+}
+
 /** Compiled filters by key, over the columns `columns()` returns now (clear() when they grow). */
 export class NativeFilters {
   private readonly cache = new Map<string, NativeFilter>();
@@ -48,7 +58,7 @@ export class NativeFilters {
 
 /** Ids that are live and pass the predicate: the addon applied both already; re-checking k ids
  * costs nothing and guards the contract. */
-export function keptIds(ids: Int32Array, live: Uint8Array, pred: RowPredicate | null): Int32Array {
+function keptIds(ids: Int32Array, live: Uint8Array, pred: RowPredicate | null): Int32Array {
   let j = 0;
   while (j < ids.length && live[ids[j]] === 1 && (pred === null || pred(ids[j]))) j++;
   return j === ids.length ? ids : ids.filter((id) => live[id] === 1 && (pred === null || pred(id)));
@@ -113,4 +123,47 @@ export async function timedNativePass(s: NativePassSession, requests: SearchRequ
   const wallS = (performance.now() - t0) / 1000;
   const results = Array.from({ length: n }, (_, i) => s.kept(labels.subarray(offsets[i], offsets[i + 1]), compiled[i]?.pred ?? null));
   return { results, latenciesMs: ns.map((x) => x / 1e6), errors, wallS };
+}
+
+/** A session's searches through a graph addon (NativeGraphSearch): each filter compiled once, its
+ * columns passed in slot order, the ids the addon returns re-checked against the live flags;
+ * `rows()` is the session's RowColumns now (call filters.clear() when they grow). */
+export class NativeGraphSearcher<H> {
+  readonly filters: NativeFilters;
+
+  constructor(
+    engine: string,
+    private readonly addon: NativeGraphSearch<H>,
+    private readonly rows: () => { cols: RowAttributes; live: Uint8Array },
+  ) {
+    this.filters = new NativeFilters(engine, () => rows().cols);
+  }
+
+  search(handle: H, vector: Float32Array, k: number, filter: FilterExpr | null): Int32Array {
+    const live = this.rows().live;
+    if (filter === null) return keptIds(this.addon.search(handle, vector, k), live, null);
+    const c = this.filters.get(filter);
+    const cols = this.filters.columnsOf(c.fields);
+    // The common shapes (one or two fields) without spreading an array into the call.
+    const ids =
+      cols.length === 1
+        ? this.addon.search(handle, vector, k, c.clauses, cols[0])
+        : cols.length === 2
+          ? this.addon.search(handle, vector, k, c.clauses, cols[0], cols[1])
+          : this.addon.search(handle, vector, k, c.clauses, ...cols);
+    return keptIds(ids, live, c.pred);
+  }
+
+  /** A pass timed in C++ (timedNativePass over the addon's timedSearch). */
+  timedPass(handle: H, session: Pick<NativePassSession, 'd' | 'empty' | 'kOf' | 'search'>, requests: SearchRequest[]): Promise<TimedPass> {
+    return timedNativePass(
+      {
+        ...session,
+        compile: (f) => this.filters.get(f),
+        timedSearch: (queries, k, clauses, fields) => this.addon.timedSearch(handle, queries, k, clauses, ...this.filters.columnsOf(fields)),
+        kept: (ids, pred) => keptIds(ids, this.rows().live, pred),
+      },
+      requests,
+    );
+  }
 }

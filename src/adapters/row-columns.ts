@@ -95,6 +95,26 @@ export class RowColumns {
     this.deleted[id] = 1;
   }
 
+  /** The ids of a delete that are live now: the ones the engine must delete. */
+  liveOf(ids: Int32Array): Int32Array {
+    return ids.filter((id) => this.isLive(id));
+  }
+
+  markAllDeleted(ids: Int32Array): void {
+    for (const id of ids) this.markDeleted(id);
+  }
+
+  /** A delete for an engine that deletes one id at a time: `remove` for each id live now, which
+   * is then marked deleted. Whether any was. */
+  deleteEach(ids: Int32Array, remove: (id: number) => void): boolean {
+    const gone = this.liveOf(ids);
+    for (const id of gone) {
+      remove(id);
+      this.markDeleted(id);
+    }
+    return gone.length > 0;
+  }
+
   /** Rows live now. */
   liveCount(): number {
     let n = 0;

@@ -19,18 +19,15 @@
 import { esc, isRecord, jsonForScript } from './page/html-text.ts';
 // The escaping rules are part of this module's face (the tests hold them here).
 export { esc, jsonForScript, miniMarkdown } from './page/html-text.ts';
-import { participantOrder, sortGroups, tablesSection } from './page/tables-html.ts';
-import { filtersSection } from './page/filters-html.ts';
-import { generalSection } from './page/general-html.ts';
-import { datasetTiers, diskSection } from './page/disk-html.ts';
-import { datasetSection, participantsSection } from './page/about-html.ts';
+import { participantOrder, sortGroups } from './page/tables-html.ts';
+import { PAGE_SECTIONS } from './page/sections.ts';
+import { datasetTiers } from './page/disk-html.ts';
 import { build } from 'esbuild';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { deriveCells } from './cells.ts';
 import type { ChurnCurve, ExtraCurve, PageData, PageSeries } from './page/types.ts';
 import { PAGE_CSS } from './page/style.ts';
-import { churnSection } from './page/churn-html.ts';
 import { exactSearchTest } from './exact-search.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { readingsOf } from '../results/readings.ts';
@@ -124,11 +121,17 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
     if (isRecord(imp) && Array.isArray(imp.not_recorded)) notRecorded[`${r.dataset.name}|${r.participant}`] = imp.not_recorded.map(String);
   }
   const extraCurves: ExtraCurve[] = [];
-  const general = generalSection(results, datasets, extraCurves);
   const churnCurves: ChurnCurve[] = [];
-  const churn = churnSection(results, datasets, churnCurves);
-  const filtersView = filtersSection(results, cells, datasets);
-  const disk = diskSection(results, datasets, extraCurves);
+  const input = {
+    results,
+    cells,
+    datasets,
+    participantsDir: opts.participantsDir ?? DEFAULT_PARTICIPANTS_DIR,
+    dataDir: opts.dataDir,
+    extraCurves,
+    churnCurves,
+  };
+  const sections = PAGE_SECTIONS.map((s) => ({ ...s, text: s.html(input) })).filter((s) => s.text !== '');
   const tiers = datasetTiers(results, datasets);
   const tierNames = [...new Set(datasets.map((d) => tiers[d]))];
   const data: PageData = { datasets, participants, groups, series, cells, notRecorded, extraCurves, churnCurves };
@@ -158,20 +161,14 @@ export async function renderPage(results: ResultFile[], opts: PageOptions = {}):
 <label>filter <select id="sel-filter">${option('all', 'all')}${filters.map((f) => option(f, f)).join('')}</select></label>
 <label>curve <select id="sel-curve">${option('qps', 'throughput: QPS', true)}${option('p50', 'latency: p50')}${option('p99', 'latency: p99')}</select></label>
 <label>recall axis <select id="sel-xaxis">${option('linear', 'linear', true)}${option('nines', 'nines: −log10(1 − recall)')}</select></label>
-<a href="#curves">curves</a><a href="#tables">tables</a>${filtersView ? '<a href="#filters">filters</a>' : ''}${disk ? '<a href="#disk">reads from storage</a>' : ''}<a href="#general">load &amp; resources</a>${churn ? '<a href="#churn">churn</a>' : ''}<a href="#participants">participants</a><a href="#dataset">dataset</a>
+<a href="#curves">curves</a>${sections.map((s) => `<a href="#${s.id}">${esc(s.nav)}</a>`).join('')}
 </nav>
 <main>
 <section class="part" id="curves"><h2>Recall vs throughput</h2>
 <p class="note">One chart per group (filter, k). Dots are measured points (hollow: imported from another harness; ◆: a point calibrated for a target recall; red ring: a flagged point left off the frontier); the line is each participant's Pareto frontier (one per index build where there are several); × marks the table's readings. Bars are 95 % intervals: vertical for QPS (or the latency percentile drawn), horizontal for recall. QPS and latency are on log axes. The recall axis is linear or in nines, x = −log10(1 − recall), which spreads 0.9 – 0.9999 evenly; there recall 1.0 is drawn at 0.99999, the right edge. Hover a point for its knobs, recall readings, intervals, latency and flags.</p>
 <div id="charts"><p class="empty">The charts need JavaScript.</p></div>
 </section>
-${tablesSection(results, cells, datasets)}
-${filtersView}
-${disk}
-${general}
-${churn}
-${participantsSection(results, datasets, opts.participantsDir ?? DEFAULT_PARTICIPANTS_DIR)}
-${datasetSection(results, datasets, opts.dataDir)}
+${sections.map((s) => s.text).join('\n')}
 </main>
 <footer>vecbench — charts drawn with Observable Plot, bundled into this page.</footer>
 <script type="application/json" id="vb-data">${jsonForScript(data)}</script>

@@ -8,7 +8,17 @@ export * from '../contracts.ts';
 // Errors a participant throws: a bad setting or input (one line, exit 2), a missing install.
 export { SetupNeeded, UserError } from '../util/errors.ts';
 // The adapter kit: filters compiled to row predicates, and the installed package's version.
-export { compileFilter, declaredStrategy, firstNonUnitRow, packageVersion, type RowPredicate } from '../adapters/kit.ts';
+export {
+  compileFilter,
+  declaredStrategy,
+  EVERY_FILTER,
+  firstNonUnitRow,
+  intSetting,
+  packageVersion,
+  settingsObject,
+  urlConnection,
+  urlCredentials,
+} from '../adapters/kit.ts';
 // Filters as query text: SQL with bound values (? or $n) or an expression with its values written in.
 export { filterLiteral, filterSql, foldFilter } from '../adapters/filter-text.ts';
 // Filters as (column slot, lo, hi) triples over attribute columns, for a native addon to evaluate.
@@ -16,7 +26,7 @@ export { filterClauses } from '../adapters/filter-clauses.ts';
 // A participant's own N-API addon, loaded once or unavailable in one line naming its build.
 export { participantAddon } from '../adapters/native-addon.ts';
 // A native addon's filters compiled once, and its passes timed in C++ query by query.
-export { keptIds, NativeFilters, timedNativePass } from '../adapters/native-pass.ts';
+export { type NativeGraphSearch, NativeGraphSearcher, timedNativePass } from '../adapters/native-pass.ts';
 // Search knobs declared once (Participant.knobs) with the schema of their values; the harness checks them.
 export { choiceKnob, intKnob, knobWith } from '../adapters/knobs.ts';
 // Persistence of in-process indexes: column files and float arrays in the engine's directory.
@@ -41,6 +51,6 @@ export { registerSecret } from '../util/redact.ts';
 // runs from the build (dist/) or from the sources.
 export { besideSource } from '../util/code-paths.ts';
 // Participants whose engine runs in another language's host process (the participant protocol).
-export { foreignParticipant, pythonSdkDir } from '../adapters/foreign.ts';
+export { foreignParticipant, pythonHost } from '../adapters/foreign.ts';
 // The harness's version (an engine written in this repository reports it as its own).
 export { VECBENCH_VERSION } from '../version.ts';

@@ -1,7 +1,9 @@
-/* What vecbench's own N-API addons over graph libraries share (hnswlib-direct, usearch-direct):
- * reading a call's arguments (typed arrays in place, never element by element), turning a
- * library's or an argument's error into one JS exception naming the addon, handing labels and
- * timings back as typed arrays, and the attribute filter evaluated in C++ during a graph walk.
+/* What vecbench's own N-API addons share (faiss, hnswlib-direct, usearch-direct): the frame of a
+ * binding (its arguments read, typed arrays in place, never element by element; a library's or an
+ * argument's error turned into one JS exception naming the addon), the index handle as a JS
+ * external, the exports table, handing labels and timings back as typed arrays, and, for the
+ * addons over graph libraries (hnswlib-direct, usearch-direct), the attribute filter evaluated in
+ * C++ during a graph walk and their whole search and timed search.
  *
  * The filter: (column slot, lo, hi) triples as a Float64Array, every one of which a row must pass
  * (lo <= column[row] < hi, exact in float64 for any int32), and the Int32Array columns the slots
@@ -16,6 +18,8 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,29 +43,70 @@ inline void check(napi_env env, napi_status s) {
   }
 }
 
-/* Runs a binding body; the arguments' errors (Failure) and the library's (std::exception) become
- * one JS exception each, prefixed with the addon's and the library's name. */
-template <typename F>
-napi_value guarded(napi_env env, const char* addon, const char* library, F body) {
-  try {
-    return body();
-  } catch (const Failure& f) {
-    napi_throw_error(env, nullptr, (std::string(addon) + ": " + f.message).c_str());
-  } catch (const std::exception& e) {
-    napi_throw_error(env, nullptr, (std::string(library) + ": " + e.what()).c_str());
-  }
-  return nullptr;
-}
+using Args = std::vector<napi_value>;
 
 /* The call's arguments: at least `want`, at most `most` (the rest come back null). */
-inline std::vector<napi_value> args(napi_env env, napi_callback_info info, size_t want, size_t most) {
-  std::vector<napi_value> a(most, nullptr);
+inline Args args(napi_env env, napi_callback_info info, size_t want, size_t most) {
+  Args a(most, nullptr);
   size_t got = most;
   check(env, napi_get_cb_info(env, info, &got, a.data(), nullptr, nullptr));
   if (got < want) fail("expected at least " + std::to_string(want) + " arguments, got " + std::to_string(got));
   a.resize(std::min(got, most));
   return a;
 }
+
+/* The H a handle holds. `named`: any other value fails as "not an index handle" (the -direct
+ * addons' a[0]); otherwise with N-API's own message (free(), and every call of faiss's addon). */
+template <typename H>
+H* external(napi_env env, napi_value v, bool named = false) {
+  void* p = nullptr;
+  napi_status s = napi_get_value_external(env, v, &p);
+  if (named && (s != napi_ok || p == nullptr)) fail("not an index handle");
+  check(env, s);
+  return static_cast<H*>(p);
+}
+
+/* A handle whose index free() has not released (H::index empty after it). */
+template <typename H>
+H* openHandle(napi_env env, napi_value v, bool named) {
+  H* h = external<H>(env, v, named);
+  if (!h->index) fail("the index was freed");
+  return h;
+}
+
+/* An addon's names in the errors it throws: its own before an argument's error (Failure), its
+ * library's before the library's (std::exception); and whether a value that is not a handle
+ * fails as "not an index handle" (openHandle). Every binding runs in `call`. */
+struct Addon {
+  const char* name;
+  const char* library;
+  bool namedHandles = true;
+
+  /* Runs a binding body; its errors become one JS exception each, prefixed with a name. */
+  template <typename F>
+  napi_value guard(napi_env env, F body) const {
+    try {
+      return body();
+    } catch (const Failure& f) {
+      napi_throw_error(env, nullptr, (std::string(name) + ": " + f.message).c_str());
+    } catch (const std::exception& e) {
+      napi_throw_error(env, nullptr, (std::string(library) + ": " + e.what()).c_str());
+    }
+    return nullptr;
+  }
+
+  /* A binding of `want` to `most` arguments (args): body(a) under guard. */
+  template <typename F>
+  napi_value call(napi_env env, napi_callback_info info, size_t want, size_t most, F body) const {
+    return guard(env, [&]() -> napi_value { return body(args(env, info, want, most)); });
+  }
+
+  /* A binding whose a[0] is an open handle H (read first): body(h, a) under call. */
+  template <typename H, typename F>
+  napi_value onHandle(napi_env env, napi_callback_info info, size_t want, size_t most, F body) const {
+    return call(env, info, want, most, [&](const Args& a) { return body(openHandle<H>(env, a[0], namedHandles), a); });
+  }
+};
 
 inline double number(napi_env env, napi_value v, const char* what) {
   double x;
@@ -118,7 +163,36 @@ inline napi_value undefined(napi_env env) {
   return u;
 }
 
-/* An owned pointer as a JS external that deletes it when collected. */
+inline napi_value numberOut(napi_env env, double x) {
+  napi_value v;
+  check(env, napi_create_double(env, x, &v));
+  return v;
+}
+
+/* A fresh JS object filled field by field (an info() answer). */
+struct ObjectOut {
+  napi_env env;
+  napi_value object;
+
+  explicit ObjectOut(napi_env e) : env(e) { check(env, napi_create_object(env, &object)); }
+  ObjectOut& set(const char* key, napi_value v) {
+    check(env, napi_set_named_property(env, object, key, v));
+    return *this;
+  }
+  ObjectOut& number(const char* key, double x) { return set(key, numberOut(env, x)); }
+  ObjectOut& boolean(const char* key, bool b) {
+    napi_value v;
+    check(env, napi_get_boolean(env, b, &v));
+    return set(key, v);
+  }
+  ObjectOut& string(const char* key, const char* s) {
+    napi_value v;
+    check(env, napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &v));
+    return set(key, v);
+  }
+};
+
+/* The index handle: an owned H as a JS external that deletes it when collected. */
 template <typename H>
 napi_value wrap(napi_env env, H* h) {
   napi_value out;
@@ -129,6 +203,30 @@ napi_value wrap(napi_env env, H* h) {
     check(env, s);
   }
   return out;
+}
+
+/* A handle still being made is a unique_ptr, so that a failure on the way frees it. */
+template <typename H>
+napi_value wrap(napi_env env, std::unique_ptr<H> h) {
+  return wrap(env, h.release());
+}
+
+/* free(h): the index goes at once (H::release), the handle itself when the external is
+ * collected, so that a later call on it fails as freed instead of reading freed memory. */
+template <typename H, const Addon& A>
+napi_value freeBinding(napi_env env, napi_callback_info info) {
+  return A.call(env, info, 1, 1, [&](const Args& a) {
+    external<H>(env, a[0])->release();
+    return undefined(env);
+  });
+}
+
+/* Init's exports: each name bound to its function. */
+inline napi_value defineFunctions(napi_env env, napi_value exports, std::initializer_list<std::pair<const char*, napi_callback>> fns) {
+  std::vector<napi_property_descriptor> props;
+  for (const auto& [name, fn] : fns) props.push_back({name, nullptr, fn, nullptr, nullptr, nullptr, napi_default, nullptr});
+  napi_define_properties(env, exports, props.size(), props.data());
+  return exports;
 }
 
 /* A fresh typed array of `n` elements copied from `xs`. */
@@ -218,34 +316,47 @@ inline bool readClauses(napi_env env, const std::vector<napi_value>& a, size_t a
   return true;
 }
 
-/* search(h, query, k, clauses|null, ...columns) and timedSearch(h, queries, k, clauses|null,
- * ...columns) of an addon over a graph library, from what is the addon's own: `prepare(handle,
- * k)` takes the handle and the asked k and returns the index's d and the k to search for
- * (checking both), and `one(query, k, filter, out)` appends one query's ids, best first (filter
- * null without clauses). search returns the ids (Int32Array); timedSearch, for n queries (n x d,
- * one after another; the clauses n x c triples, query i's at 3c * i), timedOut's answer, each
- * query timed alone in C++ so that a pass pays no call from JS per query. */
-template <typename Prepare, typename One>
-napi_value searchCall(napi_env env, napi_callback_info info, bool timed, Prepare prepare, One one) {
-  auto a = args(env, info, 3, 4 + MAX_COLUMNS);
-  auto [dim, k] = prepare(a[0], a[2]);
-  auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, timed ? "queries" : "query");
+/* The query (`timed` false: d floats) or queries (n x d, one after another) of a search over an
+ * index of d: where they start, and n. */
+inline std::pair<const float*, size_t> queriesOf(napi_env env, napi_value v, size_t dim, bool timed) {
+  auto [qs, qlen] = view<float>(env, v, napi_float32_array, timed ? "queries" : "query");
   if (!timed && qlen != dim) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(dim));
   if (timed && (dim == 0 || qlen % dim)) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(dim));
-  size_t n = timed ? qlen / dim : 1;
-  Clauses filter;
-  const double* all;
-  size_t per;
-  bool filtered = readClauses(env, a, 3, n, filter, all, per);
-  if (!timed) {
-    std::vector<int32_t> out;
-    out.reserve(k);
-    one(qs, k, filtered ? &filter : nullptr, out);
-    return int32Out(env, out);
-  }
-  return timedPass(env, n, n * k, [&](size_t i, std::vector<int32_t>& out) {
-    if (filtered) filter.triples = all + 3 * per * i;
-    one(qs + i * dim, k, filtered ? &filter : nullptr, out);
+  return {qs, timed ? qlen / dim : 1};
+}
+
+/* What a search returns (`timed` false: the one query's ids, Int32Array) or a timed pass over n
+ * queries (timedPass's answer); `one(i, out)` appends query i's ids, best first, k at the most. */
+template <typename One>
+napi_value searchAnswer(napi_env env, bool timed, size_t n, size_t k, One one) {
+  if (timed) return timedPass(env, n, n * k, one);
+  std::vector<int32_t> out;
+  out.reserve(k);
+  one(0, out);
+  return int32Out(env, out);
+}
+
+/* search(h, query, k, clauses|null, ...columns) and timedSearch(h, queries, k, clauses|null,
+ * ...columns) of an addon A over a graph library, from what is its own handle H's: `dim` (the
+ * index's d), `checkedK(k)` (the k to search for, given the asked one, or fail) and
+ * `searchInto(query, k, filter, out)` (appends one query's ids, best first; filter null without
+ * clauses). search returns the ids (Int32Array); timedSearch, for n queries (the clauses n x c
+ * triples, query i's at 3c * i), timedOut's answer, each query timed alone in C++ so that a pass
+ * pays no call from JS per query. */
+template <typename H, const Addon& A, bool timed>
+napi_value searchBinding(napi_env env, napi_callback_info info) {
+  return A.call(env, info, 3, 4 + MAX_COLUMNS, [&](const Args& a) {
+    H* h = openHandle<H>(env, a[0], A.namedHandles);
+    size_t k = h->checkedK(count(env, a[2], "k"));
+    auto [qs, n] = queriesOf(env, a[1], h->dim, timed);
+    Clauses filter;
+    const double* all;
+    size_t per;
+    bool filtered = readClauses(env, a, 3, n, filter, all, per);
+    return searchAnswer(env, timed, n, k, [&](size_t i, std::vector<int32_t>& out) {
+      if (filtered) filter.triples = all + 3 * per * i;
+      h->searchInto(qs + i * h->dim, k, filtered ? &filter : nullptr, out);
+    });
   });
 }
 

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,24 +50,18 @@ enum Kind { HNSW = 0, IVFFLAT = 1, IVFPQ = 2 };
 const char* const KIND_NAMES[] = {"hnsw", "ivfflat", "ivfpq"};
 constexpr int NCOLS = 6;
 
+// A value that is not a handle fails with N-API's own message, as this binding always has.
+constexpr Addon addon{"faiss addon", "faiss", false};
+
 struct Handle {
   faiss::Index* index = nullptr;
   Kind kind = HNSW;
-  ~Handle() { delete index; }
+  ~Handle() { release(); }
+  void release() {
+    delete index;
+    index = nullptr;
+  }
 };
-
-template <typename F>
-napi_value guard(napi_env env, F body) {
-  return guarded(env, "faiss addon", "faiss", body);
-}
-
-Handle* handleOf(napi_env env, napi_value v) {
-  void* p = nullptr;
-  check(env, napi_get_value_external(env, v, &p));
-  auto* h = static_cast<Handle*>(p);
-  if (!h->index) fail("the index was freed");
-  return h;
-}
 
 /* OpenMP threads of this calling thread; with `blas`, OpenBLAS's too (a process-wide setting,
  * so only the build paths change it: searches run in several worker threads at once). */
@@ -87,11 +82,17 @@ faiss::IndexIVF* ivfOf(const Handle* h) {
   return static_cast<faiss::IndexIVF*>(base);
 }
 
+/* The vectors argument of train and add: rows of the index's d, read in place; the row count. */
+std::pair<const float*, idx_t> rowsOf(napi_env env, napi_value v, const Handle* h) {
+  auto [x, len] = view<float>(env, v, napi_float32_array, "vectors");
+  size_t d = h->index->d;
+  if (len % d) fail("vectors length is not a multiple of d");
+  return {x, (idx_t)(len / d)};
+}
 
 /* create(kind, d, innerProduct, M, efConstruction, nlist, pqM, pqNbits) */
 napi_value Create(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 8, 8);
+  return addon.call(env, info, 8, 8, [&](const Args& a) {
     std::string kind = text(env, a[0], "kind");
     int d = (int)number(env, a[1], "d");
     bool ip = false;
@@ -101,45 +102,39 @@ napi_value Create(napi_env env, napi_callback_info info) {
     size_t pqM = (size_t)number(env, a[6], "pqM"), nbits = (size_t)number(env, a[7], "pqNbits");
     if (d < 1) fail("d must be positive");
     faiss::MetricType metric = ip ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2;
-    auto* h = new Handle();
-    try {
-      if (kind == "hnsw") {
-        auto* idx = new faiss::IndexHNSWFlat(d, M, metric);
-        idx->hnsw.efConstruction = efc;
+    auto h = std::make_unique<Handle>();
+    if (kind == "hnsw") {
+      auto* idx = new faiss::IndexHNSWFlat(d, M, metric);
+      idx->hnsw.efConstruction = efc;
+      h->index = idx;
+      h->kind = HNSW;
+    } else if (kind == "ivfflat" || kind == "ivfpq") {
+      faiss::IndexFlat* quantizer = new faiss::IndexFlat(d, metric);
+      if (kind == "ivfflat") {
+        auto* idx = new faiss::IndexIVFFlat(quantizer, d, nlist, metric);
+        idx->own_fields = true;
         h->index = idx;
-        h->kind = HNSW;
-      } else if (kind == "ivfflat" || kind == "ivfpq") {
-        faiss::IndexFlat* quantizer = new faiss::IndexFlat(d, metric);
-        if (kind == "ivfflat") {
-          auto* idx = new faiss::IndexIVFFlat(quantizer, d, nlist, metric);
-          idx->own_fields = true;
-          h->index = idx;
-          h->kind = IVFFLAT;
-        } else {
-          auto* pq = new faiss::IndexIVFPQ(quantizer, d, nlist, pqM, nbits, metric);
-          pq->own_fields = true;
-          auto* refine = new faiss::IndexRefineFlat(pq);
-          refine->own_fields = true;
-          h->index = refine;
-          h->kind = IVFPQ;
-        }
+        h->kind = IVFFLAT;
       } else {
-        fail("unknown index kind " + kind);
+        auto* pq = new faiss::IndexIVFPQ(quantizer, d, nlist, pqM, nbits, metric);
+        pq->own_fields = true;
+        auto* refine = new faiss::IndexRefineFlat(pq);
+        refine->own_fields = true;
+        h->index = refine;
+        h->kind = IVFPQ;
       }
-    } catch (...) {
-      delete h;
-      throw;
+    } else {
+      fail("unknown index kind " + kind);
     }
-    return wrap(env, h);
+    return wrap(env, std::move(h));
   });
 }
 
 /* read(path): the index write() saved. */
 napi_value Read(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 1, 1);
+  return addon.call(env, info, 1, 1, [&](const Args& a) {
     std::string path = text(env, a[0], "path");
-    auto* h = new Handle();
+    auto h = std::make_unique<Handle>();
     h->index = faiss::read_index(path.c_str());
     if (dynamic_cast<faiss::IndexHNSWFlat*>(h->index)) {
       h->kind = HNSW;
@@ -148,70 +143,51 @@ napi_value Read(napi_env env, napi_callback_info info) {
     } else if (auto* r = dynamic_cast<faiss::IndexRefineFlat*>(h->index); r && dynamic_cast<faiss::IndexIVFPQ*>(r->base_index)) {
       h->kind = IVFPQ;
     } else {
-      delete h;
       fail(path + " holds an index type this binding does not make");
     }
-    return wrap(env, h);
+    return wrap(env, std::move(h));
   });
 }
 
 napi_value Write(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 2, 2);
-    faiss::write_index(handleOf(env, a[0])->index, text(env, a[1], "path").c_str());
-    return (napi_value) nullptr;
+  return addon.onHandle<Handle>(env, info, 2, 2, [&](Handle* h, const Args& a) {
+    faiss::write_index(h->index, text(env, a[1], "path").c_str());
+    return undefined(env);
   });
 }
 
-/* info(h): {kind, d, innerProduct, ntotal, trained, nlist} */
+/* info(h): {kind, d, innerProduct, ntotal, trained, nlist}; for IVFPQ ntotal is the flat store's
+ * count: the next label (removals only leave the IVFPQ). */
 napi_value Info(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 1, 1);
-    Handle* h = handleOf(env, a[0]);
-    napi_value o, v;
-    check(env, napi_create_object(env, &o));
-    check(env, napi_create_string_utf8(env, KIND_NAMES[h->kind], NAPI_AUTO_LENGTH, &v));
-    check(env, napi_set_named_property(env, o, "kind", v));
-    check(env, napi_create_int32(env, h->index->d, &v));
-    check(env, napi_set_named_property(env, o, "d", v));
-    check(env, napi_get_boolean(env, h->index->metric_type == faiss::METRIC_INNER_PRODUCT, &v));
-    check(env, napi_set_named_property(env, o, "innerProduct", v));
-    // For IVFPQ the flat store's count: the next label (removals only leave the IVFPQ).
-    check(env, napi_create_double(env, (double)h->index->ntotal, &v));
-    check(env, napi_set_named_property(env, o, "ntotal", v));
-    check(env, napi_get_boolean(env, h->index->is_trained, &v));
-    check(env, napi_set_named_property(env, o, "trained", v));
-    check(env, napi_create_double(env, h->kind == HNSW ? 0 : (double)ivfOf(h)->nlist, &v));
-    check(env, napi_set_named_property(env, o, "nlist", v));
-    return o;
+  return addon.onHandle<Handle>(env, info, 1, 1, [&](Handle* h, const Args&) {
+    return ObjectOut(env)
+        .string("kind", KIND_NAMES[h->kind])
+        .number("d", h->index->d)
+        .boolean("innerProduct", h->index->metric_type == faiss::METRIC_INNER_PRODUCT)
+        .number("ntotal", (double)h->index->ntotal)
+        .boolean("trained", h->index->is_trained)
+        .number("nlist", h->kind == HNSW ? 0 : (double)ivfOf(h)->nlist)
+        .object;
   });
 }
 
 /* train(h, vectors, threads): IVF types only (k-means on the vectors; faiss subsamples). */
 napi_value Train(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 3, 3);
-    Handle* h = handleOf(env, a[0]);
-    auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
-    size_t d = h->index->d;
-    if (len % d) fail("vectors length is not a multiple of d");
+  return addon.onHandle<Handle>(env, info, 3, 3, [&](Handle* h, const Args& a) {
+    auto [x, n] = rowsOf(env, a[1], h);
     setThreads((int)number(env, a[2], "threads"), true);
-    h->index->train((idx_t)(len / d), x);
-    return (napi_value) nullptr;
+    h->index->train(n, x);
+    return undefined(env);
   });
 }
 
 /* add(h, vectors, firstLabel, threads): labels firstLabel, firstLabel + 1, ... */
 napi_value Add(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 4, 4);
-    Handle* h = handleOf(env, a[0]);
-    auto [x, len] = view<float>(env, a[1], napi_float32_array, "vectors");
-    size_t d = h->index->d;
-    if (len % d) fail("vectors length is not a multiple of d");
-    idx_t n = (idx_t)(len / d), first = (idx_t)number(env, a[2], "firstLabel");
+  return addon.onHandle<Handle>(env, info, 4, 4, [&](Handle* h, const Args& a) {
+    auto [x, n] = rowsOf(env, a[1], h);
+    idx_t first = (idx_t)number(env, a[2], "firstLabel");
     setThreads((int)number(env, a[3], "threads"), true);
-    if (n == 0) return (napi_value) nullptr;
+    if (n == 0) return undefined(env);
     if (!h->index->is_trained) fail("the index is not trained");
     if (h->kind == IVFFLAT) {
       std::vector<idx_t> ids(n);
@@ -230,16 +206,14 @@ napi_value Add(napi_env env, napi_callback_info info) {
         r->ntotal = r->refine_index->ntotal;
       }
     }
-    return (napi_value) nullptr;
+    return undefined(env);
   });
 }
 
 /* remove(h, labels Int32Array): how many were removed, or -1 where the type cannot remove
  * (HNSW: the caller keeps them as tombstones). */
 napi_value Remove(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 2, 2);
-    Handle* h = handleOf(env, a[0]);
+  return addon.onHandle<Handle>(env, info, 2, 2, [&](Handle* h, const Args& a) {
     auto [labels, n] = view<int32_t>(env, a[1], napi_int32_array, "labels");
     double removed = -1;
     if (h->kind != HNSW) {
@@ -250,9 +224,7 @@ napi_value Remove(napi_env env, napi_callback_info info) {
       // IndexIVF::remove_ids lowers its own ntotal; the refine wrapper's count stays the flat
       // store's, which is the next label.
     }
-    napi_value out;
-    check(env, napi_create_double(env, removed, &out));
-    return out;
+    return numberOut(env, removed);
   });
 }
 
@@ -293,7 +265,7 @@ struct Searcher {
   /* Arguments a[2..]: k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5. The
    * clauses are checked as triples here; the caller points sel.clauses at each query's. */
   Searcher(napi_env env, const std::vector<napi_value>& a, const int32_t*& clauses, size_t& clen) {
-    h = handleOf(env, a[0]);
+    h = openHandle<Handle>(env, a[0], addon.namedHandles);
     k = (idx_t)number(env, a[2], "k");
     knob = (int)number(env, a[3], "knob");
     kFactor = number(env, a[4], "kFactor");
@@ -366,74 +338,36 @@ struct Searcher {
 
 /* search(h, query, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): the row ids
  * found, best first (Int32Array). knob is efSearch (HNSW) or nprobe (IVF). clauses: triples
- * (column, lo, hi). alive (per label) is consulted only when given. */
-napi_value Search(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 8 + NCOLS, 8 + NCOLS);
-    const int32_t* clauses;
-    size_t clen;
-    Searcher s(env, a, clauses, clen);
-    auto [q, qlen] = view<float>(env, a[1], napi_float32_array, "query");
-    if (qlen != (size_t)s.h->index->d) fail("query has " + std::to_string(qlen) + " floats, the index d=" + std::to_string(s.h->index->d));
-    s.sel.clauses = clauses;
-    s.sel.nclauses = clen / 3;
-    std::vector<int32_t> out;
-    s.search(q, out);
-    return int32Out(env, out);
-  });
-}
-
-/* timedSearch(h, queries, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): each of
+ * (column, lo, hi). alive (per label) is consulted only when given.
+ * timedSearch(h, queries, k, knob, kFactor, clauses|null, alive|null, rowOf, col0..col5): each of
  * the n queries (n x d, one after another) searched as search() does, each timed alone by the
  * steady clock around the search and the copy of its row ids, so a pass pays no call from JS per
  * query. clauses: null, or n x c triples (query i's at 3c * i). Returns [row ids (each query's
  * best first, one after another), offsets (n + 1), nanoseconds (n)]. */
-napi_value TimedSearch(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 8 + NCOLS, 8 + NCOLS);
+napi_value searchWith(napi_env env, napi_callback_info info, bool timed) {
+  return addon.call(env, info, 8 + NCOLS, 8 + NCOLS, [&](const Args& a) {
     const int32_t* clauses;
     size_t clen;
     Searcher s(env, a, clauses, clen);
-    auto [qs, qlen] = view<float>(env, a[1], napi_float32_array, "queries");
     size_t d = s.h->index->d;
-    if (d == 0 || qlen % d) fail("queries hold " + std::to_string(qlen) + " floats, not a multiple of the index d=" + std::to_string(d));
-    size_t n = qlen / d;
+    auto [qs, n] = queriesOf(env, a[1], d, timed);
     if (clauses && (n == 0 || clen % (3 * n))) fail("clauses must be the same number of triples for every query");
     size_t per = clauses ? clen / (3 * n) : 0;
     s.sel.nclauses = per;
-    return timedPass(env, n, n * (size_t)std::max<idx_t>(s.k, 0), [&](size_t i, std::vector<int32_t>& out) {
+    return searchAnswer(env, timed, n, (size_t)std::max<idx_t>(s.k, 0), [&](size_t i, std::vector<int32_t>& out) {
       s.sel.clauses = clauses ? clauses + 3 * per * i : nullptr;
       s.search(qs + i * d, out);
     });
   });
 }
 
-napi_value Free(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 1, 1);
-    void* p = nullptr;
-    check(env, napi_get_value_external(env, a[0], &p));
-    auto* h = static_cast<Handle*>(p);
-    delete h->index;
-    h->index = nullptr;
-    return (napi_value) nullptr;
-  });
-}
+napi_value Search(napi_env env, napi_callback_info info) { return searchWith(env, info, false); }
+napi_value TimedSearch(napi_env env, napi_callback_info info) { return searchWith(env, info, true); }
 
 napi_value Init(napi_env env, napi_value exports) {
-  const napi_property_descriptor fns[] = {
-      {"create", nullptr, Create, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"read", nullptr, Read, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"write", nullptr, Write, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"train", nullptr, Train, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"add", nullptr, Add, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"remove", nullptr, Remove, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"search", nullptr, Search, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"timedSearch", nullptr, TimedSearch, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
-  };
-  napi_define_properties(env, exports, sizeof(fns) / sizeof(fns[0]), fns);
+  defineFunctions(env, exports,
+                  {{"create", Create}, {"read", Read}, {"write", Write}, {"info", Info}, {"train", Train}, {"add", Add}, {"remove", Remove},
+                   {"search", Search}, {"timedSearch", TimedSearch}, {"free", freeBinding<Handle, addon>}});
   napi_value v;
   std::string version = std::to_string(FAISS_VERSION_MAJOR) + "." + std::to_string(FAISS_VERSION_MINOR) + "." +
                         std::to_string(FAISS_VERSION_PATCH);

@@ -31,23 +31,7 @@ using unum::usearch::metric_punned_t;
 using unum::usearch::scalar_kind_t;
 using Key = index_dense_t::vector_key_t;
 
-struct Handle {
-  std::unique_ptr<index_dense_t> index;
-  size_t dim = 0;
-};
-
-template <typename F>
-napi_value guard(napi_env env, F body) {
-  return guarded(env, "usearch-direct addon", "usearch", body);
-}
-
-Handle* handleOf(napi_env env, napi_value v) {
-  void* p = nullptr;
-  if (napi_get_value_external(env, v, &p) != napi_ok || p == nullptr) fail("not an index handle");
-  auto* h = static_cast<Handle*>(p);
-  if (!h->index) fail("the index was freed");
-  return h;
-}
+constexpr Addon addon{"usearch-direct addon", "usearch"};
 
 metric_kind_t metricOf(const std::string& m) {
   if (m == "ip") return metric_kind_t::ip_k;
@@ -55,15 +39,50 @@ metric_kind_t metricOf(const std::string& m) {
   fail("metric must be 'ip' or 'l2sq', got '" + m + "'");
 }
 
-/* Search contexts for `threads` callers and room for `members` vectors. */
-void reserve(Handle* h, size_t members, size_t threads) {
-  if (!h->index->try_reserve(index_limits_t(members, threads))) fail("cannot reserve room for " + std::to_string(members) + " vectors");
+struct Handle {
+  std::unique_ptr<index_dense_t> index;
+  size_t dim = 0;
+  std::vector<Key> keys;  // one search's keys (a handle serves one thread for searches)
+
+  void release() { index.reset(); }
+
+  /* Search contexts for `threads` callers and room for `members` vectors. */
+  void reserve(size_t members, size_t threads) {
+    if (!index->try_reserve(index_limits_t(members, threads))) fail("cannot reserve room for " + std::to_string(members) + " vectors");
+  }
+
+  /* search's k: at least 1, at most the index's size (at least 1 too). */
+  size_t checkedK(size_t k) const {
+    if (k < 1) fail("k must be at least 1");
+    return std::min(k, std::max<size_t>(1, index->size()));
+  }
+
+  /* One search into `out` (appended, best first): the whole graph, or with `filter` only rows
+   * that pass it, judged during the walk. */
+  void searchInto(const float* q, size_t k, const Clauses* filter, std::vector<int32_t>& out) {
+    auto found = filter ? index->filtered_search(q, k, [filter](Key key) noexcept { return filter->admits(key); }, 0) : index->search(q, k, 0);
+    if (!found) fail(found.error.release());
+    keys.resize(k);
+    size_t got = found.dump_to(keys.data());
+    for (size_t j = 0; j < got; j++) out.push_back((int32_t)keys[j]);
+  }
+};
+
+/* a[0] of the bindings that read another argument first. */
+Handle* handleOf(napi_env env, napi_value v) { return openHandle<Handle>(env, v, addon.namedHandles); }
+
+/* A new handle over `index` (of d=dim), with one search context and room for `members`. */
+napi_value handleOver(napi_env env, index_dense_t&& index, size_t dim, size_t members) {
+  auto h = std::make_unique<Handle>();
+  h->dim = dim;
+  h->index = std::make_unique<index_dense_t>(std::move(index));
+  h->reserve(members, 1);
+  return wrap(env, std::move(h));
 }
 
 /* create(metric, dim, connectivity, expansionAdd, expansionSearch) */
 napi_value Create(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 5, 5);
+  return addon.call(env, info, 5, 5, [&](const Args& a) {
     metric_kind_t kind = metricOf(text(env, a[0], "metric"));
     size_t dim = count(env, a[1], "dim");
     if (dim < 1) fail("dim must be positive");
@@ -71,19 +90,14 @@ napi_value Create(napi_env env, napi_callback_info info) {
     config.multi = false;
     auto made = index_dense_t::make(metric_punned_t(dim, kind, scalar_kind_t::f32_k), config);
     if (!made) fail(made.error.release());
-    auto h = std::make_unique<Handle>();
-    h->dim = dim;
-    h->index = std::make_unique<index_dense_t>(std::move(made.index));
-    reserve(h.get(), 0, 1);
-    return wrap(env, h.release());
+    return handleOver(env, std::move(made.index), dim, 0);
   });
 }
 
 /* open(path, dim, mapped): an index save() (or the npm binding's save) wrote, read into memory or
  * viewed from the file (memory-mapped, read-only). */
 napi_value Open(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 3, 3);
+  return addon.call(env, info, 3, 3, [&](const Args& a) {
     std::string path = text(env, a[0], "path");
     size_t dim = count(env, a[1], "dim");
     bool mapped = flag(env, a[2], "mapped");
@@ -91,17 +105,13 @@ napi_value Open(napi_env env, napi_callback_info info) {
     if (!made) fail(path + ": " + made.error.release());
     if (made.index.dimensions() != dim)
       fail(path + " holds vectors of d=" + std::to_string(made.index.dimensions()) + ", expected d=" + std::to_string(dim));
-    auto h = std::make_unique<Handle>();
-    h->dim = dim;
-    h->index = std::make_unique<index_dense_t>(std::move(made.index));
-    reserve(h.get(), h->index->size(), 1);
-    return wrap(env, h.release());
+    size_t members = made.index.size();
+    return handleOver(env, std::move(made.index), dim, members);
   });
 }
 
 napi_value Save(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 2, 2);
+  return addon.call(env, info, 2, 2, [&](const Args& a) {
     std::string path = text(env, a[1], "path");
     auto saved = handleOf(env, a[0])->index->save(path.c_str());
     if (!saved) fail(path + ": " + saved.error.release());
@@ -112,9 +122,7 @@ napi_value Save(napi_env env, napi_callback_info info) {
 /* add(h, keys, vectors, threads): every row, on `threads` threads (0: the hardware's), each with
  * its own search context; keys must be absent. */
 napi_value Add(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 4, 4);
-    Handle* h = handleOf(env, a[0]);
+  return addon.onHandle<Handle>(env, info, 4, 4, [&](Handle* h, const Args& a) {
     auto [keys, n] = view<int32_t>(env, a[1], napi_int32_array, "keys");
     auto [x, len] = view<float>(env, a[2], napi_float32_array, "vectors");
     size_t threads = count(env, a[3], "threads");
@@ -123,7 +131,7 @@ napi_value Add(napi_env env, napi_callback_info info) {
     for (size_t i = 0; i < n; i++)
       if (keys[i] < 0) fail("keys must be non-negative");
     threads = std::min(threads, std::max<size_t>(1, n));
-    reserve(h, h->index->size() + n, threads);
+    h->reserve(h->index->size() + n, threads);
     std::atomic<bool> failed{false};
     std::string first;
     std::atomic_flag taken = ATOMIC_FLAG_INIT;
@@ -149,9 +157,7 @@ napi_value Add(napi_env env, napi_callback_info info) {
 
 /* remove(h, keys): each key the index holds leaves it (absent keys are skipped). */
 napi_value Remove(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 2, 2);
-    Handle* h = handleOf(env, a[0]);
+  return addon.onHandle<Handle>(env, info, 2, 2, [&](Handle* h, const Args& a) {
     auto [keys, n] = view<int32_t>(env, a[1], napi_int32_array, "keys");
     for (size_t i = 0; i < n; i++) {
       auto removed = h->index->remove((Key)keys[i]);
@@ -162,8 +168,7 @@ napi_value Remove(napi_env env, napi_callback_info info) {
 }
 
 napi_value SetExpansion(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 2, 2);
+  return addon.call(env, info, 2, 2, [&](const Args& a) {
     size_t ef = count(env, a[1], "expansionSearch");
     if (ef < 1) fail("expansionSearch must be at least 1");
     handleOf(env, a[0])->index->change_expansion_search(ef);
@@ -172,76 +177,17 @@ napi_value SetExpansion(napi_env env, napi_callback_info info) {
 }
 
 napi_value Size(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 1, 1);
-    napi_value v;
-    check(env, napi_create_double(env, (double)handleOf(env, a[0])->index->size(), &v));
-    return v;
-  });
-}
-
-/* One search into `out` (appended, best first): the whole graph, or with `filter` only rows that
- * pass it, judged during the walk. */
-void searchInto(Handle* h, const float* q, size_t k, const Clauses* filter, std::vector<int32_t>& out, std::vector<Key>& keys) {
-  auto found = filter ? h->index->filtered_search(q, k, [filter](Key key) noexcept { return filter->admits(key); }, 0)
-                      : h->index->search(q, k, 0);
-  if (!found) fail(found.error.release());
-  keys.resize(k);
-  size_t got = found.dump_to(keys.data());
-  for (size_t j = 0; j < got; j++) out.push_back((int32_t)keys[j]);
-}
-
-size_t checkedK(napi_env env, napi_value v, Handle* h) {
-  size_t k = count(env, v, "k");
-  if (k < 1) fail("k must be at least 1");
-  return std::min(k, std::max<size_t>(1, h->index->size()));
+  return addon.onHandle<Handle>(env, info, 1, 1, [&](Handle* h, const Args&) { return numberOut(env, (double)h->index->size()); });
 }
 
 /* search(h, query, k, clauses|null, ...columns): the keys found, best first (Int32Array);
  * timedSearch(h, queries, k, clauses|null, ...columns): n queries each timed alone in C++
- * (napi_args.h, searchCall). */
-napi_value searchWith(napi_env env, napi_callback_info info, bool timed) {
-  return guard(env, [&] {
-    Handle* h = nullptr;
-    std::vector<Key> keys;
-    return searchCall(
-        env, info, timed,
-        [&](napi_value handle, napi_value k) {
-          h = handleOf(env, handle);
-          return std::pair<size_t, size_t>(h->dim, checkedK(env, k, h));
-        },
-        [&](const float* q, size_t k, const Clauses* filter, std::vector<int32_t>& out) { searchInto(h, q, k, filter, out, keys); });
-  });
-}
-
-napi_value Search(napi_env env, napi_callback_info info) { return searchWith(env, info, false); }
-napi_value TimedSearch(napi_env env, napi_callback_info info) { return searchWith(env, info, true); }
-
-napi_value Free(napi_env env, napi_callback_info info) {
-  return guard(env, [&] {
-    auto a = args(env, info, 1, 1);
-    void* p = nullptr;
-    check(env, napi_get_value_external(env, a[0], &p));
-    static_cast<Handle*>(p)->index.reset();
-    return undefined(env);
-  });
-}
-
+ * (napi_args.h, searchBinding). */
 napi_value Init(napi_env env, napi_value exports) {
-  const napi_property_descriptor fns[] = {
-      {"create", nullptr, Create, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"open", nullptr, Open, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"save", nullptr, Save, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"add", nullptr, Add, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"remove", nullptr, Remove, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"setExpansion", nullptr, SetExpansion, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"size", nullptr, Size, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"search", nullptr, Search, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"timedSearch", nullptr, TimedSearch, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
-  };
-  napi_define_properties(env, exports, sizeof(fns) / sizeof(fns[0]), fns);
-  return exports;
+  return defineFunctions(env, exports,
+                         {{"create", Create}, {"open", Open}, {"save", Save}, {"add", Add}, {"remove", Remove}, {"setExpansion", SetExpansion},
+                          {"size", Size}, {"search", searchBinding<Handle, addon, false>}, {"timedSearch", searchBinding<Handle, addon, true>},
+                          {"free", freeBinding<Handle, addon>}});
 }
 
 }  // namespace
