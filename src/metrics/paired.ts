@@ -9,7 +9,9 @@
 // - A cell's series: per build, its kept passes as (start time, value). A cell read between two
 //   points (interpolated) pairs the two points' passes nearest in time and interpolates each
 //   pair with the cell's own weight.
-// - Pairs: each pass of the shorter series takes the nearest unused pass of the other within a
+// - Pairs: passes taken in the same shared round pair first (the round's start time is stored
+//   with each pass), however many seconds apart the round's other work put them; the rest pair
+//   by time: each pass of the shorter series takes the nearest unused pass of the other within a
 //   window: PAIR_WINDOW_S, or a round when rounds are longer (the median time between the denser
 //   series' consecutive passes: an entry timed every round). Too few pairs (under MIN_PAIRS over
 //   the builds, under MIN_BUILD_PAIRS in a build of several, or under half of the shorter series:
@@ -21,10 +23,29 @@
 //   small-sample factor t(n-1) / z * sqrt(n / (n - 1)) so a handful of pairs does not read narrow.
 import { mean, mulberry32, quantileSorted, trimOutliers } from './stats.ts';
 
-/** One timed pass: when it started (Unix seconds) and its figure (QPS or latency). */
+/** One timed pass: when it started (Unix seconds), its figure (QPS or latency) and the shared
+ * round it was taken in (the round's start time; null or absent: not known). */
 export interface Sample {
   t: number;
   v: number;
+  r?: number | null;
+}
+
+/** Pairs of indices (short, long) of passes taken in the same round, one-to-one in order. */
+function sameRound(short: Sample[], long: Sample[]): { i: number; j: number }[] {
+  const byRound = new Map<number, number[]>();
+  long.forEach((s, j) => {
+    if (s.r == null) return;
+    const js = byRound.get(s.r);
+    if (js) js.push(j);
+    else byRound.set(s.r, [j]);
+  });
+  const out: { i: number; j: number }[] = [];
+  short.forEach((s, i) => {
+    const js = s.r == null ? undefined : byRound.get(s.r);
+    if (js && js.length > 0) out.push({ i, j: js.shift()! });
+  });
+  return out;
 }
 
 /** A cell's passes, one list per build. */
@@ -55,11 +76,13 @@ const RESAMPLES = 1000;
 export const TRIM_FROM = 8;
 const Z975 = 1.959964;
 
-/** Pairs passes one-to-one, nearest in time first, within windowS; [a value, b value] each. */
-export function pairSamples(a: Sample[], b: Sample[], windowS = PAIR_WINDOW_S): [number, number][] {
+/** Pairs passes one-to-one: those of the same round first, then nearest in time first within
+ * windowS; [index in a, index in b] each, in a's order. */
+function pairIndices(a: Sample[], b: Sample[], windowS: number): [number, number][] {
   const swap = a.length > b.length;
   const [short, long] = swap ? [b, a] : [a, b];
-  const candidates: { i: number; j: number; gap: number }[] = [];
+  // Same-round pairs sort before any pair by time (gap -1).
+  const candidates: { i: number; j: number; gap: number }[] = sameRound(short, long).map((c) => ({ ...c, gap: -1 }));
   for (let i = 0; i < short.length; i++) {
     for (let j = 0; j < long.length; j++) {
       const gap = Math.abs(short[i].t - long[j].t);
@@ -69,36 +92,28 @@ export function pairSamples(a: Sample[], b: Sample[], windowS = PAIR_WINDOW_S): 
   candidates.sort((x, y) => x.gap - y.gap || x.i - y.i || x.j - y.j);
   const usedShort = new Set<number>();
   const usedLong = new Set<number>();
-  const pairs: { i: number; pair: [number, number] }[] = [];
+  const pairs: [number, number][] = [];
   for (const c of candidates) {
     if (usedShort.has(c.i) || usedLong.has(c.j)) continue;
     usedShort.add(c.i);
     usedLong.add(c.j);
-    const [s, l] = [short[c.i].v, long[c.j].v];
-    pairs.push({ i: c.i, pair: swap ? [l, s] : [s, l] });
+    pairs.push(swap ? [c.j, c.i] : [c.i, c.j]);
   }
-  return pairs.sort((x, y) => x.i - y.i).map((p) => p.pair);
+  return pairs.sort((x, y) => x[0] - y[0]);
 }
 
-/** The series of a cell read between two points: their passes paired in time, each pair
+/** Pairs passes one-to-one (pairIndices); [a value, b value] each. */
+export function pairSamples(a: Sample[], b: Sample[], windowS = PAIR_WINDOW_S): [number, number][] {
+  return pairIndices(a, b, windowS).map(([i, j]) => [a[i].v, b[j].v]);
+}
+
+/** The series of a cell read between two points: their passes paired (pairIndices), each pair
  * log-interpolated with weight w (0: lo, 1: hi), as the cell's value is. */
 export function interpolateSamples(lo: Sample[], hi: Sample[], w: number, windowS = pairWindow(lo, hi)): Sample[] {
-  const out: Sample[] = [];
-  const swap = lo.length > hi.length;
-  const [short, long] = swap ? [hi, lo] : [lo, hi];
-  const used = new Set<number>();
-  for (const s of short) {
-    let best = -1;
-    for (let j = 0; j < long.length; j++) {
-      if (used.has(j) || Math.abs(long[j].t - s.t) > windowS) continue;
-      if (best < 0 || Math.abs(long[j].t - s.t) < Math.abs(long[best].t - s.t)) best = j;
-    }
-    if (best < 0) continue;
-    used.add(best);
-    const [l, h] = swap ? [long[best], s] : [s, long[best]];
-    out.push({ t: (l.t + h.t) / 2, v: Math.exp((1 - w) * Math.log(l.v) + w * Math.log(h.v)) });
-  }
-  return out;
+  return pairIndices(lo, hi, windowS).map(([i, j]) => {
+    const [l, h] = [lo[i], hi[j]];
+    return { t: (l.t + h.t) / 2, v: Math.exp((1 - w) * Math.log(l.v) + w * Math.log(h.v)), r: l.r != null && l.r === h.r ? l.r : null };
+  });
 }
 
 /** Student's t 97.5 % quantile (Cornish-Fisher expansion around the normal; within 0.01 of the
@@ -127,7 +142,8 @@ export function pairedLead(a: Series, b: Series, seed = 0x5eed): PairedLead {
     const where = builds > 1 ? `, build ${k}` : '';
     if (shorter < perBuild) return { reason: `too few passes to pair (${shorter}; at least ${perBuild}${where})` };
     if (pairs.length < Math.max(perBuild, shorter / 2)) {
-      return { reason: `rounds do not line up (${pairs.length} of ${shorter} passes paired within ${window.toFixed(0)} s${where})` };
+      const byRound = [...a[k], ...b[k]].some((x) => x.r != null) ? 'in a shared round or ' : '';
+      return { reason: `rounds do not line up (${pairs.length} of ${shorter} passes paired ${byRound}within ${window.toFixed(0)} s${where})` };
     }
     const l = pairs.map(([x, y]) => Math.log(x / y)).filter(Number.isFinite);
     logs.push(l.length >= TRIM_FROM ? trimOutliers(l, 3) : l);

@@ -21,11 +21,17 @@ function passSamples(p: ResultPoint, view: View): Sample[] | null {
   const pass = p.pass;
   if (!pass?.at_unix_s) return null;
   const values = view === 'throughput' ? pass.qps : pass.latency_ms.p50;
-  // qps and latency hold the quiet passes only when enough were quiet; at_unix_s every pass.
+  // qps and latency hold the quiet passes only when enough were quiet; at_unix_s and
+  // round_at_unix_s every pass.
   let times = pass.at_unix_s;
-  if (times.length !== values.length && pass.busy?.length === times.length) times = times.filter((_, i) => !pass.busy![i]);
+  let rounds = pass.round_at_unix_s?.length === times.length ? pass.round_at_unix_s : undefined;
+  if (times.length !== values.length && pass.busy?.length === times.length) {
+    const quiet = (_: unknown, i: number) => !pass.busy![i];
+    times = times.filter(quiet);
+    rounds = rounds?.filter(quiet);
+  }
   if (times.length !== values.length) return null;
-  return values.map((v, i) => ({ t: times[i], v }));
+  return values.map((v, i) => ({ t: times[i], v, r: rounds?.[i] ?? null }));
 }
 
 /** One build's samples of a cell read from `from` (one point, or the two it interpolates). */

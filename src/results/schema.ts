@@ -41,6 +41,10 @@ const passFiguresSchema = z.object({
   /** Per pass: when it started (Unix seconds), so a point's passes can be laid out in time beside
    * the run's other points (docs/measurement.md, "Interleaved timing"). */
   at_unix_s: z.array(z.number()).optional(),
+  /** Per pass taken: when the shared round it was taken in began (Unix seconds), the round's
+   * identity: passes of two points with the same value shared a round, whatever the seconds
+   * between them (src/metrics/paired.ts); null: a pass an earlier run kept (resume). */
+  round_at_unix_s: z.array(z.number().nullable()).optional(),
   /** Per pass taken: whether its round was busy. qps, wall_s and latency_ms hold the quiet passes
    * only (all of them when too few were quiet), the other per-pass arrays every pass taken; this
    * lines them up (docs/contracts.md, "Paired leads"). */

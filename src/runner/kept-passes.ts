@@ -57,6 +57,7 @@ export function replayPasses(e: Entry, recs: PassRecord[]): void {
     e.pass.qps.push(r.qps);
     e.pass.wall_s.push(r.wall_s);
     e.pass.at_unix_s.push(r.at_unix_s);
+    e.pass.round_at_unix_s.push(null);
     for (const k of ['mean', 'p50', 'p95', 'p99', 'p999'] as const) e.pass.latency_ms[k].push(r.latency_ms[k]);
     e.pass.other_cores.push(r.other_cores);
     e.pass.steal.push(r.steal);

@@ -78,6 +78,7 @@ export async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {
       steal: e.pass.steal,
       ...(e.pass.host_ms.some((x) => x !== null) ? { host_ms: e.pass.host_ms } : {}),
       at_unix_s: e.pass.at_unix_s,
+      round_at_unix_s: e.pass.round_at_unix_s,
       busy: e.busy,
       read_bytes: e.pass.read_bytes,
       major_faults: e.pass.major_faults,

@@ -31,6 +31,7 @@ export interface Entry {
     steal: (number | null)[];
     host_ms: (number | null)[];
     at_unix_s: number[];
+    round_at_unix_s: (number | null)[];
     /** Per pass: bytes the engine's processes read from storage, and their major page faults. */
     read_bytes: (number | null)[];
     major_faults: (number | null)[];

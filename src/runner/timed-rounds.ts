@@ -135,6 +135,7 @@ export class GroupTiming {
           steal: [],
           host_ms: [],
           at_unix_s: [],
+          round_at_unix_s: [],
           read_bytes: [],
           major_faults: [],
         },
@@ -231,9 +232,10 @@ export class GroupTiming {
   /**
    * Round r of a timing planned for `rounds` rounds: one pass of each due entry (alternating
    * direction), judged busy or not over the whole round. `warmUp`: another engine ran since
-   * this one's last pass, so an untimed warm-up pass comes first. Returns whether any pass ran.
+   * this one's last pass, so an untimed warm-up pass comes first. `roundAt`: when the shared round
+   * began, stored with each pass as the round's identity. Returns whether any pass ran.
    */
-  async round(r: number, rounds: number, warmUp: boolean): Promise<boolean> {
+  async round(r: number, rounds: number, warmUp: boolean, roundAt = Date.now() / 1000): Promise<boolean> {
     const { engine, g, queries, pointTimeoutS, busyCores } = this.spec;
     const round = this.ownRound++;
     const order = (round % 2 === 0 ? this.entries : [...this.entries].reverse()).filter((e) => this.due(e, r, rounds));
@@ -274,6 +276,7 @@ export class GroupTiming {
       e.pass.qps.push(queries.length / reply.wallS);
       e.pass.wall_s.push(reply.wallS);
       e.pass.at_unix_s.push(at);
+      e.pass.round_at_unix_s.push(roundAt);
       const io = ioDelta(ioBefore, readIo(processes));
       e.pass.read_bytes.push(io?.readBytes ?? null);
       e.pass.major_faults.push(io?.majorFaults ?? null);
@@ -377,9 +380,10 @@ export async function timeInRounds(timings: GroupTiming[], onRound?: (p: RoundsP
   for (let r = 0; timings.some((t) => !t.done); r++) {
     const rounds = Math.max(1, ...timings.map((t) => t.plannedRounds()));
     const order = r % 2 === 0 ? timings : [...timings].reverse();
+    const roundAt = Date.now() / 1000;
     for (const t of order) {
       if (t.done) continue;
-      const ran = await t.round(r, rounds, last !== null && last !== t.spec.engine);
+      const ran = await t.round(r, rounds, last !== null && last !== t.spec.engine, roundAt);
       if (ran) last = t.spec.engine;
       await handOn(t);
     }

@@ -40,6 +40,8 @@ async function measure(out: string, interleave: boolean): Promise<ResultFile[]> 
 
 /** The start times of every timed pass of a result, in seconds. */
 const passTimes = (r: ResultFile) => r.groups.flatMap((g) => g.points.flatMap((p) => p.pass?.at_unix_s ?? []));
+/** The shared rounds (their start times) a result's passes were taken in. */
+const passRounds = (r: ResultFile) => new Set(r.groups.flatMap((g) => g.points.flatMap((p) => p.pass?.round_at_unix_s ?? [])));
 
 test('interleaved: both engines are timed in shared rounds, and say with whom', async () => {
   const results = await measure('together', true);
@@ -54,6 +56,12 @@ test('interleaved: both engines are timed in shared rounds, and say with whom', 
   assert.ok(Math.min(...a) < Math.max(...b) && Math.min(...b) < Math.max(...a), 'the two timings overlap in time');
   const between = b.filter((t) => t > Math.min(...a) && t < Math.max(...a)).length;
   assert.ok(between >= 2, `${between} hnswlib passes fall within exact's timing`);
+  // Each pass names its shared round (its start, at or before the pass): rounds both took passes in.
+  for (const r of results)
+    for (const p of r.groups.flatMap((g) => g.points))
+      p.pass!.round_at_unix_s!.forEach((round, i) => assert.ok(round !== null && round <= p.pass!.at_unix_s![i], `${r.participant}: round ${round}`));
+  const shared = [...passRounds(exact)].filter((x) => passRounds(hnsw).has(x));
+  assert.ok(shared.length >= 2, `${shared.length} rounds hold passes of both`);
   for (const r of results) {
     assert.equal(r.run.complete, true);
     const none = r.groups.find((g) => g.key === 'none/10')!;
@@ -79,4 +87,5 @@ test('not interleaved: one participant is timed after the other', async () => {
   assert.deepEqual(exact.run.interleaved_with, []);
   assert.deepEqual(hnsw.run.interleaved_with, []);
   assert.ok(Math.max(...passTimes(exact)) < Math.min(...passTimes(hnsw)), "exact's passes all come before hnswlib's");
+  assert.ok(![...passRounds(exact)].some((x) => passRounds(hnsw).has(x)), 'timed apart, no round is shared');
 });

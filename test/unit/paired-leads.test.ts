@@ -153,6 +153,30 @@ test('rounds longer than 10 s (a slow machine, slow passes): the passes of one r
   assert.ok('reason' in pairedLead([slow(a, 0)], [slow(b, 3600)]));
 });
 
+test('passes of one shared round pair however far apart the round put them; by time alone they would pair across rounds', () => {
+  const { a, b } = trial(31, 8, 0.2, 0.05);
+  // Rounds a minute apart (slow participants' groups run between); A's pass opens each round, B's
+  // comes 40 s later: nearer in time to A's pass of the next round than to its own round's.
+  const at = (xs: Sample[], dt: number, withRound: boolean) => xs.map((s, i) => ({ t: 1e6 + i * 60 + dt, v: s.v, r: withRound ? 1e6 + i * 60 : null }));
+  const [ra, rb] = [at(a, 0, true), at(b, 40, true)];
+  assert.deepEqual(
+    pairSamples(ra, rb, pairWindow(ra, rb)),
+    a.map((s, i) => [s.v, b[i].v]),
+  );
+  const byTime = pairSamples(at(a, 0, false), at(b, 40, false), 60);
+  assert.notDeepEqual(
+    byTime,
+    a.map((s, i) => [s.v, b[i].v]),
+  );
+  const r = pairedLead([ra], [rb]);
+  assert.ok('lead' in r && r.pairs === 8);
+  assert.deepEqual(r, pairedLead([a], [b]), 'the same pairs as at their own times');
+  // A pass kept by an earlier run (no round) pairs by time only; rounds of another run match none.
+  const other = rb.map((s) => ({ ...s, t: s.t + 3600, r: (s.r ?? 0) + 3600 }));
+  const none = pairedLead([ra], [other]);
+  assert.ok('reason' in none && /paired in a shared round or within/.test(none.reason), JSON.stringify(none));
+});
+
 test('several builds: each build is one paired estimate, and resampling builds widens the interval', () => {
   const [x, y] = [trial(11, 20, 0.2, 0.05), trial(12, 20, 0.2, 0.05)];
   // The second build of A runs 10 % faster relative to B: a build-to-build difference.
