@@ -1,7 +1,8 @@
 // The report's sections beyond the cell table and the general table, one entry a feature: the
 // rows it derives from the result files (their `extra` section, read through the feature's own
-// schema), how the terminal prints them and the key that holds them in `report --json`. `vecbench report` reads this list, so a feature's report is one entry
-// here, not a change to the command.
+// schema), how the terminal prints them and the key that holds them in `report --json`.
+// `vecbench report` reads this list, so a feature's report is one entry here, not a change to
+// the command.
 import { deriveLoad, renderLoad } from '../loadgen/report.ts';
 import type { ResultFile } from '../results/schema.ts';
 import { deriveChurn, renderChurn } from './churn.ts';

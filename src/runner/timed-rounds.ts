@@ -235,7 +235,7 @@ export class GroupTiming {
    * this one's last pass, so an untimed warm-up pass comes first. `roundAt`: when the shared round
    * began, stored with each pass as the round's identity. Returns whether any pass ran.
    */
-  async round(r: number, rounds: number, warmUp: boolean, roundAt = Date.now() / 1000): Promise<boolean> {
+  async round(r: number, rounds: number, warmUp: boolean, roundAt: number): Promise<boolean> {
     const { engine, g, queries, pointTimeoutS, busyCores } = this.spec;
     const round = this.ownRound++;
     const order = (round % 2 === 0 ? this.entries : [...this.entries].reverse()).filter((e) => this.due(e, r, rounds));
