@@ -8,45 +8,31 @@
 // Which leads: for each target recall a point is read for, the row's best participant (the
 // highest QPS so far among the points read for that target) against every other one. A point of
 // the best is done when every other participant's lead over it is precise; another's point when
-// its lead over the best is. The pairing is by round (the report pairs by time: the same passes,
-// since a round's passes are seconds apart); the interval is Student's t on the mean log ratio,
-// what the report's bootstrap (src/metrics/paired.ts) approaches for the pass counts used here.
+// its lead over the best is. The passes pair as the report pairs them (src/metrics/paired.ts);
+// the interval is Student's t on the mean log ratio, what the report's bootstrap approaches for
+// the pass counts used here.
 import { mean, trimOutliers } from '../metrics/stats.ts';
-import { MIN_PAIRS, t975, TRIM_FROM } from '../metrics/paired.ts';
+import { MIN_PAIRS, pairSamples, pairWindow, type Sample, t975, TRIM_FROM } from '../metrics/paired.ts';
 import type { Entry } from './timed-entry.ts';
 
-/** Log ratios (e / f) of the two entries' quiet passes taken in the same round, then of those
- * left over one round apart (an entry wanting fewer passes skips rounds). */
+/** An entry's quiet passes as the report pairs them: start time, QPS and shared round. */
+function quietSamples(x: Entry): Sample[] {
+  const out: Sample[] = [];
+  x.pass.qps.forEach((v, i) => {
+    if (!x.busy[i]) out.push({ t: x.pass.at_unix_s[i], v, r: x.pass.round_at_unix_s[i] });
+  });
+  return out;
+}
+
+/** Log ratios (e / f) of the two entries' quiet passes, paired by the report's own rule
+ * (src/metrics/paired.ts: the same shared round first, then nearest in time), so the runner stops
+ * a point on the interval the table will print. */
 export function roundPairs(e: Entry, f: Entry): number[] {
-  const quietByRound = (x: Entry) => {
-    const m = new Map<number, number>();
-    (x.rounds ?? []).forEach((r, i) => {
-      if (r >= 0 && !x.busy[i]) m.set(r, x.pass.qps[i]);
-    });
-    return m;
-  };
-  const a = quietByRound(e);
-  const b = quietByRound(f);
-  const logs: number[] = [];
-  const left: number[] = [];
-  for (const [r, v] of a) {
-    const w = b.get(r);
-    if (w === undefined) left.push(r);
-    else {
-      logs.push(Math.log(v / w));
-      b.delete(r);
-    }
-  }
-  for (const r of left) {
-    for (const near of [r - 1, r + 1]) {
-      const w = b.get(near);
-      if (w === undefined || a.has(near)) continue;
-      logs.push(Math.log(a.get(r)! / w));
-      b.delete(near);
-      break;
-    }
-  }
-  return logs.filter(Number.isFinite);
+  const a = quietSamples(e);
+  const b = quietSamples(f);
+  return pairSamples(a, b, pairWindow(a, b))
+    .map(([x, y]) => Math.log(x / y))
+    .filter(Number.isFinite);
 }
 
 /** The relative half-width of a lead's 95 % interval from its pairs' log ratios (Infinity
