@@ -204,29 +204,38 @@ try {
       sides.push(side);
       return side;
     },
-    async loopSide(name, command, args) {
-      const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    async loopSide(name, command, args, adapter) {
+      const extra = adapter ? ['--adapter', adapter.participant, adapter.workDir, adapter.knob ?? '-', ds.name, ds.metric] : [];
+      const child = spawn(command, [...args, ...extra], { stdio: ['pipe', 'pipe', 'inherit'] });
       const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
       const nextLine = async (): Promise<Record<string, unknown>> => {
         const r = await lines.next();
         if (r.done) throw new Error(`${command} ${args.join(' ')} ended early`);
         return JSON.parse(r.value) as Record<string, unknown>;
       };
-      const side: Side = {
-        name,
+      // One side per mode of the process; the bench awaits each run, so their lines never cross.
+      const modeSide = (sideName: string, mode: string, close: () => Promise<void>): Side => ({
+        name: sideName,
         async run(ef, n) {
-          child.stdin!.write(`${ef} ${n}\n`);
+          child.stdin!.write(`${ef} ${n} ${mode}\n`);
           const r = await nextLine();
-          return { qps: r.qps as number[], cpuQps: r.cpu_qps as number[], meanMs: r.mean_ms as number[], recall: r.recall as number };
+          // JSON has no NaN: a CPU figure the loop cannot give arrives as null.
+          const cpuQps = (r.cpu_qps as (number | null)[]).map((x) => x ?? Number.NaN);
+          const pass: Pass = { qps: r.qps as number[], cpuQps, meanMs: r.mean_ms as number[], recall: r.recall as number };
+          if (Array.isArray(r.interleaved_ratio)) pass.interleavedRatio = r.interleaved_ratio as number[];
+          return pass;
         },
-        async close() {
-          child.stdin!.end();
-          child.kill();
-        },
-      };
+        close,
+      });
+      const side = modeSide(name, 'raw', async () => {
+        child.stdin!.end();
+        child.kill();
+      });
       sides.push(side);
+      if (adapter) sides.push(modeSide(adapter.side, 'adapter', async () => {}));
       const ready = await nextLine();
       console.log(`build (${name}): ${(ready.build_s as number).toFixed(1)}s; ${String(ready.version ?? 'version not reported')}`);
+      if (adapter) console.log(`build (${adapter.side}): none, ${adapter.participant}'s adapter in ${name}'s process reads ${adapter.workDir}`);
       return side;
     },
   };
@@ -252,6 +261,8 @@ try {
   const per = new Map(efs.map((ef) => [ef, new Map(sides.map((s) => [s.name, emptyPass()]))]));
   /** Per ef and pair, each pass pair: a's and b's, taken one after the other, and its round. */
   const taken = new Map(efs.map((ef) => [ef, new Map(pairs.map(([a, b]) => [`${a}/${b}`, [] as { round: number; a: Pass; b: Pass }[]]))]));
+  /** Per ef and side timed in turn with its loop (Pass.interleavedRatio): each round's median. */
+  const interleaved = new Map(efs.map((ef) => [ef, new Map<string, number[]>()]));
   for (let r = 0; r < rounds; r++) {
     const before = load();
     for (const s of hosts) {
@@ -278,12 +289,17 @@ try {
             e.cpuQps.push(...x.cpuQps);
             e.meanMs.push(...x.meanMs);
             e.recall = x.recall;
+            if (x.interleavedRatio) e.interleavedRatio = [...(e.interleavedRatio ?? []), ...x.interleavedRatio];
           }
           taken
             .get(ef)!
             .get(`${a}/${b}`)!
             .push({ round: r, a: got.get(a)!, b: got.get(b)! });
         }
+      }
+      for (const s of sides) {
+        const xs = round.get(s.name)!.interleavedRatio;
+        if (xs?.length) interleaved.get(ef)!.set(s.name, [...(interleaved.get(ef)!.get(s.name) ?? []), median(xs)]);
       }
       for (const [name, x] of round) {
         const e = per.get(ef)!.get(name)!;
@@ -378,6 +394,16 @@ try {
         `| ${ef} | ${names.map((n) => spread(x.get(n)!.cpuQps, 0)).join(' | ')} | ${g.pairs.map(([a, b]) => spread(ratio(ef, a, b, 'cpuQps'), 3)).join(' | ')} |`,
       );
     }
+  }
+  const inTurn = sides.filter((s) => efs.some((ef) => interleaved.get(ef)!.has(s.name)));
+  if (inTurn.length > 0) {
+    console.log('');
+    console.log(
+      `(c) in one process, query by query in turn with its plain loop: the side's QPS over the loop's (per round: the median of its passes' ratios of the two paths' times; median [min-max] over ${rounds} rounds)`,
+    );
+    console.log(`| knob | ${inTurn.map((s) => s.name).join(' | ')} |`);
+    console.log(`|---:|${'---:|'.repeat(inTurn.length)}`);
+    for (const ef of efs) console.log(`| ${ef} | ${inTurn.map((s) => spread(interleaved.get(ef)!.get(s.name) ?? [], 3)).join(' | ')} |`);
   }
   console.log(`load average at end: ${load()}`);
 } finally {

@@ -26,10 +26,7 @@ for (let i = 0; i < n; i++) index.addPoint(Array.from(base.subarray(i * d, (i + 
 const { version } = require('hnswlib-node/package.json') as { version: string };
 console.log(JSON.stringify({ ready: true, build_s: (performance.now() - t0) / 1000, version: `hnswlib-node ${version}` }));
 
-await serve(
-  dir,
-  nq,
-  k,
-  (ef) => index.setEf(ef),
-  (i) => index.searchKnn(queries[i], k).neighbors,
-);
+await serve(dir, nq, k, {
+  setKnob: (ef) => index.setEf(ef),
+  search: (i) => index.searchKnn(queries[i], k).neighbors,
+});

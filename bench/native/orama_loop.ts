@@ -7,11 +7,12 @@
 // similarity threshold, limit k, no where clause. Orama has no search knob: the KNOB of each
 // stdin line is echoed and ignored.
 //
-//   node --import tsx orama_loop.ts SAVED_FILE DIR NQ D K SIMILARITY STEMMING
+//   node --import tsx orama_loop.ts SAVED_FILE DIR NQ D K SIMILARITY STEMMING [--adapter ...]
+// (--adapter: the participant's adapter timed in this process too, loop-common.ts's adapterMode)
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type AnyOrama, type AnySchema, create, load, type RawData, search } from '@orama/orama';
-import { f32, serve } from './loop-common.ts';
+import { adapterMode, f32, serve } from './loop-common.ts';
 
 const [saved, dir, nqArg, dArg, kArg, similarityArg, stemmingArg] = process.argv.slice(2);
 const [nq, d, k, similarity] = [nqArg, dArg, kArg, similarityArg].map(Number);
@@ -70,12 +71,15 @@ await serve(
   dir,
   nq,
   k,
-  () => {},
-  (i: number) => {
-    const params = { mode: 'vector', vector: { value: queries.subarray(i * d, (i + 1) * d), property: vectorProperty }, similarity, limit: k } as const;
-    // Vector search answers synchronously unless hooks are registered (none are here).
-    const answer = search(db, params as never);
-    const ids = (res: Awaited<typeof answer>): Int32Array => Int32Array.from(res.hits, (h) => Number(h.id));
-    return answer instanceof Promise ? answer.then(ids) : ids(answer);
+  {
+    setKnob: () => {},
+    search: (i: number) => {
+      const params = { mode: 'vector', vector: { value: queries.subarray(i * d, (i + 1) * d), property: vectorProperty }, similarity, limit: k } as const;
+      // Vector search answers synchronously unless hooks are registered (none are here).
+      const answer = search(db, params as never);
+      const ids = (res: Awaited<typeof answer>): Int32Array => Int32Array.from(res.hits, (h) => Number(h.id));
+      return answer instanceof Promise ? answer.then(ids) : ids(answer);
+    },
   },
+  await adapterMode(dir, queries, d, k),
 );

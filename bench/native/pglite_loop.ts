@@ -8,10 +8,11 @@
 // execProtocolRaw call of Bind (the vector in pgvector's binary form, result binary) + Execute
 // + Sync; the ids are read from the DataRow messages.
 //
-//   node --import tsx pglite_loop.ts DATA_DIR DIR NQ D K SQL
+//   node --import tsx pglite_loop.ts DATA_DIR DIR NQ D K SQL [--adapter ...]
+// (--adapter: the participant's adapter timed in this process too, loop-common.ts's adapterMode)
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { f32, serve } from './loop-common.ts';
+import { adapterMode, f32, serve } from './loop-common.ts';
 
 const [dataDir, dir, nqArg, dArg, kArg, sql] = process.argv.slice(2);
 const [nq, d, k] = [nqArg, dArg, kArg].map(Number);
@@ -103,14 +104,17 @@ await serve(
   dir,
   nq,
   k,
-  (ef: number) => db.exec(`SET hnsw.ef_search = ${ef}`).then(() => {}),
-  async (i: number) => {
-    for (let j = 0; j < d; j++) bv.setFloat32(vectorAt + 4 * j, queries[i * d + j]);
-    const ids: number[] = [];
-    readResponse(await db.execProtocolRaw(bind, { syncToFs: false }), (view, at) => {
-      if (ids.length < k) ids.push(view.getInt32(at));
-    });
-    return ids;
+  {
+    setKnob: (ef: number) => db.exec(`SET hnsw.ef_search = ${ef}`).then(() => {}),
+    search: async (i: number) => {
+      for (let j = 0; j < d; j++) bv.setFloat32(vectorAt + 4 * j, queries[i * d + j]);
+      const ids: number[] = [];
+      readResponse(await db.execProtocolRaw(bind, { syncToFs: false }), (view, at) => {
+        if (ids.length < k) ids.push(view.getInt32(at));
+      });
+      return ids;
+    },
   },
+  await adapterMode(dir, queries, d, k),
 );
 await db.close();

@@ -11,6 +11,9 @@ export interface Pass {
   cpuQps: number[];
   meanMs: number[];
   recall: number;
+  /** A side timed query by query in turn with a plain loop in the same process: per pass, the
+   * plain call's time over the side's (the side's QPS relative to the loop's). */
+  interleavedRatio?: number[];
 }
 
 export interface Side {
@@ -57,12 +60,25 @@ export interface BenchContext {
   hostSide(name: string, participant: string, o: HostSideOptions): Promise<Side & { workDir: string }>;
   /** A plain loop in a process of its own: one stdin line "KNOB PASSES" per measurement, one
    * JSON line back (bench/native/loop_common.h); its first line reports its build. */
-  loopSide(name: string, command: string, args: string[]): Promise<Side>;
+  loopSide(name: string, command: string, args: string[], adapter?: AdapterInLoop): Promise<Side>;
   /** A prerequisite that is missing: one line naming it and the fix, exit 2. */
   fail(message: string): never;
   /** The interpreter of the virtual environment `name` that `provision` (run by setup) makes
    * under the cache; a missing one fails naming both. */
   venvPython(name: string, provision: string): string;
+}
+
+/** A JavaScript engine's participant timed inside its own loop's process (bench/native/loop-common.ts,
+ * adapterMode) as one more side: the two modes share the heap and compiled code, so their ratio
+ * is the adapter's own path, which a ratio between two processes cannot isolate. */
+interface AdapterInLoop {
+  /** The side's name. */
+  side: string;
+  participant: string;
+  /** A copy of the participant's files for it to reopen (its own: the loop's engine holds its). */
+  workDir: string;
+  /** The participant's knob the bench's values set, or null (a scan). */
+  knob: string | null;
 }
 
 /** What one engine adds to the bench. */

@@ -1,19 +1,23 @@
 // The harness-overhead measurement: the null pass through the real host answers like a point
 // (same packing and digests), its overhead figure is usable, the 5 % rule flags what it says;
 // and the hnswlib search path (reused query buffer, the binding's own result array) answers
-// exactly as the binding does.
+// exactly as the binding does; a JavaScript engine's native loop also times the participant's
+// adapter in its own process, answering as the loop does.
 // vecbench-test: alone (it compares timed passes).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { prepareDataset } from '../../src/prepare/registry.ts';
 import { HostClient } from '../../src/runner/client.ts';
 import { HARNESS_OVERHEAD_LIMIT, HARNESS_OVERHEAD_RULE, harnessFlag, measureHarnessOverhead } from '../../src/runner/harness-overhead.ts';
 import { loadParticipant } from '../../src/runner/participants.ts';
-import { openOnSynthetic } from '../helpers/participant-harness.ts';
+import { openOnSynthetic, truthsFor } from '../helpers/participant-harness.ts';
 
 const DATASET = 'synthetic-2000';
 const LIMIT_S = 240;
@@ -96,6 +100,52 @@ test('hnswlib search answers exactly as the binding, a wrong-length vector is re
     assert.deepEqual(Array.from(await empty.search({ vector: data.queries.slice(0, data.d), k: 5, filter: null })), []);
     await empty.close();
   } finally {
+    await opened.cleanup();
+  }
+});
+
+test("orama's loop times the participant's adapter in its own process (mode 'adapter') with the loop's answers; an unknown mode stops it naming the modes", async () => {
+  const opened = await openOnSynthetic('orama', { n: 800, nq: 20 });
+  const dir = mkdtempSync(join(root, 'loop-'));
+  try {
+    const { data, workDir, participant } = opened;
+    const k = 10;
+    const raw = (a: Float32Array | Int32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    writeFileSync(join(dir, 'base.f32'), raw(data.base));
+    writeFileSync(join(dir, 'queries.f32'), raw(data.queries));
+    writeFileSync(join(dir, 'gt.i32'), raw(Int32Array.from(truthsFor(data, 'none', k).flatMap((t) => t.ids))));
+    // The adapter reopens a copy of the file the build saved; the loop loads the original.
+    cpSync(workDir, join(dir, 'copy'), { recursive: true });
+    const idx = participant.index as { similarity: number; stemming: boolean };
+    const loop = join(dirname(fileURLToPath(import.meta.url)), '../../bench/native/orama_loop.ts');
+    const args = [join(workDir, 'orama.db.bin'), dir, String(data.nq), String(data.d), String(k), String(idx.similarity), String(idx.stemming)];
+    const child = spawn(process.execPath, ['--import', 'tsx', loop, ...args, '--adapter', 'orama', join(dir, 'copy'), '-', 'synthetic-test', data.metric], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const next = async () => JSON.parse(((await lines.next()).value as string) ?? 'null') as { recall: number; qps: number[]; interleaved_ratio?: number[] };
+    assert.equal(((await next()) as unknown as { ready: boolean }).ready, true);
+    child.stdin.write('0 2 raw\n');
+    const plain = await next();
+    child.stdin.write('0 2 adapter\n');
+    const adapter = await next();
+    // Orama's scan is exact: both modes find the exact neighbours, two passes each.
+    assert.equal(plain.recall, 1);
+    assert.equal(adapter.recall, 1);
+    assert.equal(adapter.qps.length, 2);
+    // The adapter's passes ran query by query in turn with the plain call: each carries the ratio.
+    assert.equal(plain.interleaved_ratio, undefined);
+    assert.equal(adapter.interleaved_ratio?.length, 2);
+    for (const r of adapter.interleaved_ratio!) assert.ok(r > 0 && Number.isFinite(r), `ratio ${r}`);
+    child.stdin.write('0 1 bogus\n');
+    child.stdin.end();
+    assert.notEqual(await exited, 0);
+    assert.match(stderr, /no mode "bogus" here \(raw, adapter\)/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
     await opened.cleanup();
   }
 });

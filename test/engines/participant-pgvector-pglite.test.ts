@@ -258,6 +258,33 @@ describe('pgvector-pglite on the small synthetic set', () => {
     await assert.rejects(session.setKnobs({ iterative_scan: 'sometimes' }), /iterative_scan must be one of/);
   });
 
+  test('unfiltered searches started beside other calls under way answer as they do alone', async () => {
+    const { session, data } = opened;
+    const d = data.d;
+    await session.setKnobs({ ef_search: 100 });
+    const q = (i: number) => data.queries.slice(i * d, (i + 1) * d);
+    const alone: number[][] = [];
+    for (let i = 0; i < 20; i++) alone.push(Array.from(await session.search({ vector: q(i), k: 10, filter: null })));
+    // A query under way (the table's size) when each search starts, a few more turns of the
+    // microtask queue into it each time, so some searches start between the query's own
+    // protocol messages: they must wait their turn, not put theirs in between.
+    for (let i = 0; i < 20; i++) {
+      const other = session.diskBytes!();
+      for (let turn = 0; turn < i * 3; turn++) await Promise.resolve();
+      const got = await session.search({ vector: q(i), k: 10, filter: null });
+      await other;
+      assert.deepEqual(Array.from(got), alone[i], `query ${i}, ${i * 3} microtasks into the other call`);
+    }
+    // The search first, then the other call.
+    const first = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => Promise.all([session.search({ vector: q(i), k: 10, filter: null }), session.diskBytes!()])),
+    );
+    assert.deepEqual(
+      first.map(([r]) => Array.from(r)),
+      alone,
+    );
+  });
+
   test('writes: deleted ids never come back, re-inserted and upserted rows are found', async () => {
     const { session, data } = opened;
     const d = data.d;
