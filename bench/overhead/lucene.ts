@@ -3,6 +3,7 @@
 // of the index the participant built.
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { jvmOptions } from '../../participants/lucene/adapter.ts';
 import { compile, type OverheadEngine } from './kit.ts';
 
 const lucene: OverheadEngine = {
@@ -18,8 +19,17 @@ const lucene: OverheadEngine = {
     cpSync(path.join(side.workDir, 'lucene'), copy, { recursive: true, filter: (f) => path.basename(f) !== 'write.lock' });
     const classes = path.join(tmp, 'lucene-loop');
     await compile('the Lucene loop (javac from the JDK setup installs)', 'javac', ['-cp', jar, '-d', classes, path.join(ctx.native, 'LuceneLoop.java')]);
-    await ctx.loopSide('lucene-java', 'java', ['-XX:+UseParallelGC', '-cp', `${jar}:${classes}`, 'LuceneLoop', copy, tmp, String(nq), String(ds.d), String(k)]);
-    return [['lucene', 'lucene-java']];
+    // The JVM options the participant's host runs under (its heap, its collector).
+    await ctx.loopSide('lucene-java', 'java', [...jvmOptions(), '-cp', `${jar}:${classes}`, 'LuceneLoop', copy, tmp, String(nq), String(ds.d), String(k)]);
+    // The same participant reopened in a fresh host on another copy: its JVM has searched and
+    // never built, as the loop's.
+    const reopened = path.join(tmp, 'lucene-reopened');
+    cpSync(path.join(side.workDir, 'lucene'), path.join(reopened, 'lucene'), { recursive: true, filter: (f) => path.basename(f) !== 'write.lock' });
+    await ctx.hostSide('lucene-reopened', 'lucene', { knob: 'candidates', cpu: 'none', reopen: reopened });
+    return [
+      ['lucene', 'lucene-java'],
+      ['lucene-reopened', 'lucene-java'],
+    ];
   },
 };
 export default lucene;

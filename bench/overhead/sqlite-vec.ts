@@ -57,14 +57,17 @@ const sqliteVec: OverheadEngine = {
       String(ds.d),
       String(k),
     ]);
-    // The same SQLite as the participant's: better-sqlite3's amalgamation, its options, -O3.
+    // The same SQLite as the participant's: better-sqlite3's amalgamation and options, compiled
+    // with the flags node-gyp gives better-sqlite3's own build of it (its frame pointers too),
+    // so the pair differs by the path alone, not by how the same C was compiled.
     const sqlite = bundledSqlite();
     const object = path.join(tmp, 'sqlite3.o');
     const what = "the sqlite-vec C++ loop (gcc and g++ from Debian's build-essential, and better-sqlite3's amalgamation from npm ci)";
-    await compile(what, 'gcc', ['-O3', '-c', ...sqlite.defines.map((x) => `-D${x}`), path.join(sqlite.dir, 'sqlite3.c'), '-o', object]);
+    const gypFlags = ['-fPIC', '-pthread', '-m64', '-O3', '-fno-omit-frame-pointer'];
+    await compile(what, 'gcc', [...gypFlags, '-std=c99', '-c', ...sqlite.defines.map((x) => `-D${x}`), path.join(sqlite.dir, 'sqlite3.c'), '-o', object]);
     const loop = path.join(tmp, 'sqlite_vec_loop');
     await compile(what, 'g++', [
-      '-O3',
+      ...gypFlags,
       '-std=gnu++17',
       '-I',
       ctx.native,

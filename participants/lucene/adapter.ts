@@ -63,6 +63,13 @@ function heap(): string {
   return h;
 }
 
+/** The host's JVM options (bench:overhead runs its plain Java loop under the same): the heap, and
+ * ParallelGC, so no concurrent collector threads compete with the search threads; the per-query
+ * garbage dies young. */
+export function jvmOptions(): string[] {
+  return [`-Xmx${heap()}`, '-XX:+UseParallelGC'];
+}
+
 export default sdk.foreignParticipant({
   name: 'lucene',
   engine: 'Apache Lucene',
@@ -77,8 +84,7 @@ export default sdk.foreignParticipant({
     dataset.d > MAX_DIMENSIONS ? `Lucene's HNSW takes at most ${MAX_DIMENSIONS} dimensions here; ${dataset.name} has ${dataset.d}` : null,
   host: () => ({
     command: process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java',
-    // ParallelGC: no concurrent collector threads competing with the search threads; the
-    // per-query garbage dies young. The host's stdout is the protocol's (System.out goes to stderr).
-    args: [`-Xmx${heap()}`, '-XX:+UseParallelGC', '-cp', classpath(), 'LuceneHost'],
+    // The host's stdout is the protocol's (System.out goes to stderr).
+    args: [...jvmOptions(), '-cp', classpath(), 'LuceneHost'],
   }),
 });

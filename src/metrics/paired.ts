@@ -67,10 +67,11 @@ export function pairWindow(a: Sample[], b: Sample[]): number {
   return gaps.length === 0 ? PAIR_WINDOW_S : Math.max(PAIR_WINDOW_S, gaps[gaps.length >> 1]);
 }
 /** The fewest pairs a paired lead is read from, over its builds; and the fewest of one build (a
- * slow point gets a few passes in each of several builds: its builds' pairs together make the
- * lead, the small-sample widening below covering so few; test/unit/paired-leads.test.ts). */
+ * slow point gets a few passes in each of several builds, one of which may lose its pair to a
+ * busy round: its builds' pairs together make the lead, the small-sample widening below covering
+ * so few; test/unit/paired-leads.test.ts). */
 export const MIN_PAIRS = 5;
-const MIN_BUILD_PAIRS = 3;
+const MIN_BUILD_PAIRS = 2;
 const RESAMPLES = 1000;
 /** Pairs of this many or more are trimmed of outliers (3 x IQR), as a point's passes are. */
 export const TRIM_FROM = 8;
