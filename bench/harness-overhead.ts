@@ -219,8 +219,8 @@ try {
         async run(ef, n) {
           child.stdin!.write(`${ef} ${n} ${mode}\n`);
           const r = await nextLine();
-          // JSON has no NaN: a CPU figure the loop cannot give arrives as null.
-          const cpuQps = (r.cpu_qps as (number | null)[]).map((x) => x ?? Number.NaN);
+          // JSON has no NaN: CPU figures the loop cannot give arrive as nulls (or one null).
+          const cpuQps = ((r.cpu_qps ?? (r.qps as number[]).map(() => null)) as (number | null)[]).map((x) => x ?? Number.NaN);
           const pass: Pass = { qps: r.qps as number[], cpuQps, meanMs: r.mean_ms as number[], recall: r.recall as number };
           if (Array.isArray(r.interleaved_ratio)) pass.interleavedRatio = r.interleaved_ratio as number[];
           return pass;

@@ -8,11 +8,17 @@
 // with the JVM flags its host gets, so both sides run the same Lucene.
 //
 //   java -cp lucene-core.jar:DIR_OF_THIS_CLASS LuceneLoop INDEX_DIR DIR NQ D K
+//        [--adapter lucene HOST_DIR candidates DATASET METRIC]
 //
 // DIR holds queries.f32 (NQ x D) and gt.i32 (NQ x K, the exact ids), raw little-endian. Each
-// stdin line "EF PASSES" runs PASSES timed passes over the queries and prints one JSON line
-// (per-pass QPS by wall time and by this thread's CPU time, mean latency, recall@K), as
-// hnswlib_loop.py does.
+// stdin line "EF PASSES [MODE]" runs PASSES timed passes over the queries and prints one JSON
+// line (per-pass QPS by wall time and by this thread's CPU time, mean latency, recall@K), as
+// hnswlib_loop.py does. With --adapter (the participant's compiled host classes on the
+// classpath), MODE 'adapter' times the participant's own engine class, reopened on HOST_DIR (a
+// copy of its work directory), query by query in turn with the plain search in this JVM, as
+// its host calls it (a copy of the query, then search), and adds the ratio of the plain
+// search's time to the engine's per pass: the host's path with the JVM held equal, as
+// loop-common.ts does for the JavaScript engines.
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -22,8 +28,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
 import org.apache.lucene.index.DirectoryReader;
@@ -50,9 +59,33 @@ public final class LuceneLoop {
     return s.append("]").toString();
   }
 
-  public static void main(String[] args) throws IOException {
-    if (args.length != 5) {
-      System.err.println("usage: LuceneLoop INDEX_DIR DIR NQ D K");
+  /** The participant's query, plainly: KnnFloatVectorQuery with max(k, ef) candidates, top k,
+   * hits mapped to row ids through the doc values read at open. */
+  private static int[] plainSearch(IndexSearcher searcher, List<LeafReaderContext> leaves, int[][] ids, float[] query, int k, int ef)
+      throws IOException {
+    TopDocs td = searcher.search(new KnnFloatVectorQuery("vec", query, Math.max(k, ef)), k);
+    int[] out = new int[td.scoreDocs.length];
+    for (int j = 0; j < out.length; j++) {
+      int doc = td.scoreDocs[j].doc, leaf = ReaderUtil.subIndex(doc, leaves);
+      out[j] = ids[leaf][doc - leaves.get(leaf).docBase];
+    }
+    return out;
+  }
+
+  private static double recall(int[][] found, int[][] gt, int nq, int k) {
+    long hits = 0;
+    for (int i = 0; i < nq; i++) {
+      Set<Integer> want = new HashSet<>();
+      for (int g : gt[i]) want.add(g);
+      for (int id : found[i]) if (want.contains(id)) hits++;
+    }
+    return (double) hits / ((double) nq * k);
+  }
+
+  public static void main(String[] args) throws Exception {
+    boolean withHost = args.length == 11 && args[5].equals("--adapter");
+    if (args.length != 5 && !withHost) {
+      System.err.println("usage: LuceneLoop INDEX_DIR DIR NQ D K [--adapter lucene HOST_DIR candidates DATASET METRIC]");
       System.exit(2);
     }
     String dirPath = args[0], data = args[1];
@@ -73,6 +106,16 @@ public final class LuceneLoop {
       NumericDocValues dv = leaves.get(l).reader().getNumericDocValues("id_dv");
       if (dv != null) for (int doc = dv.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = dv.nextDoc()) ids[l][doc] = (int) dv.longValue();
     }
+    LuceneHost host = null;
+    if (withHost) {
+      Map<String, Object> ds = new HashMap<>();
+      ds.put("name", args[9]);
+      ds.put("n", reader.maxDoc());
+      ds.put("d", d);
+      ds.put("metric", args[10]);
+      host = new LuceneHost();
+      host.open(new VecbenchHost.Dataset(ds), new HashMap<>(), args[7], 1, true);
+    }
     System.out.printf(Locale.ROOT, "{\"ready\":true,\"build_s\":%.3f,\"version\":\"%s\"}%n", (System.nanoTime() - t0) / 1e9, Version.LATEST);
     System.out.flush();
 
@@ -84,18 +127,50 @@ public final class LuceneLoop {
       String[] parts = line.trim().split("\\s+");
       if (parts.length < 2) continue;
       int ef = Integer.parseInt(parts[0]), passes = Integer.parseInt(parts[1]);
+      String mode = parts.length > 2 ? parts[2] : "raw";
+      if (!mode.equals("raw") && !(mode.equals("adapter") && host != null))
+        throw new IllegalArgumentException("no mode \"" + mode + "\" here (raw" + (host != null ? ", adapter" : "") + ")");
       double[] qps = new double[passes], cpuQps = new double[passes], meanMs = new double[passes];
+      double[] ratio = new double[passes];
+      if (host != null && mode.equals("adapter")) {
+        host.knobs(Map.of("candidates", ef));
+        for (int p = 0; p < passes; p++) {
+          long own = 0, plain = 0;
+          for (int i = 0; i < nq; i++) {
+            for (int turn = 0; turn < 2; turn++) {
+              boolean first = ((i + p) % 2 == 0) == (turn == 0);
+              long t = System.nanoTime();
+              if (first) {
+                found[i] = host.search(Arrays.copyOfRange(queries[i], 0, d), k, null);
+                lat[i] = (System.nanoTime() - t) / 1e6;
+                own += System.nanoTime() - t;
+              } else {
+                plainSearch(searcher, leaves, ids, queries[i], k, ef);
+                plain += System.nanoTime() - t;
+              }
+            }
+          }
+          qps[p] = nq / (own / 1e9);
+          cpuQps[p] = Double.NaN;
+          meanMs[p] = own / 1e6 / nq;
+          ratio[p] = (double) plain / own;
+        }
+        System.out.printf(
+            Locale.ROOT,
+            "{\"ef\":%d,\"qps\":%s,\"cpu_qps\":null,\"mean_ms\":%s,\"recall\":%.6f,\"interleaved_ratio\":%s}%n",
+            ef,
+            list(qps),
+            list(meanMs),
+            recall(found, gt, nq, k),
+            list(ratio));
+        System.out.flush();
+        continue;
+      }
       for (int p = 0; p < passes; p++) {
         long cpu0 = cpu.getCurrentThreadCpuTime(), start = System.nanoTime();
         for (int i = 0; i < nq; i++) {
           long t = System.nanoTime();
-          TopDocs td = searcher.search(new KnnFloatVectorQuery("vec", queries[i], Math.max(k, ef)), k);
-          int[] out = new int[td.scoreDocs.length];
-          for (int j = 0; j < out.length; j++) {
-            int doc = td.scoreDocs[j].doc, leaf = ReaderUtil.subIndex(doc, leaves);
-            out[j] = ids[leaf][doc - leaves.get(leaf).docBase];
-          }
-          found[i] = out;
+          found[i] = plainSearch(searcher, leaves, ids, queries[i], k, ef);
           lat[i] = (System.nanoTime() - t) / 1e6;
         }
         double wall = (System.nanoTime() - start) / 1e9, used = (cpu.getCurrentThreadCpuTime() - cpu0) / 1e9;
@@ -105,12 +180,6 @@ public final class LuceneLoop {
         for (double x : lat) sum += x;
         meanMs[p] = sum / nq;
       }
-      long hits = 0;
-      for (int i = 0; i < nq; i++) {
-        Set<Integer> want = new HashSet<>();
-        for (int g : gt[i]) want.add(g);
-        for (int id : found[i]) if (want.contains(id)) hits++;
-      }
       System.out.printf(
           Locale.ROOT,
           "{\"ef\":%d,\"qps\":%s,\"cpu_qps\":%s,\"mean_ms\":%s,\"recall\":%.6f}%n",
@@ -118,7 +187,7 @@ public final class LuceneLoop {
           list(qps),
           list(cpuQps),
           list(meanMs),
-          (double) hits / ((double) nq * k));
+          recall(found, gt, nq, k));
       System.out.flush();
     }
     reader.close();
