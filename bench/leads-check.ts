@@ -1,0 +1,129 @@
+// npm run bench:leads [-- --out DIR --runs 2 -- RUN_ARGS...]
+// npm run bench:leads -- --read DIR,DIR   (the same figures from runs already made)
+// What a user reads from back-to-back runs of the same command (docs/method.md, "Paired leads"):
+// runs `vecbench run --out DIR/run-N RUN_ARGS` N times in turn (the default run unless RUN_ARGS
+// say otherwise), each timed, with the load average before, sampled every 10 s during, and after;
+// then reads each run's `report --json` and prints, per run: how many leads other than 1 there
+// are, how many are paired, the median relative half-width of their 95 % intervals (over all and
+// over the paired ones), the five widest, and how many of the ANN participants' throughput cells
+// were read above their target (`^`: the lowest-recall point already exceeds it). Across runs:
+// the rows whose significant leader in one run is led significantly by the one it led in another
+// (the leads are against each row's best, so only a best-versus-other swap can be seen). A
+// participant counts as ANN when its cells' strategy is not an exact scan.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, openSync, closeSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values, positionals } = parseArgs({
+  options: { out: { type: 'string', default: 'leads-check' }, runs: { type: 'string', default: '2' }, read: { type: 'string' } },
+  allowPositionals: true,
+});
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error(`bench:leads: --runs must be a positive integer (got ${values.runs})`);
+  process.exit(2);
+}
+const root = path.resolve(values.out!);
+const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'vecbench.js');
+
+interface Cell {
+  dataset: string;
+  participant: string;
+  group: string;
+  target: number;
+  view?: string;
+  status: string;
+  strategy?: string;
+  lead: number | null;
+  lead_ci: [number, number] | null;
+  lead_method?: 'paired' | 'unpaired';
+  tie?: boolean;
+}
+
+const one = () => loadavg()[0];
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? Number.NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+/** One run of the command, its output in DIR/run-N.log; the load before, during and after. */
+async function timedRun(n: number): Promise<{ dir: string; seconds: number; code: number | null; load: { before: number; during: number[]; after: number } }> {
+  const dir = path.join(root, `run-${n}`);
+  mkdirSync(root, { recursive: true });
+  const log = openSync(path.join(root, `run-${n}.log`), 'w');
+  const before = one();
+  const during: number[] = [];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [bin, 'run', '--out', dir, ...positionals], { stdio: ['ignore', log, log] });
+  const sampler = setInterval(() => during.push(one()), 10_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearInterval(sampler);
+  closeSync(log);
+  return { dir, seconds: (performance.now() - t0) / 1000, code, load: { before, during, after: one() } };
+}
+
+function cellsOf(dir: string): Cell[] {
+  const r = spawnSync(process.execPath, [bin, 'report', '--out', dir, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(`report --out ${dir} --json failed: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
+  return (JSON.parse(r.stdout) as { cells: Cell[] }).cells.filter((c) => (c.view ?? 'throughput') === 'throughput');
+}
+
+const halfWidth = (c: Cell) => (c.lead_ci![1] - c.lead_ci![0]) / 2 / c.lead!;
+const rowKey = (c: Cell) => `${c.dataset} ${c.group} ${c.target.toFixed(2)}`;
+
+function summary(name: string, cells: Cell[]): void {
+  const leads = cells.filter((c) => c.lead !== null && c.lead_ci !== null && c.lead !== 1);
+  const paired = leads.filter((c) => c.lead_method === 'paired');
+  console.log(
+    `${name}: ${leads.length} leads other than 1 (${paired.length} paired, ${leads.filter((c) => !c.tie).length} significant); median half-width ${pct(median(leads.map(halfWidth)))} over all, ${pct(median(paired.map(halfWidth)))} over the paired`,
+  );
+  for (const c of [...leads].sort((a, b) => halfWidth(b) - halfWidth(a)).slice(0, 5))
+    console.log(
+      `  ${c.participant} ${rowKey(c)}: x${c.lead!.toFixed(3)} [${c.lead_ci![0].toFixed(3)}, ${c.lead_ci![1].toFixed(3)}] ±${pct(halfWidth(c))} ${c.lead_method ?? ''}`,
+    );
+  const exactScan = new Set(cells.filter((c) => /^exact scan/.test(c.strategy ?? '')).map((c) => c.participant));
+  const ann = cells.filter((c) => !exactScan.has(c.participant) && c.status !== 'missing');
+  const above = ann.filter((c) => c.status === 'above');
+  console.log(`  ANN participants' cells read above their target (^): ${above.length} of ${ann.length} (${pct(above.length / Math.max(1, ann.length))})`);
+}
+
+/** Rows whose best led another significantly in one run and was led by it significantly in another. */
+function swaps(all: Cell[][]): string[] {
+  const wins = all.map((cells) => {
+    const best = new Map(cells.filter((c) => c.lead === 1).map((c) => [rowKey(c), c.participant]));
+    const out = new Set<string>();
+    for (const c of cells) if (c.lead !== null && c.lead < 1 && !c.tie && best.has(rowKey(c))) out.add(`${rowKey(c)}|${best.get(rowKey(c))}|${c.participant}`);
+    return out;
+  });
+  const found: string[] = [];
+  for (let i = 0; i < wins.length; i++)
+    for (let j = i + 1; j < wins.length; j++)
+      for (const w of wins[i]) {
+        const [row, winner, loser] = w.split('|');
+        if (wins[j].has(`${row}|${loser}|${winner}`)) found.push(`${row}: ${winner} led ${loser} in run ${i + 1}, the other way in run ${j + 1}`);
+      }
+  return found;
+}
+
+const done: { dir: string }[] = (values.read ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((dir) => ({ dir: path.resolve(dir) }));
+for (let n = 1; n <= (done.length > 0 ? 0 : runs); n++) {
+  console.log(`run ${n} of ${runs}: vecbench run --out ${path.join(root, `run-${n}`)} ${positionals.join(' ')}`);
+  const r = await timedRun(n);
+  done.push(r);
+  const d = r.load.during;
+  console.log(
+    `  exit ${r.code}, ${r.seconds.toFixed(0)} s; load average ${r.load.before.toFixed(2)} before, ${d.length ? `${Math.min(...d).toFixed(2)}-${Math.max(...d).toFixed(2)} (median ${median(d).toFixed(2)})` : 'not sampled'} during, ${r.load.after.toFixed(2)} after`,
+  );
+}
+const cells = done.map((r) => cellsOf(r.dir));
+cells.forEach((c, i) => summary(`run ${i + 1}`, c));
+const swapped = swaps(cells);
+console.log(swapped.length === 0 ? 'no row has a significant lead one way in one run and the other way in another' : swapped.join('\n'));
