@@ -7,15 +7,16 @@
 // are, how many are paired, the median relative half-width of their 95 % intervals (over all and
 // over the paired ones), the five widest, and how many of the ANN participants' throughput cells
 // were read above their target (`^`: the lowest-recall point already exceeds it). Across runs:
-// the rows whose significant leader in one run is led significantly by the one it led in another
-// (the leads are against each row's best, so only a best-versus-other swap can be seen). A
-// participant counts as ANN when its cells' strategy is not an exact scan.
+// the leads `vecbench compare` reads against one reference per row in both runs that are
+// significant one way in the first run and the other way in another. A participant counts as ANN
+// when its cells' strategy is not an exact scan.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { quantileSorted } from '../src/metrics/stats.ts';
 
 const { values, positionals } = parseArgs({
   options: { out: { type: 'string', default: 'leads-check' }, runs: { type: 'string', default: '2' }, read: { type: 'string' } },
@@ -44,11 +45,13 @@ interface Cell {
 }
 
 const one = () => loadavg()[0];
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length === 0 ? Number.NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
+const median = (xs: number[]): number =>
+  xs.length === 0
+    ? Number.NaN
+    : quantileSorted(
+        [...xs].sort((a, b) => a - b),
+        0.5,
+      );
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 /** One run of the command, its output in DIR/run-N.log; the load before, during and after. */
@@ -92,22 +95,25 @@ function summary(name: string, cells: Cell[]): void {
   console.log(`  ANN participants' cells read above their target (^): ${above.length} of ${ann.length} (${pct(above.length / Math.max(1, ann.length))})`);
 }
 
-/** Rows whose best led another significantly in one run and was led by it significantly in another. */
-function swaps(all: Cell[][]): string[] {
-  const wins = all.map((cells) => {
-    const best = new Map(cells.filter((c) => c.lead === 1).map((c) => [rowKey(c), c.participant]));
-    const out = new Set<string>();
-    for (const c of cells) if (c.lead !== null && c.lead < 1 && !c.tie && best.has(rowKey(c))) out.add(`${rowKey(c)}|${best.get(rowKey(c))}|${c.participant}`);
-    return out;
-  });
-  const found: string[] = [];
-  for (let i = 0; i < wins.length; i++)
-    for (let j = i + 1; j < wins.length; j++)
-      for (const w of wins[i]) {
-        const [row, winner, loser] = w.split('|');
-        if (wins[j].has(`${row}|${loser}|${winner}`)) found.push(`${row}: ${winner} led ${loser} in run ${i + 1}, the other way in run ${j + 1}`);
-      }
-  return found;
+/** `vecbench compare A B --json`'s leads (src/report/compare-leads.ts: each row's participants
+ * read against one reference in both runs) whose interval excludes 1 one way in A and the other
+ * way in B. */
+function reversed(a: string, b: string): string[] {
+  const r = spawnSync(process.execPath, [bin, 'compare', a, b, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.stdout.trim() === '') throw new Error(`compare ${a} ${b} --json failed: ${(r.stderr || '').trim().split('\n')[0]}`);
+  type Reading = { lead: number; ci: [number, number] };
+  const pairs = (
+    JSON.parse(r.stdout) as {
+      leads: { dataset: string; group: string; target: number; view: string; participant: string; reference: string; a: Reading; b: Reading }[];
+    }
+  ).leads;
+  const side = (x: Reading) => (x.ci[1] < 1 ? -1 : x.ci[0] > 1 ? 1 : 0);
+  return pairs
+    .filter((l) => side(l.a) !== 0 && side(l.b) === -side(l.a))
+    .map(
+      (l) =>
+        `${l.dataset} ${l.group} ${l.target.toFixed(2)} (${l.view}): ${l.participant} against ${l.reference}, x${l.a.lead.toFixed(3)} in ${a}, x${l.b.lead.toFixed(3)} in ${b}`,
+    );
 }
 
 const done: { dir: string }[] = (values.read ?? '')
@@ -125,5 +131,5 @@ for (let n = 1; n <= (done.length > 0 ? 0 : runs); n++) {
 }
 const cells = done.map((r) => cellsOf(r.dir));
 cells.forEach((c, i) => summary(`run ${i + 1}`, c));
-const swapped = swaps(cells);
-console.log(swapped.length === 0 ? 'no row has a significant lead one way in one run and the other way in another' : swapped.join('\n'));
+const flips = done.slice(1).flatMap((r) => reversed(done[0].dir, r.dir));
+if (done.length > 1) console.log(flips.length === 0 ? 'no lead is significant one way in the first run and the other way in another' : flips.join('\n'));

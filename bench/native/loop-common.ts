@@ -6,6 +6,7 @@
 // participant's own adapter in this same process, query by query in turn with the plain call.
 import { readFileSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { openEngine } from '../../src/runner/engine-lifecycle.ts';
 import { loadParticipant } from '../../src/runner/participants.ts';
 
 /** DIR's float32 or int32 file as a typed array over its bytes. */
@@ -37,25 +38,24 @@ export interface LoopMode {
 /**
  * The participant's own adapter in the loop's process, when the loop's arguments end with
  * `--adapter PARTICIPANT DIR KNOB DATASET METRIC` (DIR: a copy of the files the participant's
- * build left, KNOB: its knob's name or '-' for none): reopened there as its host reopens it (its validated
- * settings, the dataset's shape), then searched through its EngineSession. Between processes, a
- * JavaScript engine's speed moves with its heap and its compiled code (bench:overhead read Orama in
- * two fresh hosts at 0.87 and 1.10 of its loop); in one process, with the passes of the two modes
- * in turn, what is left between them is the adapter's own path.
+ * build left, KNOB: its knob's name or '-' for none): reopened there through
+ * src/runner/engine-lifecycle.ts (its validated settings and checked knobs), then searched through
+ * its EngineSession. Between processes a JavaScript engine's speed moves with its heap and its
+ * compiled code (bench:overhead read the same Orama participant at 0.90 to 1.10 of its loop from
+ * one process to the next); in one process, its queries timed in turn with the plain call's,
+ * what is left between them is the adapter's own path.
  */
 export async function adapterMode(dir: string, queries: Float32Array, d: number, k: number): Promise<LoopMode | undefined> {
   const at = process.argv.indexOf('--adapter');
   if (at < 0) return undefined;
   const [name, workDir, knob, dataset, metric] = process.argv.slice(at + 1, at + 6);
   if (metric !== 'ip' && metric !== 'l2' && metric !== 'cosine') throw new Error('loop: --adapter takes PARTICIPANT DIR KNOB DATASET METRIC');
-  const p = await loadParticipant(name);
-  if (!p.adapter.reopen) throw new Error(`loop: participant ${name} cannot reopen its files, so its adapter cannot be timed beside this loop`);
-  const session = await p.adapter.reopen({
+  const { session } = await openEngine(await loadParticipant(name), {
     dataset: { name: dataset, n: statSync(`${dir}/base.f32`).size / 4 / d, d, metric, hasText: false },
-    settings: p.index,
     workDir,
     maxConcurrency: 1,
     log: (m) => process.stderr.write(`[${name}] ${m}\n`),
+    reopen: true,
   });
   return {
     setKnob: (value) => (knob === '-' ? undefined : session.setKnobs({ [knob]: value })),

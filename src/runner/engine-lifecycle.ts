@@ -73,7 +73,7 @@ export interface OpenedEngine {
 /** Opens the participant afresh in `workDir` (a new directory when not given), its server first. */
 export async function openEngine(
   p: LoadedParticipant,
-  o: { dataset: DatasetInfo; workDir?: string; maxConcurrency: number; log?: (message: string) => void },
+  o: { dataset: DatasetInfo; workDir?: string; maxConcurrency: number; log?: (message: string) => void; reopen?: boolean },
 ): Promise<OpenedEngine> {
   const workDir = o.workDir ?? scratchEngineDir(p.name);
   const log = o.log ?? (() => {});
@@ -98,7 +98,9 @@ export async function openEngine(
       log,
       ...(server ? { server: server.handle.connection } : {}),
     };
-    session = checkedSession(p, await p.adapter.open(ctx));
+    // reopen: the files a build left in workDir, searched without ingest.
+    if (o.reopen && !p.adapter.reopen) throw new Error(`participant ${p.name} cannot reopen its data (no reopen in its adapter)`);
+    session = checkedSession(p, o.reopen ? await p.adapter.reopen!(ctx) : await p.adapter.open(ctx));
     return { participant: p, workDir, server, session, ctx, stop };
   } catch (e) {
     await stop({ closeErrors: 'ignore' });
