@@ -23,9 +23,13 @@ const settingsSchema = sdk.settingsObject({
   payload_indexes: z.array(z.enum(sdk.ATTRIBUTES)).default([...sdk.ATTRIBUTES]),
   /** Where the original vectors live: 'ram' (pinned) or 'disk' (memory-mapped, read on demand). */
   vectors: z.enum(['ram', 'disk']).default('ram'),
-  /** 'int8': the graph is walked over scalar-quantized codes held in RAM, the top candidates
-   * rescored from the originals (knobs rescore, oversampling). */
-  quantization: z.enum(['none', 'int8']).default('none'),
+  /** 'int8' (a byte a dimension), 'binary' (code_bits a dimension, the query encoded in 8 bits
+   * against them) or 'turbo' (TurboQuant: the vectors rotated, then code_bits a dimension): the
+   * graph is walked over codes pinned in RAM, the top candidates rescored from the originals
+   * (knobs rescore, oversampling). */
+  quantization: z.enum(['none', 'int8', 'binary', 'turbo']).default('none'),
+  /** Bits a dimension of the 'binary' (1, 1.5, 2) or 'turbo' (1, 1.5, 2, 4, 8) codes. */
+  code_bits: z.union([z.literal(1), z.literal(1.5), z.literal(2), z.literal(4), z.literal(8)]).default(2),
   /** Segments the optimizer aims for (Qdrant's default_segment_number): each is searched, in
    * parallel by the shard's search threads. */
   segments: sdk.intSetting(1, 64, 1),

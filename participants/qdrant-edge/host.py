@@ -21,6 +21,8 @@ SHARD = "shard"
 VECTOR = ""  # the unnamed vector
 UPSERT_BATCH = 1000
 DISTANCE = {"ip": q.Distance.Dot, "cosine": q.Distance.Dot, "l2": q.Distance.Euclid}
+BINARY_BITS = {1: q.BinaryQuantizationEncoding.OneBit, 1.5: q.BinaryQuantizationEncoding.OneAndHalfBits, 2: q.BinaryQuantizationEncoding.TwoBits}
+TURBO_BITS = {1: q.TurboQuantBitSize.Bits1, 1.5: q.TurboQuantBitSize.Bits1_5, 2: q.TurboQuantBitSize.Bits2, 4: q.TurboQuantBitSize.Bits4, 8: q.TurboQuantBitSize.Bits8}
 
 
 def translate(f):
@@ -52,9 +54,21 @@ class QdrantEdge(vecbench_host.Engine):
     def config(self):
         s = self.settings
         quant = None
+        # Codes pinned in RAM (the graph walk reads them), originals where `vectors` says.
         if s["quantization"] == "int8":
-            # Codes pinned in RAM (the graph walk reads them), originals where `vectors` says.
             quant = q.ScalarQuantizationConfig(type=q.ScalarType.Int8, quantile=0.99, memory=q.Memory.Pinned)
+        elif s["quantization"] == "binary":
+            # Asymmetric: the stored codes are binary_bits a dimension, the query is encoded in
+            # 8 bits against them, which ranks closer to the originals than binary queries do.
+            if s["code_bits"] not in BINARY_BITS:
+                raise UserError("code_bits %s: binary codes have 1, 1.5 or 2 bits a dimension" % (s["code_bits"],))
+            quant = q.BinaryQuantizationConfig(
+                encoding=BINARY_BITS[s["code_bits"]],
+                query_encoding=q.BinaryQuantizationQueryEncoding.Scalar8Bits,
+                memory=q.Memory.Pinned,
+            )
+        elif s["quantization"] == "turbo":
+            quant = q.TurboQuantQuantizationConfig(bits=TURBO_BITS[s["code_bits"]], memory=q.Memory.Pinned)
         vectors = q.EdgeVectorParams(
             size=self.d,
             distance=DISTANCE[self.metric],

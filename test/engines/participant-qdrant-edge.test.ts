@@ -1,6 +1,6 @@
 // What the contract suite cannot know about qdrant-edge: the version is read from the installed
 // package, the strategy follows Qdrant's planner rule on the shard's own estimate, the disk
-// layout really puts the originals on disk with int8 codes beside them, a knob of the wrong
+// layout really puts the originals on disk with TurboQuant codes beside them, a knob of the wrong
 // kind is one line naming it, and a host that is killed fails the session in one line.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -50,7 +50,7 @@ test('knobs of the wrong kind are one line naming the knob', async () => {
   await assert.rejects(opened.session.setKnobs({ exact: 2 }), /knob exact must be 0 or 1/);
 });
 
-test('qdrant-edge-disk: originals memory-mapped from disk, int8 codes beside them, rescored answers', async () => {
+test('qdrant-edge-disk: originals memory-mapped from disk, 2-bit TurboQuant codes beside them, rescored answers', async () => {
   const disk = await openOnSynthetic('qdrant-edge-disk', { n: 2000, nq: 30 });
   try {
     const segments = join(disk.workDir, 'shard', 'segments');
@@ -58,7 +58,7 @@ test('qdrant-edge-disk: originals memory-mapped from disk, int8 codes beside the
     const indexed = described.find((t) => /"hnsw"/.test(t));
     assert.ok(indexed, 'an HNSW segment');
     assert.match(indexed, /"storage_type":\s*"Mmap"/);
-    assert.match(indexed, /"int8"/);
+    assert.match(indexed, /"turbo/i);
     const files = readdirSync(segments, { recursive: true }).map(String);
     assert.ok(
       files.some((f) => f.endsWith('quantized.data')),
