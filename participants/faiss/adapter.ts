@@ -21,12 +21,21 @@ export const settingsSchema = sdk.settingsObject({
   M: sdk.intSetting(2, 256, 16),
   /** HNSW candidate list size while inserting. */
   efConstruction: sdk.intSetting(1, 10_000, 200),
-  /** IVF lists; 0: 4 x sqrt(n), at most n / 39 (faiss wants 39 training points a centroid). */
+  /** IVF lists; 0: nlist_factor x sqrt(n), at most n / 39 (faiss wants 39 training points a centroid). */
   nlist: sdk.intSetting(0, 1 << 20, 0),
+  /** With nlist 0: lists per square root of the rows. k-means costs rows x lists a pass: at 1M
+   * rows, 4 (4,000 lists) trains for most of an hour on two cores, 1 for minutes. */
+  nlist_factor: z.number().min(0.1).max(64).default(4),
   /** IVFPQ sub-quantizers (must divide d); 0: the largest divisor of d up to d / 4. */
   pq_m: sdk.intSetting(0, 4096, 0),
   /** Bits per IVFPQ sub-quantizer code. */
   pq_nbits: sdk.intSetting(1, 16, 8),
+  /** Where an ivfpq index is searched from: 'memory', or 'disk': its lists in a faiss
+   * OnDiskInvertedLists file and its full vectors (the refine step's) in a raw file, both
+   * memory-mapped read-only, so what a query probes and re-ranks comes through the page cache
+   * (the disk tier's layout). A session writes into its index in memory and searches the files
+   * saved from it; an index reopened from the files takes no writes. */
+  storage: z.enum(['memory', 'disk']).default('memory'),
   /** OpenMP (and OpenBLAS) threads for training and add; 0: the machine's cores. Each search
    * runs on one thread (the harness runs searches side by side in worker threads). */
   threads: sdk.intSetting(0, 1024, 0),
@@ -40,6 +49,8 @@ const DEFAULT_KNOBS: Record<string, number> = { efSearch: 16, nprobe: 1, k_facto
 
 /** faiss's own file (write_index). */
 const INDEX_FILE = 'faiss.index';
+/** storage 'disk': the IndexIVFPQ (its lists named inside), the lists, the vectors by label. */
+const DISK_FILES = { index: 'faiss.disk.index', lists: 'faiss.ivfdata', vectors: 'faiss.vectors.f32' };
 /** The adapter's side: attribute columns by row, and position -> row with the alive flag. */
 const ROWS_FILE = 'faiss.rows.bin';
 
@@ -60,7 +71,11 @@ interface Addon {
   create(kind: Kind, d: number, innerProduct: boolean, M: number, efConstruction: number, nlist: number, pqM: number, pqNbits: number): Handle;
   read(path: string): Handle;
   write(h: Handle, path: string): void;
-  info(h: Handle): { kind: Kind; d: number; innerProduct: boolean; ntotal: number; trained: boolean; nlist: number };
+  /** An in-memory ivfpq's disk form: the index with on-disk lists, the lists, the raw vectors. */
+  writeDisk(h: Handle, indexPath: string, listsPath: string, vectorsPath: string): void;
+  /** The disk form writeDisk saved, mapped read-only (takes no writes). */
+  readDisk(indexPath: string, vectorsPath: string): Handle;
+  info(h: Handle): { kind: Kind; d: number; innerProduct: boolean; ntotal: number; trained: boolean; nlist: number; onDisk: boolean };
   train(h: Handle, vectors: Float32Array, threads: number): void;
   add(h: Handle, vectors: Float32Array, firstLabel: number, threads: number): void;
   remove(h: Handle, labels: Int32Array): number;
@@ -86,8 +101,8 @@ export const ADDON = sdk.participantAddon<Addon>(import.meta.url, {
   },
 });
 
-export function autoNlist(n: number): number {
-  return Math.max(1, Math.min(Math.round(4 * Math.sqrt(n)), Math.floor(n / 39)));
+export function autoNlist(n: number, factor = 4): number {
+  return Math.max(1, Math.min(Math.round(factor * Math.sqrt(n)), Math.floor(n / 39)));
 }
 
 export function autoPqM(d: number): number {
@@ -132,6 +147,10 @@ class FaissSession implements sdk.EngineSession {
   private readonly clauses = new Map<string, ReturnType<typeof filterClauses>>();
   /** The files in workDir lag behind the index in memory. */
   private dirty = true;
+  /** storage 'disk': the handle searches use, read from the files the last persist saved. */
+  private diskHandle: Handle | null = null;
+  /** Reopened from the disk form: there is no index in memory to write into. */
+  private readonly readOnly: boolean = false;
 
   constructor(
     private readonly settings: FaissSettings,
@@ -144,6 +163,10 @@ class FaissSession implements sdk.EngineSession {
     this.threads = settings.threads === 0 ? availableParallelism() : settings.threads;
     if ('handle' in init) {
       this.handle = init.handle;
+      if (settings.storage === 'disk') {
+        this.diskHandle = init.handle;
+        this.readOnly = true;
+      }
       this.cols = init.cols;
       this.rowOf = init.rowOf;
       this.alive = init.alive;
@@ -158,7 +181,7 @@ class FaissSession implements sdk.EngineSession {
     } else {
       const n = Math.max(1, init.n);
       const s = settings;
-      const nlist = s.nlist || autoNlist(n);
+      const nlist = s.nlist || autoNlist(n, s.nlist_factor);
       this.handle = this.native.create(s.type, d, innerProduct, s.M, s.efConstruction, nlist, s.pq_m || autoPqM(d), s.pq_nbits);
       this.cols = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, new Int32Array(n)])) as Columns;
       this.rowOf = new Int32Array(n).fill(-1);
@@ -178,10 +201,11 @@ class FaissSession implements sdk.EngineSession {
         `faiss: ${rowsPath} belongs to a d=${String(meta.d)} ${String(meta.type)} index (inner product ${String(meta.innerProduct)}); the dataset is d=${d} and the settings say ${settings.type} (inner product ${String(innerProduct)})`,
       );
     }
-    const handle = native.read(join(workDir, INDEX_FILE));
+    const disk = settings.storage === 'disk';
+    const path = join(workDir, disk ? DISK_FILES.index : INDEX_FILE);
+    const handle = disk ? native.readDisk(path, join(workDir, DISK_FILES.vectors)) : native.read(path);
     const info = native.info(handle);
-    if (info.kind !== settings.type || info.d !== d)
-      throw new Error(`faiss: ${join(workDir, INDEX_FILE)} holds a d=${info.d} ${info.kind} index, expected d=${d} ${settings.type}`);
+    if (info.kind !== settings.type || info.d !== d) throw new Error(`faiss: ${path} holds a d=${info.d} ${info.kind} index, expected d=${d} ${settings.type}`);
     const cols = Object.fromEntries(sdk.ATTRIBUTES.map((a) => [a, columns[a] as Int32Array])) as Columns;
     return new FaissSession(settings, d, innerProduct, workDir, {
       handle,
@@ -193,7 +217,16 @@ class FaissSession implements sdk.EngineSession {
   }
 
   private persist(): void {
-    this.native.write(this.handle, join(this.workDir, INDEX_FILE));
+    if (this.settings.storage === 'disk' && this.next > 0) {
+      // The files are rewritten: the mapping of the last ones goes first.
+      if (this.diskHandle) this.native.free(this.diskHandle);
+      this.diskHandle = null;
+      const at = (f: string) => join(this.workDir, f);
+      this.native.writeDisk(this.handle, at(DISK_FILES.index), at(DISK_FILES.lists), at(DISK_FILES.vectors));
+      this.diskHandle = this.native.readDisk(at(DISK_FILES.index), at(DISK_FILES.vectors));
+    } else if (this.settings.storage !== 'disk') {
+      this.native.write(this.handle, join(this.workDir, INDEX_FILE));
+    }
     sdk.writeColumns(
       join(this.workDir, ROWS_FILE),
       { d: this.d, innerProduct: this.innerProduct, type: this.settings.type, next: this.next },
@@ -238,6 +271,7 @@ class FaissSession implements sdk.EngineSession {
   /** Takes the rows of a batch (the last of duplicate ids wins) into the index or the pending buffer. */
   async upsert(batch: sdk.RowBatch): Promise<void> {
     this.check(batch);
+    this.writable();
     const count = batch.ids.length;
     if (count === 0) return;
     const last = new Map<number, number>();
@@ -307,7 +341,24 @@ class FaissSession implements sdk.EngineSession {
     if (removed < 0) this.tombstones += labels.length;
   }
 
+  /** Refuses a write to an index reopened from its disk form. */
+  private writable(): void {
+    if (this.readOnly)
+      throw new sdk.UserError(
+        `faiss: the index in ${this.workDir} was reopened from its disk form (storage: disk), which takes no writes; load it again to change it`,
+      );
+  }
+
+  /** The handle searches use: the index in memory, or (storage 'disk') the one read from the
+   * files, saved again first when writes have changed the index since. */
+  private searched(): Handle {
+    if (this.settings.storage !== 'disk') return this.handle;
+    if (this.dirty || this.diskHandle === null) this.persist();
+    return this.diskHandle!;
+  }
+
   async delete(ids: Int32Array): Promise<void> {
+    this.writable();
     const labels: number[] = [];
     for (const id of ids) {
       if (id < 0 || id >= this.posOf.length) continue;
@@ -356,7 +407,7 @@ class FaissSession implements sdk.EngineSession {
         compile: (f) => ({ ...this.clausesOf(f), pred: null }),
         timedSearch: (queries, k, clauses, fields) =>
           this.native.timedSearch(
-            this.handle,
+            this.searched(),
             queries,
             k,
             this.knob,
@@ -381,7 +432,7 @@ class FaissSession implements sdk.EngineSession {
     const compiled = request.filter === null ? null : this.clausesOf(request.filter);
     const alive = this.tombstones > 0 ? this.alive : null;
     const slots = this.slotsOf(compiled?.fields ?? []);
-    return this.native.search(this.handle, query, request.k, this.knob, this.kFactor, compiled?.clauses ?? null, alive, this.rowOf, ...slots);
+    return this.native.search(this.searched(), query, request.k, this.knob, this.kFactor, compiled?.clauses ?? null, alive, this.rowOf, ...slots);
   }
 
   async explain(request: sdk.SearchRequest): Promise<string> {
@@ -393,7 +444,9 @@ class FaissSession implements sdk.EngineSession {
     }
     const nlist = this.native.info(this.handle).nlist;
     if (t === 'ivfflat') return `IndexIVFFlat search, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists; ${f}`;
-    return `IndexIVFPQ search of k x k_factor=${request.k * this.kFactor} candidates, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists, then exact re-ranking from the IndexRefineFlat store; ${f}`;
+    const store =
+      this.settings.storage === 'disk' ? `the vectors file (memory-mapped), lists read from ${DISK_FILES.lists} (memory-mapped)` : 'the IndexRefineFlat store';
+    return `IndexIVFPQ search of k x k_factor=${request.k * this.kFactor} candidates, nprobe=${Math.min(this.knob, nlist)} of ${nlist} lists, then exact re-ranking from ${store}; ${f}`;
   }
 
   strategy(request: sdk.SearchRequest): sdk.Strategy {
@@ -406,12 +459,15 @@ class FaissSession implements sdk.EngineSession {
 
   async diskBytes(): Promise<number> {
     if (this.dirty && !this.pending) this.persist();
-    return sdk.fileBytes(join(this.workDir, INDEX_FILE), join(this.workDir, ROWS_FILE));
+    const files = this.settings.storage === 'disk' ? Object.values(DISK_FILES) : [INDEX_FILE];
+    return sdk.fileBytes(...files.map((f) => join(this.workDir, f)), join(this.workDir, ROWS_FILE));
   }
 
   async close(): Promise<void> {
     // What a later reopen finds is what this session held.
     if (this.dirty && !this.pending && this.next > 0) this.persist();
+    if (this.diskHandle && this.diskHandle !== this.handle) this.native.free(this.diskHandle);
+    this.diskHandle = null;
     this.native.free(this.handle);
     this.clauses.clear();
   }
@@ -430,6 +486,8 @@ const participant: sdk.Participant<FaissSettings> = {
   // reopen reads the two files buildIndex saved into memory; searches never write them.
   reopenInThreads: true,
   checkDataset(s, dataset) {
+    if (s.storage === 'disk' && s.type !== 'ivfpq')
+      return `settings index.storage = disk is for type ivfpq (its lists and vectors are what go to disk); the settings say type ${s.type}`;
     if (s.type !== 'ivfpq' || s.pq_m === 0 || dataset.d % s.pq_m === 0) return null;
     const divisors = Array.from({ length: dataset.d }, (_, i) => i + 1).filter((x) => dataset.d % x === 0 && x > 1);
     return `settings index.pq_m = ${s.pq_m} does not divide the ${dataset.d} dimensions of dataset ${dataset.name} (IndexIVFPQ splits each vector into pq_m equal sub-vectors); use a divisor of ${dataset.d} (${divisors.slice(-6).join(', ')}) or 0 for the default`;

@@ -318,7 +318,7 @@ test('--tier: an unknown tier, and options that would make the tier another thin
   const { TIERS } = await import('../../src/commands/tiers.ts');
   assert.equal(TIERS.disk.loadTimeoutS, 4 * 3600);
   const { residentParticipants, tierParticipants } = await import('../../src/runner/registry.ts');
-  assert.deepEqual(tierParticipants('disk'), ['lancedb-disk', 'libsql', 'lucene', 'pgvector-disk', 'qdrant-edge-disk', 'usearch-disk']);
+  assert.deepEqual(tierParticipants('disk'), ['faiss-disk', 'lancedb-disk', 'libsql', 'lucene', 'pgvector-disk', 'qdrant-edge-disk', 'usearch-disk']);
   // The engines that hold their whole index in memory run too, to be reported as not fitting.
   assert.deepEqual(residentParticipants(), ['exact', 'faiss', 'hnswlib', 'hnswlib-direct', 'orama', 'qdrant-edge', 'usearch', 'usearch-direct']);
   // The cold protocol gives each (point, view) its own 1,000 queries after a group's first: on

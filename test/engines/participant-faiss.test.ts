@@ -1,10 +1,11 @@
 // faiss participant, end to end on the harness's small synthetic set (the real libfaiss through
 // participants/faiss/native), for each index type its settings files name: HNSW (settings.json),
-// IVFFlat and IVFPQ with refine (ivfflat / ivfpq.settings.json). The contract suite runs on the
+// IVFFlat and IVFPQ with refine (ivfflat / ivfpq.settings.json), and IVFPQ searched from its files
+// (participants/faiss-disk, storage disk). The contract suite runs on the
 // HNSW load (settings.json, what it checks): its reads first, the tests here, then its writes
 // and reopen, then the writes test here (on the index the suite's reopen left).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,9 +24,10 @@ import { checkLadder, openOnSynthetic } from '../helpers/participant-harness.ts'
 type Opened = Awaited<ReturnType<typeof openOnSynthetic>>;
 
 const VARIANTS = [
-  { type: 'hnsw', settingsPath: undefined, topRecall: 0.95, filteredRecall: 0.9 },
-  { type: 'ivfflat', settingsPath: 'participants/faiss/ivfflat.settings.json', topRecall: 0.95, filteredRecall: 0.95 },
-  { type: 'ivfpq', settingsPath: 'participants/faiss/ivfpq.settings.json', topRecall: 0.9, filteredRecall: 0.9 },
+  { name: 'faiss', type: 'hnsw', settingsPath: undefined, topRecall: 0.95, filteredRecall: 0.9, disk: false },
+  { name: 'faiss', type: 'ivfflat', settingsPath: 'participants/faiss/ivfflat.settings.json', topRecall: 0.95, filteredRecall: 0.95, disk: false },
+  { name: 'faiss', type: 'ivfpq', settingsPath: 'participants/faiss/ivfpq.settings.json', topRecall: 0.9, filteredRecall: 0.9, disk: false },
+  { name: 'faiss-disk', type: 'ivfpq', settingsPath: undefined, topRecall: 0.9, filteredRecall: 0.9, disk: true },
 ] as const;
 
 function rows(opened: Opened, ids: number[], idsAs?: number[]): RowBatch {
@@ -54,12 +56,12 @@ async function answers(opened: Opened, filter: string): Promise<number[][]> {
 
 for (const v of VARIANTS) {
   /** The variant of settings.json: the engine the contract suite checks, on this load. */
-  const shared = v.settingsPath === undefined;
-  describe(`faiss ${v.type}`, () => {
+  const shared = v.name === 'faiss' && v.settingsPath === undefined;
+  describe(`${v.name} ${v.type}`, () => {
     let opened: Opened;
     let reopened: EngineSession | undefined;
     before(async () => {
-      opened = await openOnSynthetic(await loadParticipant('faiss', v.settingsPath), { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
+      opened = await openOnSynthetic(await loadParticipant(v.name, v.settingsPath), { n: CONTRACT_ROWS, nq: CONTRACT_QUERIES });
       assert.equal((opened.participant.index as { type: string }).type, v.type);
     });
     after(async () => {
@@ -133,6 +135,16 @@ for (const v of VARIANTS) {
       assert.ok(few.length <= 10 && few[0] === 0, `got ${few}`);
       for (const id of few) assert.ok(passes(f, data.attrs, id));
     });
+
+    if (v.disk)
+      test('storage disk: the lists and the vectors are files, searched memory-mapped once saved', async () => {
+        const { session, workDir, data } = opened;
+        for (const f of ['faiss.disk.index', 'faiss.ivfdata', 'faiss.vectors.f32']) assert.ok(existsSync(join(workDir, f)), `${f} in ${workDir}`);
+        assert.ok(!existsSync(join(workDir, 'faiss.index')), 'no in-memory index file beside the disk form');
+        const plan = await session.explain!({ vector: vectorOf(opened, 0), k: 10, filter: null });
+        assert.match(plan, /re-ranking from the vectors file \(memory-mapped\)/);
+        assert.ok((await session.diskBytes!()) >= data.n * data.d * 4, 'the vectors file holds every row');
+      });
 
     test('a pass timed in C++ (timedPass) answers each request as search() does, with a latency per query', async () => {
       const { session, data, participant } = opened;
@@ -218,6 +230,12 @@ for (const v of VARIANTS) {
       await checkGone(again);
       const found = Array.from(await again.search({ vector: vectorOf(opened, sources[0]), k: 10, filter: null }));
       assert.ok(found.includes(fresh[0]), 'an inserted id survives reopen');
+      if (v.disk) {
+        // Reopened from its files: nothing in memory to write into, said in one line.
+        await assert.rejects(again.insert!(rows(opened, victims)), /reopened from its disk form \(storage: disk\), which takes no writes/);
+        await assert.rejects(again.delete!(Int32Array.of(1)), /takes no writes/);
+        return;
+      }
       // A removed row can be inserted again after reopen.
       await again.insert!(rows(opened, victims));
       for (const id of victims) {

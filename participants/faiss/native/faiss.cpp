@@ -13,11 +13,20 @@
  * go to its flat store and to the IVFPQ with explicit labels, so that removing labels from the
  * IVFPQ (which IndexRefineFlat does not offer) really removes them from the search.
  *
+ * On disk (writeDisk, readDisk): an IVFPQ's lists go to a faiss OnDiskInvertedLists file and its
+ * full vectors to a raw float32 file; readDisk maps both read-only, so the lists a query probes
+ * and the vectors its refine step reads come through the page cache from those files. Such a
+ * handle is the IndexIVFPQ alone (no IndexRefineFlat) and takes no writes.
+ *
  * Threads: every call that may run OpenMP sets omp_set_num_threads first (per calling
  * thread): the caller's count for train and add, one for search and remove; OpenBLAS (used by
  * training and by assignment of large batches) gets the build's count. */
 #include <node_api.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <omp.h>
 
 #include <faiss/IndexFlat.h>
@@ -27,10 +36,12 @@
 #include <faiss/IndexRefine.h>
 #include <faiss/impl/IDSelector.h>
 #include <faiss/index_io.h>
+#include <faiss/invlists/OnDiskInvertedLists.h>
 #include <faiss/utils/distances.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -56,11 +67,18 @@ constexpr Addon addon{"faiss addon", "faiss", false};
 struct Handle {
   faiss::Index* index = nullptr;
   Kind kind = HNSW;
+  /* readDisk: the full vectors, mapped read-only (rows x d floats); null otherwise. */
+  const float* mapped = nullptr;
+  size_t mappedRows = 0;
+  size_t mappedBytes = 0;
   ~Handle() { release(); }
   void release() {
     delete index;
     index = nullptr;
+    if (mapped) munmap(const_cast<float*>(mapped), mappedBytes);
+    mapped = nullptr;
   }
+  bool onDisk() const { return mapped != nullptr; }
 };
 
 /* OpenMP threads of this calling thread; with `blas`, OpenBLAS's too (a process-wide setting,
@@ -78,7 +96,7 @@ void setThreads(int threads, bool blas) {
 }
 
 faiss::IndexIVF* ivfOf(const Handle* h) {
-  faiss::Index* base = h->kind == IVFPQ ? static_cast<faiss::IndexRefine*>(h->index)->base_index : h->index;
+  faiss::Index* base = h->kind == IVFPQ && !h->onDisk() ? static_cast<faiss::IndexRefine*>(h->index)->base_index : h->index;
   return static_cast<faiss::IndexIVF*>(base);
 }
 
@@ -156,6 +174,69 @@ napi_value Write(napi_env env, napi_callback_info info) {
   });
 }
 
+/* writeDisk(h, indexPath, listsPath, vectorsPath): an in-memory IVFPQ's disk form. The lists are
+ * copied into an OnDiskInvertedLists at listsPath (compact), the IndexIVFPQ is written with them
+ * in place of its own (which it keeps), and the refine store's vectors (every label's, in label
+ * order) are written raw to vectorsPath. */
+napi_value WriteDisk(napi_env env, napi_callback_info info) {
+  return addon.onHandle<Handle>(env, info, 4, 4, [&](Handle* h, const Args& a) {
+    if (h->kind != IVFPQ || h->onDisk()) fail("writeDisk needs an in-memory ivfpq index");
+    std::string indexPath = text(env, a[1], "indexPath"), listsPath = text(env, a[2], "listsPath"), vectorsPath = text(env, a[3], "vectorsPath");
+    auto* refine = static_cast<faiss::IndexRefine*>(h->index);
+    auto* ivf = static_cast<faiss::IndexIVF*>(refine->base_index);
+    auto* flat = static_cast<const faiss::IndexFlat*>(refine->refine_index);
+    // A fresh file: OnDiskInvertedLists maps what it finds at that path.
+    unlink(listsPath.c_str());
+    faiss::OnDiskInvertedLists lists(ivf->nlist, ivf->code_size, listsPath.c_str());
+    lists.merge_from_1(ivf->invlists);
+    faiss::InvertedLists* own = ivf->invlists;
+    ivf->invlists = &lists;
+    try {
+      faiss::write_index(ivf, indexPath.c_str());
+    } catch (...) {
+      ivf->invlists = own;
+      throw;
+    }
+    ivf->invlists = own;
+    std::string tmp = vectorsPath + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) fail("cannot write " + tmp + ": " + std::strerror(errno));
+    size_t floats = (size_t)flat->ntotal * flat->d;
+    size_t wrote = floats ? std::fwrite(flat->get_xb(), sizeof(float), floats, f) : 0;
+    bool ok = wrote == floats && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), vectorsPath.c_str()) != 0) fail("cannot write " + vectorsPath + ": " + std::strerror(errno));
+    return undefined(env);
+  });
+}
+
+/* readDisk(indexPath, vectorsPath): the disk form writeDisk saved, both files mapped read-only. */
+napi_value ReadDisk(napi_env env, napi_callback_info info) {
+  return addon.call(env, info, 2, 2, [&](const Args& a) {
+    std::string indexPath = text(env, a[0], "indexPath"), vectorsPath = text(env, a[1], "vectorsPath");
+    auto h = std::make_unique<Handle>();
+    h->index = faiss::read_index(indexPath.c_str(), faiss::IO_FLAG_READ_ONLY);
+    h->kind = IVFPQ;
+    auto* ivf = dynamic_cast<faiss::IndexIVFPQ*>(h->index);
+    if (!ivf || !dynamic_cast<faiss::OnDiskInvertedLists*>(ivf->invlists)) fail(indexPath + " is not an IndexIVFPQ with on-disk lists");
+    int fd = open(vectorsPath.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail("cannot open " + vectorsPath + ": " + std::strerror(errno));
+    struct stat st;
+    size_t row = sizeof(float) * (size_t)ivf->d;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (size_t)st.st_size % row) {
+      close(fd);
+      fail(vectorsPath + " is not whole rows of " + std::to_string(ivf->d) + " float32");
+    }
+    void* p = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) fail("cannot map " + vectorsPath + ": " + std::strerror(errno));
+    h->mapped = static_cast<const float*>(p);
+    h->mappedBytes = (size_t)st.st_size;
+    h->mappedRows = h->mappedBytes / row;
+    return wrap(env, std::move(h));
+  });
+}
+
 /* info(h): {kind, d, innerProduct, ntotal, trained, nlist}; for IVFPQ ntotal is the flat store's
  * count: the next label (removals only leave the IVFPQ). */
 napi_value Info(napi_env env, napi_callback_info info) {
@@ -164,7 +245,8 @@ napi_value Info(napi_env env, napi_callback_info info) {
         .string("kind", KIND_NAMES[h->kind])
         .number("d", h->index->d)
         .boolean("innerProduct", h->index->metric_type == faiss::METRIC_INNER_PRODUCT)
-        .number("ntotal", (double)h->index->ntotal)
+        .number("ntotal", h->onDisk() ? (double)h->mappedRows : (double)h->index->ntotal)
+        .boolean("onDisk", h->onDisk())
         .boolean("trained", h->index->is_trained)
         .number("nlist", h->kind == HNSW ? 0 : (double)ivfOf(h)->nlist)
         .object;
@@ -187,6 +269,7 @@ napi_value Add(napi_env env, napi_callback_info info) {
     auto [x, n] = rowsOf(env, a[1], h);
     idx_t first = (idx_t)number(env, a[2], "firstLabel");
     setThreads((int)number(env, a[3], "threads"), true);
+    if (h->onDisk()) fail("an index read from its disk form takes no writes");
     if (n == 0) return undefined(env);
     if (!h->index->is_trained) fail("the index is not trained");
     if (h->kind == IVFFLAT) {
@@ -216,6 +299,7 @@ napi_value Remove(napi_env env, napi_callback_info info) {
   return addon.onHandle<Handle>(env, info, 2, 2, [&](Handle* h, const Args& a) {
     auto [labels, n] = view<int32_t>(env, a[1], napi_int32_array, "labels");
     double removed = -1;
+    if (h->onDisk()) fail("an index read from its disk form takes no writes");
     if (h->kind != HNSW) {
       std::vector<idx_t> ids(labels, labels + n);
       faiss::IDSelectorBatch sel(ids.size(), ids.data());
@@ -318,12 +402,19 @@ struct Searcher {
     size_t found = 0;
     while (found < (size_t)want && I[found] >= 0) found++;
     if (h->kind == IVFPQ) {
-      // The refine step: exact distances to the kept vectors, the k best of the candidates.
-      auto* flat = static_cast<const faiss::IndexFlat*>(static_cast<faiss::IndexRefine*>(h->index)->refine_index);
-      const float* xb = flat->get_xb();
+      // The refine step: exact distances to the kept vectors (in memory, or mapped from the
+      // vectors file), the k best of the candidates.
+      const float* xb = h->mapped;
+      size_t rows = h->mappedRows;
+      if (!h->onDisk()) {
+        auto* flat = static_cast<const faiss::IndexFlat*>(static_cast<faiss::IndexRefine*>(h->index)->refine_index);
+        xb = flat->get_xb();
+        rows = (size_t)flat->ntotal;
+      }
       bool ip = h->index->metric_type == faiss::METRIC_INNER_PRODUCT;
       std::vector<std::pair<float, idx_t>> c(found);
       for (size_t i = 0; i < found; i++) {
+        if ((size_t)I[i] >= rows) fail("label " + std::to_string(I[i]) + " has no vector (" + std::to_string(rows) + " rows)");
         const float* v = xb + (size_t)I[i] * d;
         c[i] = {ip ? -faiss::fvec_inner_product(q, v, d) : faiss::fvec_L2sqr(q, v, d), I[i]};
       }
@@ -366,7 +457,7 @@ napi_value TimedSearch(napi_env env, napi_callback_info info) { return searchWit
 
 napi_value Init(napi_env env, napi_value exports) {
   defineFunctions(env, exports,
-                  {{"create", Create}, {"read", Read}, {"write", Write}, {"info", Info}, {"train", Train}, {"add", Add}, {"remove", Remove},
+                  {{"create", Create}, {"read", Read}, {"write", Write}, {"writeDisk", WriteDisk}, {"readDisk", ReadDisk}, {"info", Info}, {"train", Train}, {"add", Add}, {"remove", Remove},
                    {"search", Search}, {"timedSearch", TimedSearch}, {"free", freeBinding<Handle, addon>}});
   napi_value v;
   std::string version = std::to_string(FAISS_VERSION_MAJOR) + "." + std::to_string(FAISS_VERSION_MINOR) + "." +
