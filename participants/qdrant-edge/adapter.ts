@@ -21,6 +21,9 @@ const settingsSchema = sdk.settingsObject({
   full_scan_threshold_kb: sdk.intSetting(1, 1_000_000, 1000),
   /** Attributes with a payload index (built before the graph, so it gets payload-aware links). */
   payload_indexes: z.array(z.enum(sdk.ATTRIBUTES)).default([...sdk.ATTRIBUTES]),
+  /** Where the points' payloads (their attributes) live: 'ram' (Qdrant's default) or 'disk'
+   * (memory-mapped, read on demand). Filters read the payload indexes, not the payloads. */
+  payload: z.enum(['ram', 'disk']).default('ram'),
   /** Where the original vectors live: 'ram' (pinned) or 'disk' (memory-mapped, read on demand). */
   vectors: z.enum(['ram', 'disk']).default('ram'),
   /** 'int8' (a byte a dimension), 'binary' (code_bits a dimension, the query encoded in 8 bits

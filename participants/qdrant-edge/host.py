@@ -86,6 +86,7 @@ class QdrantEdge(vecbench_host.Engine):
             # 1 KB: optimize() always builds the graph (the default waits for ~10 MB of vectors).
             optimizers=q.EdgeOptimizersConfig(indexing_threshold=1, default_segment_number=s["segments"]),
             max_search_threads=s["search_threads"] or None,
+            payload_memory=q.Memory.Cold if s["payload"] == "disk" else None,
         )
 
     def open(self, dataset, settings, work_dir, max_concurrency, reopen):

@@ -94,9 +94,16 @@ export class EngineBudget {
   /** An engine the kernel killed at its budget is reported as not fitting, with the figures;
    * other errors pass through. */
   overBudget(e: unknown): unknown {
-    if (!(e instanceof HostError) || e.userError || !this.budget) return e;
+    if (!(e instanceof HostError) || e.userError) return e;
+    return this.killedAtBudget() ?? e;
+  }
+
+  /** The "does not fit" error when the kernel has killed a process at the budget since the last
+   * one was reported (an engine that dies between requests is found so, not loaded again). */
+  killedAtBudget(): HostError | null {
+    if (!this.budget) return null;
     const kills = this.budget.oomKills();
-    if (kills <= this.oomSeen) return e;
+    if (kills <= this.oomSeen) return null;
     this.oomSeen = kills;
     const r = this.budget.reading();
     return new HostError(

@@ -165,6 +165,10 @@ export class EngineHandle {
   /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
   async ready(reason: string): Promise<HostClient> {
     if (this.host?.alive) return this.host;
+    // Killed at its budget while idle (e.g. between groups, as Qdrant's payload grew in memory
+    // after a reopen): it does not fit, and a reload would only end the same way.
+    const killed = this.host ? this.budget.killedAtBudget() : null;
+    if (killed) throw killed;
     try {
       return await this.start(reason);
     } catch (raw) {

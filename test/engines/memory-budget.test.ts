@@ -9,7 +9,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import type { Dataset } from '../../src/datasets/layout.ts';
+import { HostError } from '../../src/runner/client.ts';
+import { EngineBudget } from '../../src/runner/engine-budget.ts';
 import { MemoryBudget, memoryCgroupVersion, parseSize } from '../../src/runner/memory-budget.ts';
+import type { LoadedParticipant } from '../../src/runner/participants.ts';
 import { run } from '../../src/runner/run.ts';
 import { deriveGeneral, renderGeneral } from '../../src/report/general.ts';
 import { resultSchema } from '../../src/results/schema.ts';
@@ -63,6 +67,29 @@ test('a process that outgrows its budget is killed by the kernel and counted; on
     budget.dispose();
   }
   assert.ok(!existsSync(budget.dir), 'the cgroup is removed');
+});
+
+test("an engine killed at its budget between requests is found so: one 'does not fit' error, reported once", async () => {
+  const server = { name: 'srv', adapter: { server: {}, reopen: async () => ({}) }, settings: {} } as unknown as LoadedParticipant;
+  const engine = new EngineBudget(server, {} as Dataset, { memoryLimit: 96 * MiB });
+  const budget = engine.get()!;
+  try {
+    const small = allocate(budget, 8);
+    assert.equal(await small.ended, 'done');
+    assert.equal(engine.killedAtBudget(), null, 'nothing killed yet');
+    small.stop();
+    const big = allocate(budget, 400);
+    assert.equal(await big.ended, 'killed by SIGKILL');
+    const e = engine.killedAtBudget();
+    assert.ok(e instanceof HostError);
+    assert.match(e.message, /^participant srv does not fit in 96 MiB: the kernel killed it at its memory budget \(limit 96 MiB, peak \d+ MiB, 1 OOM kill\)$/);
+    assert.equal(engine.killedAtBudget(), null, 'a kill is reported once');
+    // An error of the same engine after it is not turned into a second verdict.
+    const other = new HostError('pipe closed');
+    assert.equal(engine.overBudget(other), other);
+  } finally {
+    engine.dispose();
+  }
 });
 
 test('a real run records each engine budget, and a server engine that does not fit is reported as such while the run goes on', async () => {
