@@ -6,7 +6,7 @@ import type { Dataset } from '../datasets/layout.ts';
 import { HostError } from './client.ts';
 import { MemoryBudget, type BudgetReading } from './memory-budget.ts';
 import type { LoadedParticipant } from './participants.ts';
-import { threadsOf, type RunOptions } from './run-options.ts';
+import { threadsFor, type RunOptions } from './run-options.ts';
 
 /** What an in-process engine's host holds besides the engine: the dataset's vectors and
  * attributes, and the harness's runtime (node, the loader, vecbench's code: about 80 MB measured
@@ -23,9 +23,9 @@ const HARNESS_SERVING_BYTES = 32 * 2 ** 20;
 const HARNESS_THREAD_BYTES = 64 * 2 ** 20;
 
 /** The harness's share of a budget that holds an in-process engine's serving only. */
-function servingAllowance(p: LoadedParticipant, ds: Dataset, opts: Pick<RunOptions, 'threads'>): number {
+function servingAllowance(p: LoadedParticipant, ds: Dataset, opts: Pick<RunOptions, 'threads' | 'cold' | 'memoryLimit'>): number {
   const threaded = p.adapter.reopenInThreads && !p.adapter.concurrentSearch;
-  return HARNESS_SERVING_BYTES + (threaded ? threadsOf(opts) * HARNESS_THREAD_BYTES + ds.queries.byteLength : 0);
+  return HARNESS_SERVING_BYTES + (threaded ? threadsFor(p, opts) * HARNESS_THREAD_BYTES + ds.queries.byteLength : 0);
 }
 
 function harnessAllowance(ds: Dataset): number {
@@ -49,7 +49,7 @@ export class EngineBudget {
   constructor(
     private readonly p: LoadedParticipant,
     private readonly ds: Dataset,
-    private readonly opts: Pick<RunOptions, 'memoryLimit' | 'connect' | 'threads' | 'tier'>,
+    private readonly opts: Pick<RunOptions, 'memoryLimit' | 'connect' | 'threads' | 'tier' | 'cold'>,
   ) {}
 
   /**

@@ -30,7 +30,7 @@ import type { LoadedParticipant } from './participants.ts';
 import { ASK_FACTOR, supportReason, type AskedGroup } from './points.ts';
 import { QUERY_SEED, queryOrder } from './query-order.ts';
 import { remoteRecord } from './remote-server.ts';
-import { threadsOf, type RunOptions } from './run-options.ts';
+import { oneThreadBecause, threadsFor, threadsOf, type RunOptions } from './run-options.ts';
 import type { Timing } from './timed-rounds.ts';
 
 /** The warm query set as results record it: a seeded subset of the shuffled order, or all. */
@@ -109,7 +109,7 @@ function freshResult(p: LoadedParticipant, ds: Dataset, opts: RunOptions): Resul
       query_set: opts.cold ? { mode: 'slices', size: ds.nq, seed: QUERY_SEED } : querySetRecord(ds.nq, opts.querySet),
       ...(opts.cold ? {} : { timing: timingRecord(opts.timing, opts.busyCores, opts.hostSlow) }),
       builds: opts.builds ?? 1,
-      threads: threadsOf(opts),
+      threads: threadsFor(p, opts),
       ...(opts.memoryLimit !== undefined ? { memory_limit_bytes: opts.memoryLimit } : {}),
       ...(opts.tier !== undefined ? { tier: opts.tier } : {}),
     },
@@ -177,6 +177,8 @@ export class ParticipantRun {
     }
     this.result = result;
     this.already = already;
+    const oneThread = oneThreadBecause(p, opts);
+    if (oneThread && threadsOf(opts) > 1 && !already) log(`${p.name}: the throughput view runs 1 search thread, not ${threadsOf(opts)}: ${oneThread}`);
     this.writer = new ResultWriter(opts.outDir, () => this.result);
     this.kept = new ProgressJournal(progressPath(opts.outDir, ds.name, p.name));
     this.engine = new EngineHandle(p, ds, opts, result, () => this.save());
@@ -217,7 +219,7 @@ export class ParticipantRun {
       group,
       queries: opts.cold ? Array.from(this.order) : this.warmSet,
       clients: opts.clients,
-      threads: threadsOf(opts),
+      threads: threadsFor(this.p, opts),
       pointTimeoutS: opts.pointTimeoutS,
       timing: opts.timing ?? DEFAULT_TIMING,
       build,

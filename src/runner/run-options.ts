@@ -61,3 +61,20 @@ export interface RunOptions {
 export function threadsOf(opts: Pick<RunOptions, 'threads'>): number {
   return opts.threads ?? availableParallelism();
 }
+
+/** Why a participant's throughput view gets one search thread whatever --threads says, or null.
+ * A participant whose search threads each reopen a copy of its work directory (reopenInThreads
+ * 'copy') would, under the cold protocol or a memory budget, search copies just written (hot in
+ * the page cache, not the evicted files) and count them in its budget: gigabytes per thread on
+ * the disk tier. */
+export function oneThreadBecause(p: { adapter: { reopenInThreads?: boolean | 'copy' } }, opts: Pick<RunOptions, 'cold' | 'memoryLimit'>): string | null {
+  if (p.adapter.reopenInThreads !== 'copy') return null;
+  if (opts.cold) return 'under the cold protocol its search threads would read copies of its files just written, not the evicted files';
+  if (opts.memoryLimit !== undefined) return 'under a memory budget each search thread would hold a copy of its files';
+  return null;
+}
+
+/** Threads of this participant's throughput view (threadsOf, or 1: oneThreadBecause). */
+export function threadsFor(p: { adapter: { reopenInThreads?: boolean | 'copy' } }, opts: Pick<RunOptions, 'threads' | 'cold' | 'memoryLimit'>): number {
+  return oneThreadBecause(p, opts) === null ? threadsOf(opts) : 1;
+}

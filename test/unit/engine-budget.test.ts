@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Dataset } from '../../src/datasets/layout.ts';
 import { EngineBudget } from '../../src/runner/engine-budget.ts';
+import { oneThreadBecause, threadsFor } from '../../src/runner/run-options.ts';
 import type { LoadedParticipant } from '../../src/runner/participants.ts';
 
 const participant = (reopen: boolean, memory?: 'resident') =>
@@ -24,4 +25,15 @@ test('a budget holds serving only for an engine that reopens its files, unless a
   assert.equal(new EngineBudget(participant(false), ds, { memoryLimit: GiB, tier: 'disk' }).servingOnly, false, 'no reopen: every start');
   assert.equal(new EngineBudget(participant(true), ds, {}).servingOnly, false, 'no budget');
   assert.equal(new EngineBudget(participant(true), ds, { memoryLimit: GiB, connect: { eng: 'postgres://h/db' } }).servingOnly, false, "a user's server");
+});
+
+test('a participant whose search threads each copy its files gets one under the cold protocol or a budget, and what it is given otherwise', () => {
+  const copying = { adapter: { reopenInThreads: 'copy' as const } };
+  const sharing = { adapter: { reopenInThreads: true } };
+  assert.equal(threadsFor(copying, { threads: 4, cold: true }), 1);
+  assert.equal(threadsFor(copying, { threads: 4, memoryLimit: GiB }), 1);
+  assert.match(oneThreadBecause(copying, { cold: true })!, /copies of its files just written, not the evicted files/);
+  assert.equal(threadsFor(copying, { threads: 4 }), 4, 'warm, no budget: every thread');
+  assert.equal(threadsFor(sharing, { threads: 4, cold: true, memoryLimit: GiB }), 4, 'threads that share the files keep their count');
+  assert.equal(oneThreadBecause(sharing, { cold: true }), null);
 });
