@@ -28,25 +28,33 @@ export function engineProcesses(pids: { engine: number | undefined; engineTree: 
   return pids.engineTree ? processTree(pids.engine) : [pids.engine];
 }
 
-/** The counters summed over the processes that can be read; null when none can (a remote
- * server, or /proc/PID/io closed to this user). */
-export function readIo(pids: number[]): IoReading | null {
-  let any = false;
-  const sum = { readBytes: 0, majorFaults: 0 };
+/** Each process's counters, by pid (the processes that can be read). */
+export type IoSnapshot = Map<number, IoReading>;
+
+export function snapshotIo(pids: number[]): IoSnapshot {
+  const out: IoSnapshot = new Map();
   for (const pid of pids) {
     const r = readOne(pid);
-    if (!r) continue;
-    any = true;
-    sum.readBytes += r.readBytes;
-    sum.majorFaults += r.majorFaults;
+    if (r) out.set(pid, r);
   }
-  return any ? sum : null;
+  return out;
 }
 
-/** after - before per counter, or null when either is missing. A process of the tree that exited
- * in between takes its counts with it, so a negative difference reads as unknown. */
-export function ioDelta(before: IoReading | null, after: IoReading | null): IoReading | null {
-  if (!before || !after) return null;
-  const d = { readBytes: after.readBytes - before.readBytes, majorFaults: after.majorFaults - before.majorFaults };
-  return d.readBytes < 0 || d.majorFaults < 0 ? null : d;
+/** What the processes read between two snapshots (the tree found again for the second): a
+ * process in both counts its difference; one born in between counts whole (a server's backend
+ * forked for a connection the pass opened: pgvector's pool opens one after an idle spell, and
+ * its latency points on the disk tier read 0 bytes while only the processes found before were
+ * counted); one gone in between takes its counts with it. Null when neither snapshot could read a process (a remote server, or
+ * /proc/PID/io closed to this user). */
+export function ioBetween(before: IoSnapshot, after: IoSnapshot): IoReading | null {
+  if (before.size === 0 && after.size === 0) return null;
+  const sum = { readBytes: 0, majorFaults: 0 };
+  for (const [pid, a] of after) {
+    const b = before.get(pid);
+    // A smaller counter than before is another process under a reused pid: born in between.
+    const reused = b !== undefined && (a.readBytes < b.readBytes || a.majorFaults < b.majorFaults);
+    sum.readBytes += a.readBytes - (b && !reused ? b.readBytes : 0);
+    sum.majorFaults += a.majorFaults - (b && !reused ? b.majorFaults : 0);
+  }
+  return sum;
 }

@@ -34,7 +34,7 @@ import type { PointReply } from './point-reply.ts';
 import type { GroupRun } from './group-run.ts';
 import { keyOf } from './kept-passes.ts';
 import { pointOf } from './stored-point.ts';
-import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
+import { engineProcesses, ioBetween, snapshotIo } from './engine-io.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
 
 const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
@@ -295,8 +295,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
       const queries = Array.from({ length: per }, (_, i) => order[(from + i) % ds.nq]);
       const drive = drivenBy(p, view, run.clients, run.threads);
       // Bytes the engine's processes read from storage over the slice (the disk tier's figure).
-      const processes = engineProcesses(engine.loadPids());
-      const ioBefore = readIo(processes);
+      const ioBefore = snapshotIo(engineProcesses(engine.loadPids()));
       let reply: PointReply;
       try {
         const retry = (e: HostError) => log(`${p.name}: ${g.key} point ${li} (${view}): ${e.message}; restarting the engine and measuring the point again`);
@@ -321,7 +320,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         keep({ group: group.key, skipped });
         continue;
       }
-      const io = ioDelta(ioBefore, readIo(processes));
+      const io = ioBetween(ioBefore, snapshotIo(engineProcesses(engine.loadPids())));
       const scores = scorePoint(ds, g, queries, reply);
       const s = summarize(scores);
       const qps = queries.length / reply.wallS;

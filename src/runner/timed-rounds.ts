@@ -9,7 +9,7 @@
 import { DemandMeter } from './cpu.ts';
 import { passLatency, qpsHalfWidth } from '../metrics/intervals.ts';
 import { HostError } from './client.ts';
-import { engineProcesses, ioDelta, readIo } from './engine-io.ts';
+import { engineProcesses, ioBetween, snapshotIo } from './engine-io.ts';
 import { RECORD_EVERY_S, type HostSpeedMeter } from './host-speed.ts';
 import { keyOf, passRecord, replayPasses, type KeptProgress } from './kept-passes.ts';
 import { isBusy, MachineLoadMeter } from './machine-load.ts';
@@ -244,13 +244,14 @@ export class GroupTiming {
     // Load is judged per round: /proc's 10 ms ticks are too coarse for one pass of a few ms.
     const inRound: Entry[] = [];
     const found = new Map<Entry, { maxLatencyMs: number; varied: number[]; demand: number | null }>();
-    // The engine's processes, found once a round (a server's tree walks all of /proc).
-    const processes = engineProcesses(engine.loadPids());
+    // The engine's processes, found once a round (a server's tree walks all of /proc); found
+    // again after a pass only for a server, whose connections may fork backends meanwhile.
+    let processes = engineProcesses(engine.loadPids());
     this.meter.start();
     for (const e of order) {
       const demand = new DemandMeter(engine.loadPids().host);
       const at = Date.now() / 1000;
-      const ioBefore = readIo(processes);
+      const ioBefore = snapshotIo(processes);
       let reply: PointReply;
       try {
         reply = (
@@ -277,7 +278,8 @@ export class GroupTiming {
       e.pass.wall_s.push(reply.wallS);
       e.pass.at_unix_s.push(at);
       e.pass.round_at_unix_s.push(roundAt);
-      const io = ioDelta(ioBefore, readIo(processes));
+      if (engine.loadPids().engineTree) processes = engineProcesses(engine.loadPids());
+      const io = ioBetween(ioBefore, snapshotIo(processes));
       e.pass.read_bytes.push(io?.readBytes ?? null);
       e.pass.major_faults.push(io?.majorFaults ?? null);
       for (const k of ['mean', 'p50', 'p95', 'p99', 'p999'] as const) e.pass.latency_ms[k].push(lat[k]);

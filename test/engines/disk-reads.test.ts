@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { ROOT } from '../../src/util/code-paths.ts';
 import { MemoryBudget, memoryCgroupVersion } from '../../src/runner/memory-budget.ts';
 import { evictPageCache, haveVmtouch } from '../../src/runner/page-cache.ts';
-import { ioDelta, readIo } from '../../src/runner/engine-io.ts';
+import { ioBetween, snapshotIo } from '../../src/runner/engine-io.ts';
 import { openOnSynthetic } from '../helpers/participant-harness.ts';
 
 const QUERIES = 50;
@@ -59,10 +59,10 @@ function engineProcess(d: number) {
   };
   // Bytes the process read from storage over one pass, by the runner's own counter.
   const pass = async () => {
-    const before = readIo([child.pid!]);
+    const before = snapshotIo([child.pid!]);
     child.stdin.write('go\n');
     assert.equal(await next(), 'done');
-    const io = ioDelta(before, readIo([child.pid!]));
+    const io = ioBetween(before, snapshotIo([child.pid!]));
     assert.ok(io, '/proc/PID/io of the engine process is readable');
     return io.readBytes;
   };

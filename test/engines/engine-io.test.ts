@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { engineProcesses, ioDelta, readIo } from '../../src/runner/engine-io.ts';
+import { engineProcesses, ioBetween, snapshotIo } from '../../src/runner/engine-io.ts';
 import { evictPageCache, haveVmtouch } from '../../src/runner/page-cache.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-io-'));
@@ -39,23 +39,45 @@ test('read_bytes counts a read from storage, not one from the page cache', async
     const pids = engineProcesses({ engine: r.pid, engineTree: false });
     assert.deepEqual(pids, [r.pid]);
     evictPageCache(dir);
-    const before = readIo(pids);
-    assert.ok(before, '/proc/PID/io is readable');
+    const before = snapshotIo(pids);
+    assert.equal(before.size, 1, '/proc/PID/io is readable');
     await r.readOnce();
-    const cold = ioDelta(before, readIo(pids))!;
+    const cold = ioBetween(before, snapshotIo(pids))!;
     assert.ok(cold.readBytes >= SIZE * 0.9, `an evicted file read ${cold.readBytes} bytes from storage, expected about ${SIZE}`);
-    const again = readIo(pids);
+    const again = snapshotIo(pids);
     await r.readOnce();
-    const warm = ioDelta(again, readIo(pids))!;
+    const warm = ioBetween(again, snapshotIo(pids))!;
     assert.ok(warm.readBytes < SIZE / 10, `a cached file read ${warm.readBytes} bytes from storage`);
   } finally {
     r.stop();
   }
 });
 
-test('no process, or a process gone between readings, reads as unknown', () => {
+test('a process born between two snapshots counts whole, one gone takes its counts, none readable is unknown', async () => {
   assert.deepEqual(engineProcesses({ engine: undefined, engineTree: false }), []);
-  assert.equal(readIo([]), null);
-  assert.equal(ioDelta({ readBytes: 10, majorFaults: 1 }, { readBytes: 5, majorFaults: 1 }), null);
-  assert.equal(ioDelta(null, { readBytes: 5, majorFaults: 1 }), null);
+  assert.equal(ioBetween(snapshotIo([]), snapshotIo([])), null);
+  const file = join(dir, 'born.bin');
+  writeFileSync(file, Buffer.alloc(SIZE, 3));
+  const old = reader(file);
+  try {
+    const before = snapshotIo([old.pid]);
+    evictPageCache(dir);
+    // A reader started after the first snapshot (as a server forks a backend for a connection a
+    // pass opens) reads the evicted file: its bytes count although it was not there before.
+    const born = reader(file);
+    try {
+      await born.readOnce();
+      const io = ioBetween(before, snapshotIo([old.pid, born.pid]))!;
+      assert.ok(io.readBytes >= SIZE * 0.9, `the new process's ${io.readBytes} bytes counted, expected about ${SIZE}`);
+    } finally {
+      born.stop();
+    }
+  } finally {
+    old.stop();
+  }
+  // A counter below its first reading is another process under a reused pid: counted whole.
+  const reused = ioBetween(new Map([[7, { readBytes: 100, majorFaults: 4 }]]), new Map([[7, { readBytes: 30, majorFaults: 1 }]]));
+  assert.deepEqual(reused, { readBytes: 30, majorFaults: 1 });
+  const gone = ioBetween(new Map([[7, { readBytes: 100, majorFaults: 4 }]]), new Map());
+  assert.deepEqual(gone, { readBytes: 0, majorFaults: 0 });
 });
