@@ -165,8 +165,8 @@ export class EngineHandle {
   /** A live, loaded engine. A load that dies (not one that times out) is tried once more. */
   async ready(reason: string): Promise<HostClient> {
     if (this.host?.alive) return this.host;
-    // Killed at its budget while idle (e.g. between groups, as Qdrant's payload grew in memory
-    // after a reopen): it does not fit, and a reload would only end the same way.
+    // Killed at its budget while no request was under way (between groups, on the disk tier): it
+    // does not fit, and a load again would only end the same way.
     const killed = this.host ? this.budget.killedAtBudget() : null;
     if (killed) throw killed;
     try {
