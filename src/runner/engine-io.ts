@@ -22,10 +22,12 @@ function readOne(pid: number): IoReading | null {
   }
 }
 
-/** The engine's processes: the server's tree, or the host process of an in-process engine. */
-export function engineProcesses(pids: { engine: number | undefined; engineTree: boolean }): number[] {
+/** The engine's processes: the server's tree, or the host process's tree (the host of an
+ * in-process engine, and the process of an engine in another language that it started: reads
+ * of a Python or Java engine happen in that child, which the host's own counters missed). */
+export function engineProcesses(pids: { engine: number | undefined }): number[] {
   if (pids.engine === undefined) return [];
-  return pids.engineTree ? processTree(pids.engine) : [pids.engine];
+  return processTree(pids.engine);
 }
 
 /** Each process's counters, by pid (the processes that can be read). */

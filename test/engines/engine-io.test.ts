@@ -36,7 +36,7 @@ test('read_bytes counts a read from storage, not one from the page cache', async
   writeFileSync(file, Buffer.alloc(SIZE, 7));
   const r = reader(file);
   try {
-    const pids = engineProcesses({ engine: r.pid, engineTree: false });
+    const pids = engineProcesses({ engine: r.pid });
     assert.deepEqual(pids, [r.pid]);
     evictPageCache(dir);
     const before = snapshotIo(pids);
@@ -53,8 +53,40 @@ test('read_bytes counts a read from storage, not one from the page cache', async
   }
 });
 
+test("the reads of an engine's process that its host started (another language's engine) count as the engine's", async () => {
+  const file = join(dir, 'child.bin');
+  writeFileSync(file, Buffer.alloc(SIZE, 5));
+  // A host that starts the engine as its child, as a Python or Java participant's host does.
+  const host = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const c=require('child_process').spawn(process.execPath,['-e',${JSON.stringify(`const fs=require('fs');process.stdin.on('data',()=>{fs.readFileSync(${JSON.stringify(file)});process.stdout.write('r');});`)}],{stdio:'inherit'});process.on('SIGTERM',()=>{c.kill();process.exit();});`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  try {
+    let pids: number[] = [];
+    for (let i = 0; i < 100 && pids.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      pids = engineProcesses({ engine: host.pid! });
+    }
+    assert.equal(pids.length, 2, `the host and its engine: ${pids}`);
+    evictPageCache(dir);
+    const before = snapshotIo(pids);
+    await new Promise<void>((resolve) => {
+      host.stdout.once('data', () => resolve());
+      host.stdin.write('x');
+    });
+    const io = ioBetween(before, snapshotIo(engineProcesses({ engine: host.pid! })))!;
+    assert.ok(io.readBytes >= SIZE * 0.9, `the engine child's ${io.readBytes} bytes counted, expected about ${SIZE}`);
+  } finally {
+    host.kill();
+  }
+});
+
 test('a process born between two snapshots counts whole, one gone takes its counts, none readable is unknown', async () => {
-  assert.deepEqual(engineProcesses({ engine: undefined, engineTree: false }), []);
+  assert.deepEqual(engineProcesses({ engine: undefined }), []);
   assert.equal(ioBetween(snapshotIo([]), snapshotIo([])), null);
   const file = join(dir, 'born.bin');
   writeFileSync(file, Buffer.alloc(SIZE, 3));
