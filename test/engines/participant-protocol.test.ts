@@ -4,6 +4,7 @@
 // ends in one line naming the participant, and nothing hangs. The hosts run on the system's
 // python3 with the SDK's reference host (no numpy: vectors arrive as memoryviews).
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -248,4 +249,44 @@ test('a timed pass runs next to the engine: ids, latencies and errors per query,
   assert.ok(nothing.errors.every((e) => e === null));
   assert.ok(nothing.wallS < pass.wallS);
   await s.close();
+});
+
+test('a host busy in a long engine call ends when the process that started it is killed', async () => {
+  // The host's engine call (a build of an hour) does not read stdin, so the closed pipe alone
+  // would leave it running after a stopped run.
+  const script = join(dir, 'orphan.py');
+  writeFileSync(
+    script,
+    `import os, sys, time
+sys.path.insert(0, os.environ["VECBENCH_PYTHON_SDK"])
+import vecbench_host
+vecbench_host.exit_with_parent()
+print(os.getpid(), flush=True)
+time.sleep(60)
+`,
+  );
+  const parent = spawn(
+    process.execPath,
+    ['-e', `require('child_process').spawn('python3', [${JSON.stringify(script)}], { stdio: 'inherit' }); setInterval(() => {}, 1000);`],
+    {
+      env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (b: Buffer) => resolve(b.toString().trim()))));
+  assert.ok(pid > 1, `the host's pid: ${pid}`);
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  assert.ok(alive());
+  parent.kill('SIGKILL');
+  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  const left = alive();
+  if (left) process.kill(pid, 'SIGKILL');
+  assert.ok(!left, 'the host outlived the process that started it');
 });

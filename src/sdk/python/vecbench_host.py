@@ -211,9 +211,25 @@ def _timed_pass(search, header, payload, d):
 _WIRE = None  # the protocol's stream, once serve() runs (tests write broken frames through it)
 
 
+def exit_with_parent():
+    """Has the kernel end this host when the process that started it dies. Closing stdin is not
+    enough: a host inside a long engine call (a build of an hour) reads it only when the call
+    returns, and went on building after a stopped run. Linux only (prctl PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() == 1:  # the parent died before the call
+        os._exit(1)
+
+
 def serve(engine_class):
     """Answers the harness until it closes stdin or sends close. Never returns normally."""
     global _WIRE
+    exit_with_parent()
     wire = _WIRE = _Wire()
     engine = engine_class()
     served = [op for op in OPTIONAL_OPS if callable(getattr(engine, op, None))]
