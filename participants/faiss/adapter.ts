@@ -217,15 +217,15 @@ class FaissSession implements sdk.EngineSession {
   }
 
   private persist(): void {
-    if (this.settings.storage === 'disk' && this.next > 0) {
+    if (this.settings.storage === 'memory') {
+      this.native.write(this.handle, join(this.workDir, INDEX_FILE));
+    } else if (this.next > 0) {
       // The files are rewritten: the mapping of the last ones goes first.
       if (this.diskHandle) this.native.free(this.diskHandle);
       this.diskHandle = null;
       const at = (f: string) => join(this.workDir, f);
       this.native.writeDisk(this.handle, at(DISK_FILES.index), at(DISK_FILES.lists), at(DISK_FILES.vectors));
       this.diskHandle = this.native.readDisk(at(DISK_FILES.index), at(DISK_FILES.vectors));
-    } else if (this.settings.storage !== 'disk') {
-      this.native.write(this.handle, join(this.workDir, INDEX_FILE));
     }
     sdk.writeColumns(
       join(this.workDir, ROWS_FILE),

@@ -46,8 +46,8 @@ export function snapshotIo(pids: number[]): IoSnapshot {
  * process in both counts its difference; one born in between counts whole (a server's backend
  * forked for a connection the pass opened, as a client pool does after an idle spell: while
  * only the processes found before were counted, such a server's latency points on the disk tier
- * read 0 bytes); one gone in between takes its counts with it. Null when neither snapshot could read a process (a remote server, or
- * /proc/PID/io closed to this user). */
+ * read 0 bytes); one gone in between takes its counts with it. Null when neither snapshot could
+ * read a process (a remote server, or /proc/PID/io closed to this user). */
 export function ioBetween(before: IoSnapshot, after: IoSnapshot): IoReading | null {
   if (before.size === 0 && after.size === 0) return null;
   const sum = { readBytes: 0, majorFaults: 0 };
