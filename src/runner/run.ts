@@ -139,7 +139,9 @@ export async function run(opts: RunOptions): Promise<ResultFile[]> {
   // now, before any measuring, not after it (a --fresh run replaces its own files unread).
   const replaced = new Set(opts.fresh ? opts.participants.map((name) => resolve(resultPath(opts.outDir, opts.dataset, name))) : []);
   for (const path of resultPaths(opts.outDir)) if (!replaced.has(resolve(path))) readResult(path);
-  const ds = await prepareDataset(opts.dataDir, opts.dataset);
+  // The ground truth is computed below for the run's groups only (prepareGroups): on a large set
+  // each filter kind is minutes of scanning, and a run asks few of the fifteen.
+  const ds = await prepareDataset(opts.dataDir, opts.dataset, { groundTruth: false });
   // Recall over a handful of queries (reused point after point) says nothing: refuse it.
   if (ds.nq < MIN_RUN_QUERIES)
     throw new UserError(

@@ -32,6 +32,9 @@ describe('vecbench run end to end', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /synthetic-3000: throughput \(QPS\) at target recall/);
     assert.match(r.stdout, /none\/10\s+0\.90/);
+    // The run prepared its set and computed the ground truth of its own groups' filters only.
+    const gt = JSON.parse(readFileSync(join(data, 'synthetic-3000', 'groundtruth', 'index.json'), 'utf8'));
+    assert.deepEqual(Object.keys(gt.filters).sort(), ['cat10', 'none', 'num10']);
 
     const exact = JSON.parse(readFileSync(join(out, 'synthetic-3000', 'exact.json'), 'utf8'));
     assert.equal(exact.format, 'vecbench-result/1');

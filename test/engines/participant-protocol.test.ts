@@ -4,7 +4,7 @@
 // ends in one line naming the participant, and nothing hangs. The hosts run on the system's
 // python3 with the SDK's reference host (no numpy: vectors arrive as memoryviews).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -251,27 +251,16 @@ test('a timed pass runs next to the engine: ids, latencies and errors per query,
   await s.close();
 });
 
-test('a host busy in a long engine call ends when the process that started it is killed', async () => {
-  // The host's engine call (a build of an hour) does not read stdin, so the closed pipe alone
-  // would leave it running after a stopped run.
-  const script = join(dir, 'orphan.py');
-  writeFileSync(
-    script,
-    `import os, sys, time
-sys.path.insert(0, os.environ["VECBENCH_PYTHON_SDK"])
-import vecbench_host
-vecbench_host.exit_with_parent()
-print(os.getpid(), flush=True)
-time.sleep(60)
-`,
-  );
+/** Starts COMMAND (a host that prints its pid, then sleeps as a long engine call would) under a
+ * parent process, kills the parent, and asks that the host ends within 5 s. */
+async function endsWithParent(command: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const parent = spawn(
     process.execPath,
-    ['-e', `require('child_process').spawn('python3', [${JSON.stringify(script)}], { stdio: 'inherit' }); setInterval(() => {}, 1000);`],
-    {
-      env: { ...process.env, VECBENCH_PYTHON_SDK: pythonSdkDir() },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    [
+      '-e',
+      `require('child_process').spawn(${JSON.stringify(command[0])}, ${JSON.stringify(command.slice(1))}, { stdio: 'inherit' }); setInterval(() => {}, 1000);`,
+    ],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (b: Buffer) => resolve(b.toString().trim()))));
   assert.ok(pid > 1, `the host's pid: ${pid}`);
@@ -288,5 +277,43 @@ time.sleep(60)
   for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
   const left = alive();
   if (left) process.kill(pid, 'SIGKILL');
-  assert.ok(!left, 'the host outlived the process that started it');
+  assert.ok(!left, `${command[0]}: the host outlived the process that started it`);
+}
+
+// The host's engine call (a build of an hour) does not read stdin, so the closed pipe alone
+// would leave it running after a stopped run.
+test('a Python host busy in a long engine call ends when the process that started it is killed', async () => {
+  const script = join(dir, 'orphan.py');
+  writeFileSync(
+    script,
+    `import os, sys, time
+sys.path.insert(0, os.environ["VECBENCH_PYTHON_SDK"])
+import vecbench_host
+vecbench_host.exit_with_parent()
+print(os.getpid(), flush=True)
+time.sleep(60)
+`,
+  );
+  await endsWithParent(['python3', script], { VECBENCH_PYTHON_SDK: pythonSdkDir() });
+});
+
+test('a Java host busy in a long engine call ends when the process that started it is killed', async () => {
+  const classes = join(dir, 'orphan-java');
+  writeFileSync(
+    join(dir, 'Orphan.java'),
+    `public class Orphan {
+  public static void main(String[] a) throws Exception {
+    VecbenchHost.exitWithParent();
+    System.out.println(ProcessHandle.current().pid());
+    System.out.flush();
+    Thread.sleep(60_000);
+  }
+}
+`,
+  );
+  const javac = spawnSync('javac', ['--release', '17', '-d', classes, join(pythonSdkDir(), '..', 'java', 'VecbenchHost.java'), join(dir, 'Orphan.java')], {
+    encoding: 'utf8',
+  });
+  assert.equal(javac.status, 0, `javac (a JDK 17+, installed by npm run setup): ${javac.error?.message ?? javac.stderr}`);
+  await endsWithParent(['java', '-cp', classes, 'Orphan'], {});
 });

@@ -317,8 +317,37 @@ public final class VecbenchHost {
 
   private static final Map<String, Object> EMPTY = Collections.emptyMap();
 
+  /**
+   * Ends this JVM soon after the process that started it dies. A host inside a long engine call
+   * (a build of an hour) reads stdin only when the call returns, so the closed pipe alone left it
+   * running after a stopped run. Java cannot ask the kernel (prctl) for a signal, so a daemon
+   * thread watches the parent's handle, which also tells a reused pid from the parent.
+   */
+  public static void exitWithParent() {
+    // A parent gone before this call closed stdin too: the first read ends the host. (No check
+    // for pid 1: in a container the harness may be pid 1.)
+    ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
+    if (parent == null) return;
+    Thread watch =
+        new Thread(
+            () -> {
+              for (;;) {
+                try {
+                  Thread.sleep(250);
+                } catch (InterruptedException e) {
+                  return;
+                }
+                if (!parent.isAlive()) Runtime.getRuntime().halt(1);
+              }
+            },
+            "vecbench-parent-watch");
+    watch.setDaemon(true);
+    watch.start();
+  }
+
   /** Answers the harness until it closes stdin or sends close; then exits the JVM. */
   public static void serve(Engine engine) {
+    exitWithParent();
     // The protocol owns the real stdout; anything the engine prints goes to stderr.
     System.setOut(System.err);
     Wire wire = new Wire();
