@@ -120,7 +120,10 @@ const done: { dir: string }[] = (values.read ?? '')
   .split(',')
   .filter(Boolean)
   .map((dir) => ({ dir: path.resolve(dir) }));
-for (let n = 1; n <= (done.length > 0 ? 0 : runs); n++) {
+// With --read, the runs are those given; else `runs` new ones (the bound fixed before the loop:
+// it once read done.length, which the first run sets, and stopped after one run).
+const newRuns = done.length > 0 ? 0 : runs;
+for (let n = 1; n <= newRuns; n++) {
   console.log(`run ${n} of ${runs}: vecbench run --out ${path.join(root, `run-${n}`)} ${positionals.join(' ')}`);
   const r = await timedRun(n);
   done.push(r);
