@@ -17,6 +17,9 @@ export function renderTable(allCells: DerivedCell[]): string {
     const names = participants.map((p) => (dc.find((c) => columnName(c) === p)?.origin === 'imported' ? `${p} (imported)` : p));
     const groups = [...new Set(dc.map((c) => c.group))];
     const notAsked = groups.filter((g) => dc.filter((c) => c.group === g).every((c) => c.status === 'not_asked'));
+    // Bytes read per query beside each cell only where some cell read any: a run whose engines
+    // all answered from memory would print 0.000 MiB/q in every cell.
+    const reads = dc.some((c) => (c.read_bytes_per_query ?? 0) > 0);
     const rows: string[][] = [];
     for (const g of groups) {
       if (notAsked.includes(g)) continue;
@@ -27,7 +30,7 @@ export function renderTable(allCells: DerivedCell[]): string {
           t.toFixed(2),
           ...participants.map((p) => {
             const c = dc.find((x) => columnName(x) === p && x.group === g && x.target === t);
-            return c ? `${cellText(c)}${sharesText(c)}${readText(c)}` : '-';
+            return c ? `${cellText(c)}${sharesText(c)}${reads ? readText(c) : ''}` : '-';
           }),
         ]);
       }
@@ -38,11 +41,9 @@ export function renderTable(allCells: DerivedCell[]): string {
     const drivenRow = ['', '', ...driven.map((d) => (d ? `(${d})` : ''))];
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
-    const reads = dc.some((c) => c.read_bytes_per_query !== null)
-      ? '; MiB/q: bytes the engine read from storage per query where the cell was read (a memory budget or the cold protocol)'
-      : '';
+    const readsKey = reads ? '; MiB/q: bytes the engine read from storage per query where the cell was read' : '';
     out.push(
-      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low (/ empty): shares of queries with a short answer / recall below 0.5 (/ no id at all) where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${reads}`,
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low (/ empty): shares of queries with a short answer / recall below 0.5 (/ no id at all) where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${readsKey}`,
     );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));

@@ -296,3 +296,18 @@ test('a participant the run stopped is named in the general table with why (an e
   assert.ok(lines.includes(`  ${a.participant}: stopped: ${why}`), lines.join('\n'));
   assert.ok(!lines.some((l) => l.includes(`${b.participant}: stopped`)));
 });
+
+test('bytes read per query stand beside the cells only where some cell of the dataset read any', async () => {
+  const { cell } = await import('../helpers/derived-cell.ts');
+  const inRam = [
+    { ...cell('a', 1000, 900, 1100), lead: 1, lead_ci: [1, 1] as [number, number] },
+    { ...cell('b', 500, 450, 550), lead: 0.5, lead_ci: [0.45, 0.55] as [number, number] },
+  ].map((c) => ({ ...c, read_bytes_per_query: 0 }));
+  const table = renderTable(inRam);
+  assert.doesNotMatch(table, /MiB\/q/, 'an in-RAM run prints no column of zeros');
+  const onDisk = [{ ...inRam[0], read_bytes_per_query: 3 * 1048576 }, inRam[1]];
+  const disk = renderTable(onDisk);
+  assert.match(disk, /3\.0 MiB\/q/);
+  assert.match(disk, /0\.000 MiB\/q/, 'once any cell read, every measured cell says what it read, zero included');
+  assert.match(disk, /MiB\/q: bytes the engine read from storage per query/);
+});
