@@ -45,16 +45,22 @@ async function timeTogether(
   for (const r of timed) r.result.run.interleaved_with = timed.filter((o) => o !== r).map((o) => o.p.name);
   log(planText(budget ? thinToFit(timings, budget.seconds, budget.why).plan : timingPlan(timings)));
   // Progress counts rounds: with passes spread over all of them, points finish near the end.
+  // The ETA is the plan's, made again after each round from the passes still wanted: the first
+  // round times every point and the last few only the cells', so extrapolating rounds said an
+  // hour at round 2 of a run that took ten minutes.
   const progress = new Progress(timed.length > 1 ? `timing ${timed.length} participants' points together, rounds` : `${timed[0].p.name}: timing, rounds`, 1);
   let round = 0;
-  for (const r of timed) r.onTiming = (what) => progress.update(round, timed.length > 1 ? `${r.p.name} ${what}` : what);
+  let left = { seconds: midpoint(timingPlan(timings).seconds), at: performance.now() };
+  const eta = () => Math.max(0, left.seconds - (performance.now() - left.at) / 1000);
+  for (const r of timed) r.onTiming = (what) => progress.update(round, timed.length > 1 ? `${r.p.name} ${what}` : what, eta());
   try {
     await timeInRounds(
       timings,
       (pr) => {
         round = pr.round;
+        left = { seconds: midpoint(timingPlan(timings).seconds), at: performance.now() };
         progress.setTotal(pr.rounds);
-        progress.update(round, `${pr.done}/${pr.total} points done`);
+        progress.update(round, `${pr.done}/${pr.total} points done`, eta());
       },
       async (t) => {
         const o = owner.get(t)!;
@@ -66,6 +72,8 @@ async function timeTogether(
   }
   progress.done();
 }
+
+const midpoint = ([low, high]: [number, number]) => (low + high) / 2;
 
 /**
  * Measures the given participants through every stage, together: each stage is taken by each

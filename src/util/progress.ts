@@ -10,7 +10,9 @@ export class Progress {
     private readonly quiet = process.env.VECBENCH_QUIET === '1',
   ) {}
 
-  update(done: number, detail = ''): void {
+  /** `etaS`: the time left as the step itself estimates it (a plan), instead of extrapolating
+   * from the share done, which misleads where early steps take longer than late ones. */
+  update(done: number, detail = '', etaS?: number): void {
     if (this.quiet) return;
     const now = performance.now();
     // Off a terminal (logs, CI) print sparsely: nothing for short steps, then every 10 s.
@@ -19,10 +21,10 @@ export class Progress {
     this.lastPrint = now;
     const elapsed = (now - this.start) / 1000;
     const frac = this.total > 0 ? done / this.total : 1;
-    const eta = frac > 0 && done < this.total ? elapsed / frac - elapsed : 0;
+    const eta = etaS ?? (frac > 0 && done < this.total ? elapsed / frac - elapsed : 0);
     const pct = (100 * frac).toFixed(0).padStart(3);
     // No ETA before the first step is done: nothing to extrapolate from.
-    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ` ${detail}` : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total && frac > 0 ? `, ETA ${fmtSeconds(eta)}` : ''}`;
+    const line = `${this.what}: ${pct}% (${done}/${this.total})${detail ? ` ${detail}` : ''}, ${fmtSeconds(elapsed)} elapsed${done < this.total && (frac > 0 || etaS !== undefined) ? `, ETA ${fmtSeconds(eta)}` : ''}`;
     if (this.tty) process.stderr.write(`\r\x1b[K${line}${done >= this.total ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
   }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Heartbeat } from '../../src/util/progress.ts';
+import { Heartbeat, Progress } from '../../src/util/progress.ts';
 
 async function until(cond: () => boolean): Promise<void> {
   for (const start = Date.now(); !cond(); await sleep(10)) assert.ok(Date.now() - start < 20_000, 'the heartbeat never beat');
@@ -37,4 +37,24 @@ test('on a terminal the line is rewritten in place and cleared at the end; quiet
   await sleep(50);
   silent.end();
   assert.deepEqual(quiet, []);
+});
+
+test("a step's own estimate of the time left is the ETA printed, not the share done extrapolated", (t) => {
+  const lines: string[] = [];
+  t.mock.method(process.stderr, 'write', (chunk: string) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  // Round 1 of 70 done: extrapolating would say 69 times the elapsed time is left.
+  const p = new Progress('timing, rounds', 70, false);
+  const clock = p as unknown as { start: number; lastPrint: number };
+  clock.start = performance.now() - 60_000;
+  // Off a terminal, lines are spaced 10 s apart: each update here is the first for a while.
+  clock.lastPrint = -Infinity;
+  p.update(1, '', 300);
+  clock.lastPrint = -Infinity;
+  p.update(1);
+  t.mock.restoreAll();
+  assert.match(lines[0], /ETA 5m00s/);
+  assert.match(lines[1], /ETA 1h/, 'without an estimate the share done is extrapolated');
 });
