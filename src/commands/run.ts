@@ -7,7 +7,7 @@ import { DEFAULT_BUILDS, DEFAULT_DATASET, DEFAULT_GROUPS, DEFAULT_MAX_TIME_S, so
 import { parseGroupList } from '../datasets/groups.ts';
 import { parseSize } from '../runner/memory-budget.ts';
 import { connectExamples, defaultRunParticipants, listParticipants, residentParticipants, tierParticipants } from '../runner/registry.ts';
-import { TIERS, tierOptions } from './tiers.ts';
+import { readAheadAdvice, TIERS, tierOptions } from './tiers.ts';
 import { storageOf } from '../results/provenance.ts';
 import { redactUrl, registerUrlSecrets } from '../util/redact.ts';
 import { UserError } from '../util/errors.ts';
@@ -237,10 +237,11 @@ export function registerRun(program: Command): void {
         // Reads from a memory-mapped file come in read-ahead windows: said before the run, and
         // recorded in each result (provenance.storage).
         const storage = storageOf(o.out ?? 'results');
-        if (storage !== null)
+        if (storage !== null) {
           console.error(
-            `--tier ${o.tier}: the engines' data is on /dev/${storage.device}, read-ahead ${storage.read_ahead_kb} KiB: a page fault on a memory-mapped file reads up to that much (recorded in each result)`,
+            `--tier ${o.tier}: the engines' data is on /dev/${storage.device}, read-ahead ${storage.read_ahead_kb} KiB: a page fault on a memory-mapped file reads up to that much (recorded in each result)${readAheadAdvice(storage)}`,
           );
+        }
       }
       // The embedded default measures a trimmed set of groups (DEFAULT_GROUPS).
       const embedded = o.dataset === undefined;

@@ -3,6 +3,8 @@
 // results and on the page. A run asked for a tier refuses the options that would make it
 // another thing; which participants run stays the user's choice (by default those whose
 // settings.json declares the tier: `registry.tiers`).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { UserError } from '../util/errors.ts';
 
 interface Tier {
@@ -50,4 +52,18 @@ export function tierOptions(name: string, given: { dataset?: string; memoryLimit
   ].filter((x) => x !== null);
   if (clash.length > 0) throw new UserError(`--tier ${name} fixes ${clash.join(' and ')}; drop them, or drop --tier to measure something else`);
   return tier;
+}
+
+/** Linux's default read-ahead, KiB: what the tier's figures in docs/method.md were measured at. */
+export const LINUX_READ_AHEAD_KB = 128;
+
+/** What to do about a disk whose read-ahead is above Linux's default ('' when it is not): a cloud
+ * VM's disk may come with megabytes, and then each page fault of a search reads that much, so the
+ * bytes read per query say more about the setting than about the engine. */
+export function readAheadAdvice(storage: { device: string; read_ahead_kb: number }, sysBlock = '/sys/class/block'): string {
+  if (storage.read_ahead_kb <= LINUX_READ_AHEAD_KB) return '';
+  // A partition has no queue of its own: its disk's applies (the kernel resolves the '..').
+  const own = join(sysBlock, storage.device, 'queue');
+  const queue = existsSync(own) ? own : `${join(sysBlock, storage.device)}/../queue`;
+  return `; that is above Linux's default of ${LINUX_READ_AHEAD_KB} KiB, so each query will read more than on most machines: as root, echo ${LINUX_READ_AHEAD_KB} > ${queue}/read_ahead_kb before the run`;
 }
