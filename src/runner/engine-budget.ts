@@ -3,6 +3,7 @@
 // an OOM kill at the budget into a "does not fit" error. Apart from engine-handle.ts, which
 // starts the processes the budget holds.
 import type { Dataset } from '../datasets/layout.ts';
+import type { ResultFile } from '../results/schema.ts';
 import { HostError } from './client.ts';
 import { MemoryBudget, type BudgetReading } from './memory-budget.ts';
 import type { LoadedParticipant } from './participants.ts';
@@ -116,4 +117,15 @@ export class EngineBudget {
     this.budget?.dispose();
     this.budget = null;
   }
+}
+
+/** Why a stored result stands as measured although incomplete: its engine was stopped as not
+ * fitting the same memory budget (an OOM kill at it, and the reason saved), which a second run
+ * would only find again after the same ingest, minutes of it on the disk tier. Null when the
+ * result was stopped otherwise, or under another budget. */
+export function foundNotToFit(prev: Pick<ResultFile, 'run' | 'extra' | 'resources'>, memoryLimit: number | undefined): string | null {
+  const budget = prev.resources?.memory_budget;
+  const stopped = prev.extra?.stopped;
+  if (prev.run.complete || memoryLimit === undefined || budget === undefined || typeof stopped !== 'string') return null;
+  return budget.oom_kills > 0 && budget.asked_bytes === memoryLimit ? stopped : null;
 }

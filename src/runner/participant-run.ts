@@ -18,6 +18,7 @@ import { Progress, log } from '../util/progress.ts';
 import { redactValue } from '../util/redact.ts';
 import { VECBENCH_VERSION } from '../version.ts';
 import { HostError } from './client.ts';
+import { foundNotToFit } from './engine-budget.ts';
 import { EngineHandle } from './engine-handle.ts';
 import { discardHome, readMarker } from './engine-home.ts';
 import { BUSY_OTHER_CORES } from './machine-load.ts';
@@ -157,7 +158,12 @@ export class ParticipantRun {
         // labelled dataset, a concurrency sweep) is resumed for that step alone (its groups are
         // complete and kept).
         const stepMissing = (opts.steps ?? []).some((s) => s.pending(prev, ds));
-        if (prev.run.complete && !stepMissing) {
+        const notFit = foundNotToFit(prev, opts.memoryLimit);
+        if (notFit !== null) {
+          log(`${p.name}: ${ds.name} already found not to fit (${path}: ${notFit}); pass --fresh to try again`);
+          result = prev;
+          already = true;
+        } else if (prev.run.complete && !stepMissing) {
           log(`${p.name}: ${ds.name} already measured (${path}); pass --fresh to measure again`);
           result = prev;
           already = true;
