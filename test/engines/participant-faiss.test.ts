@@ -16,6 +16,7 @@ import { ladderFor, loadParticipant, PARTICIPANTS_DIR } from '../../src/runner/p
 import { UserError } from '../../src/util/errors.ts';
 import { prepareDataset } from '../../src/prepare/registry.ts';
 import { HostClient } from '../../src/runner/client.ts';
+import { evictPageCache, haveVmtouch, residentBytes } from '../../src/runner/page-cache.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
 import { ADDON, autoNlist, autoPqM, filterClauses } from '../../participants/faiss/adapter.ts';
 import { CONTRACT_QUERIES, CONTRACT_ROWS, contractInserts, contractSuite } from '../contract/suite.ts';
@@ -358,4 +359,38 @@ describe('faiss settings and errors', () => {
     assert.match(r.message, /faiss is unavailable: .* is not built .*libfaiss-dev.*; run `sudo npm run setup`$/);
     assert.doesNotMatch(r.stack ?? '', /^\s+at /m, 'no stack trace');
   });
+});
+
+test("the disk form's re-rank reads the rows it re-ranks, not the read-ahead window around each (MADV_RANDOM)", (t) => {
+  if (!haveVmtouch()) return t.skip('vmtouch is not installed (npm run setup installs it)');
+  // 20,000 x 128 float32: a 10 MB vectors file of 2,500 pages, 8 rows a page. Two queries re-rank
+  // 10 x 2 candidates each: at most 40 pages. Without the advice each fault reads the disk's
+  // read-ahead window (128 KiB: 32 pages) and the same 40 faults bring in half the file or more.
+  const native = ADDON.get();
+  const d = 128;
+  const n = 20_000;
+  let x = 12345;
+  const rnd = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
+  const base = Float32Array.from({ length: n * d }, rnd);
+  const dir = mkdtempSync(join(tmpdir(), 'vecbench-faiss-advice-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const built = native.create('ivfpq', d, true, 0, 0, 16, 32, 8);
+  native.train(built, base, 0);
+  native.add(built, base, 0, 0);
+  const vectors = join(dir, 'faiss.vectors.f32');
+  native.writeDisk(built, join(dir, 'faiss.disk.index'), join(dir, 'faiss.ivfdata'), vectors);
+  native.free(built);
+  evictPageCache(dir);
+  assert.equal(residentBytes(vectors), 0, 'the vectors file is out of the page cache before the searches');
+  const h = native.readDisk(join(dir, 'faiss.disk.index'), vectors);
+  t.after(() => native.free(h));
+  const rowOf = Int32Array.from({ length: n }, (_, i) => i);
+  // The filter columns the addon takes (unfiltered: none is read).
+  const noColumns = Array.from({ length: 6 }, () => new Int32Array(n));
+  for (const q of [7, 4242]) {
+    const got = native.search(h, base.slice(q * d, (q + 1) * d), 10, 4, 2, null, null, rowOf, ...noColumns);
+    assert.equal(got[0], q, `query ${q} finds its own row first`);
+  }
+  const pages = residentBytes(vectors) / 4096;
+  assert.ok(pages <= 2 * 40, `the re-rank brought ${pages} pages of the vectors file into memory for 40 candidates`);
 });
