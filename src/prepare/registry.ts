@@ -36,9 +36,9 @@ export const DEFAULT_MAX_TIME_S = 600;
 
 export const SOURCES: DatasetSource[] = [
   {
-    pattern: 'synthetic-<N>[-<D>][-i<L>]',
+    pattern: 'synthetic-<N>[-<D>][-i<L>][-q<Q>]',
     describe:
-      'generated embedding-like data (clustered, anisotropic, unit length, ip), N rows of D dimensions (default 128) and with -i<L>, L directions of equal spread in overlapping clusters (harder, like real embeddings; the default model has a few dominant directions and separated clusters), e.g. synthetic-20k, synthetic-1m, synthetic-20k-768, synthetic-20k-128-i64',
+      'generated embedding-like data (clustered, anisotropic, unit length, ip), N rows of D dimensions (default 128) and with -i<L>, L directions of equal spread in overlapping clusters (harder, like real embeddings; the default model has a few dominant directions and separated clusters), with -q<Q>, Q held-out queries (default 10k), e.g. synthetic-20k, synthetic-1m, synthetic-20k-768, synthetic-20k-128-i64, synthetic-1m-768-q20k',
     matches: (name) => parseSyntheticName(name) !== null,
     make: async (name) => {
       const { n, nq, d, intrinsic } = parseSyntheticName(name)!;

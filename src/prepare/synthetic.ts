@@ -30,11 +30,15 @@ export type SyntheticOptions = Partial<typeof SYNTHETIC_DEFAULTS> & { intrinsic?
  * in memory for a block, the k-means sample and the queries: a set meant not to fit in RAM
  * (the disk tier) must not need RAM to be made. */
 export const STREAM_ABOVE_BYTES = 1 << 30;
-/** Held-out queries of every generated set, those made to disk too: the cold protocol answers each
- * (point, view) with its own slice of at least 1,000 of them (docs/measurement.md), so 10,000
- * cover ten slices before any query is asked twice; the price is ground truth over 10,000
- * queries, out of core for a set made to disk. */
+/** Held-out queries of a generated set unless its name says (-q<Q>): the cold protocol answers
+ * each (point, view) with its own slice of at least 1,000 of them (docs/measurement.md), so
+ * 10,000 cover ten slices before any query is asked twice; the price is ground truth over them,
+ * out of core for a set made to disk. The disk tier asks for more (src/commands/tiers.ts). */
 const SYNTHETIC_QUERIES = 10_000;
+/** Bounds of `-q<Q>`: enough queries for a group's first and one point; at most what a
+ * generated set's ground truth computes in minutes rather than hours at a million rows. */
+const MIN_SYNTHETIC_QUERIES = 100;
+const MAX_SYNTHETIC_QUERIES = 100_000;
 /** Rows per generated block: about 16 MB of float32. */
 const blockRows = (d: number) => Math.max(1, Math.floor((16 << 20) / (4 * d)));
 /** Language codes and the generator clusters' skew give per-language shares of ~1-17 %. */
@@ -43,11 +47,12 @@ const SYNTHETIC_LANGS = ['en', 'de', 'fr', 'es', 'ja', 'zh', 'ru', 'pt', 'it', '
 /** Most dimensions a generated set may have (the widest common embedding models give 4,096). */
 const MAX_SYNTHETIC_D = 4096;
 
-/** `synthetic-<N>[-<D>][-i<L>]`: rows (with k or m), dimension (default 128) and, when asked,
- * the intrinsic dimension (INTRINSIC_MODEL) are part of the name, so users can ask for any size,
- * width and difficulty, and results say which they measured. */
+/** `synthetic-<N>[-<D>][-i<L>][-q<Q>]`: rows (with k or m), dimension (default 128), when asked
+ * the intrinsic dimension (INTRINSIC_MODEL) and the held-out queries (default 10,000; with k) are
+ * part of the name, so users can ask for any size, width, difficulty and query set, and results
+ * say which they measured. */
 export function parseSyntheticName(name: string): { n: number; nq: number; d: number; intrinsic?: number } | null {
-  const m = /^synthetic-(\d+)(k|m)?(?:-(\d+))?(?:-i(\d+))?$/.exec(name);
+  const m = /^synthetic-(\d+)(k|m)?(?:-(\d+))?(?:-i(\d+))?(?:-q(\d+)(k)?)?$/.exec(name);
   if (!m) return null;
   const n = Number(m[1]) * (m[2] === 'k' ? 1000 : m[2] === 'm' ? 1_000_000 : 1);
   if (n < 100) throw new UserError(`dataset ${name}: synthetic sets need at least 100 rows; try synthetic-20k`);
@@ -57,8 +62,13 @@ export function parseSyntheticName(name: string): { n: number; nq: number; d: nu
   const intrinsic = m[4] === undefined ? undefined : Number(m[4]);
   if (intrinsic !== undefined && !(intrinsic >= 1 && intrinsic <= d))
     throw new UserError(`dataset ${name}: the intrinsic dimension after -i must be 1 to the dimension (${d}), e.g. synthetic-20k-128-i64`);
+  const nq = m[5] === undefined ? SYNTHETIC_QUERIES : Number(m[5]) * (m[6] === 'k' ? 1000 : 1);
+  if (!(nq >= MIN_SYNTHETIC_QUERIES && nq <= MAX_SYNTHETIC_QUERIES))
+    throw new UserError(
+      `dataset ${name}: the queries after -q must be ${MIN_SYNTHETIC_QUERIES} to ${MAX_SYNTHETIC_QUERIES / 1000}k, e.g. synthetic-1m-768-q20k`,
+    );
   // A point answers a seeded subset of the queries (--queries).
-  return { n, nq: SYNTHETIC_QUERIES, d, ...(intrinsic !== undefined ? { intrinsic } : {}) };
+  return { n, nq, d, ...(intrinsic !== undefined ? { intrinsic } : {}) };
 }
 
 /** The generator's seeded model: a latent space, its generating clusters and the projection to

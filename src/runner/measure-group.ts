@@ -36,6 +36,7 @@ import { keyOf } from './kept-passes.ts';
 import { pointOf } from './stored-point.ts';
 import { engineProcesses, ioBetween, snapshotIo } from './engine-io.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
+import { coldItems } from './cold-placement.ts';
 
 const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
@@ -269,28 +270,29 @@ async function planAt(run: GroupRun, knobs: Knobs): Promise<{ strategy: Strategy
 }
 
 /** The cold protocol: every query once, in slices of at least MIN_SLICE queries (fewer only when
- * the dataset has fewer); slices wrap around the query order when the ladder needs more, and
- * such points are marked `queries-reused`. */
+ * the dataset has fewer); slices wrap around the query order when the points need more, and
+ * such points are marked `queries-reused`. With a calibration spec the points are placed around
+ * the table's targets by recall-only probes on a slice of their own (coldItems). */
 export async function measureColdGroup(run: GroupRun): Promise<void> {
   const { engine, p, ds, g, group, queries: order, pointTimeoutS } = run;
   const ladder = ladderFor(p.settings, g.filter, g.k);
   const per = Math.min(ds.nq - 1, Math.max(MIN_SLICE, SLICE_CAP[g.k] ?? 200));
   const firstQ = order[0];
   if (!(await firstQueryThenPlan(run, ladder[0], firstQ))) return;
+  const { items, start } = await coldItems(run, ladder);
   const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
   for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
   // Each point is appended, not the whole file rewritten: bytes per point stay constant.
   const keep = (entry: JournalEntry) => (run.append ? run.append(entry) : run.save());
-  const slots = ladder.length * VIEWS.length;
-  if (1 + slots * per > ds.nq)
+  const slots = items.length * VIEWS.length;
+  if (start + slots * per > ds.nq)
     log(
-      `${p.name}: ${g.key}: the ladder's ${slots} points need ${1 + slots * per} queries, ${ds.name} has ${ds.nq}: later points reuse queries (flagged queries-reused); shorten the ladder or use a dataset with more queries`,
+      `${p.name}: ${g.key}: ${items.length} points need ${start + slots * per} queries, ${ds.name} has ${ds.nq}: later points reuse queries (flagged queries-reused); shorten the ladder or use a dataset with more queries`,
     );
   let slot = 0;
-  for (let li = 0; li < ladder.length; li++) {
-    const knobs = ladder[li];
+  for (const { li, knobs, calibratedFor } of items) {
     for (const view of VIEWS) {
-      const from = 1 + slot++ * per;
+      const from = start + slot++ * per;
       if (have.has(`${li}/${view}`)) continue;
       const queries = Array.from({ length: per }, (_, i) => order[(from + i) % ds.nq]);
       const drive = drivenBy(p, view, run.clients, run.threads);
@@ -341,6 +343,7 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         ci: { qps: ci.qps, recall: recallInterval(scores.map((x) => x.tieAware)), latency_ms: ci.latency_ms },
         build: run.build,
         driven: drive.text,
+        ...(calibratedFor !== undefined ? { calibrated_for: calibratedFor } : {}),
         ...(io ? { io: { read_bytes_per_query: io.readBytes / queries.length, major_faults_per_query: io.majorFaults / queries.length } } : {}),
       };
       group.points.push(point);

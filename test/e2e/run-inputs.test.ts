@@ -305,13 +305,13 @@ test('--tier: an unknown tier, and options that would make the tier another thin
   assert.equal(clash.code, 2, clash.stderr);
   assert.match(
     clash.stderr,
-    /^vecbench: --tier disk fixes --dataset \(the tier's is synthetic-1m-768\) and --groups \(the tier's are none\/10,none\/100,none\/1000,cat10\/10,cat100\/10\); drop them, or drop --tier to measure something else\n$/,
+    /^vecbench: --tier disk fixes --dataset \(the tier's is synthetic-1m-768-q20k\) and --groups \(the tier's are none\/10,none\/100,none\/1000,cat10\/10,cat100\/10\); drop them, or drop --tier to measure something else\n$/,
   );
-  assert.ok(!existsSync(join(data, 'synthetic-1m-768')), 'nothing was prepared');
+  assert.ok(!existsSync(join(data, 'synthetic-1m-768-q20k')), 'nothing was prepared');
   const help = vecbench(['run', '--help']);
   assert.match(
     help.stdout.replace(/\s+/g, ' '),
-    /--tier <name> a named tier: .*disk: synthetic-1m-768 \(3 GB of vectors\) under a 1 GiB memory budget per engine/,
+    /--tier <name> a named tier: .*disk: synthetic-1m-768-q20k \(3 GB of vectors, 20,000 queries\) under a 1 GiB memory budget per engine/,
   );
   // Its builds are long: a load may take 4 hours unless --load-timeout says otherwise.
   assert.match(help.stdout.replace(/\s+/g, ' '), /k = 10, 100, 1000; a load may take 4 h \(--load-timeout\)/);
@@ -321,20 +321,27 @@ test('--tier: an unknown tier, and options that would make the tier another thin
   assert.deepEqual(tierParticipants('disk'), ['faiss-disk', 'lancedb-disk', 'libsql', 'lucene', 'pgvector-disk', 'qdrant-edge-disk', 'usearch-disk']);
   // The engines that hold their whole index in memory run too, to be reported as not fitting.
   assert.deepEqual(residentParticipants(), ['exact', 'faiss', 'hnswlib', 'hnswlib-direct', 'orama', 'qdrant-edge', 'usearch', 'usearch-direct']);
-  // The cold protocol gives each (point, view) its own 1,000 queries after a group's first: on
-  // the tier's 10,000 a group's ladder has at most 4 points, or later points would reread
+  // The cold protocol gives each (point, view) its own 1,000 queries after a group's first and,
+  // where a calibration spec places the points, its probe slice: on the tier's 20,000 a group
+  // holds 9 points (3 targets and a neighbour on either side), or later points would reread
   // queries an earlier one warmed the cache with (flagged queries-reused).
   const { loadParticipant, ladderFor } = await import('../../src/runner/participants.ts');
   const { MIN_SLICE } = await import('../../src/runner/timing-defaults.ts');
+  const { SLICE_CAP } = await import('../../src/runner/query-order.ts');
   const { VIEWS } = await import('../../src/results/schema.ts');
-  const TIER_QUERIES = 10_000;
+  const { parseSyntheticName } = await import('../../src/prepare/synthetic.ts');
+  const TIER_QUERIES = parseSyntheticName(TIERS.disk.dataset)!.nq;
+  assert.equal(TIER_QUERIES, 20_000);
   for (const name of tierParticipants('disk')) {
     const p = await loadParticipant(name, undefined, TIERS.disk.dataset);
     for (const group of TIERS.disk.groups) {
       const [filter, k] = group.split('/');
-      const points = ladderFor(p.settings, filter, Number(k)).length;
-      assert.ok(points > 0, `${name} has a ladder for ${group}`);
-      assert.ok(1 + points * VIEWS.length * MIN_SLICE <= TIER_QUERIES, `${name} ${group}: ${points} points need more than the tier's queries`);
+      const ladder = ladderFor(p.settings, filter, Number(k)).length;
+      assert.ok(ladder > 0, `${name} has a ladder for ${group}`);
+      const placed = p.settings.calibration !== undefined;
+      const points = placed ? 9 : ladder;
+      const probes = placed ? SLICE_CAP[Number(k)] : 0;
+      assert.ok(1 + probes + points * VIEWS.length * MIN_SLICE <= TIER_QUERIES, `${name} ${group}: ${points} points need more than the tier's queries`);
     }
   }
 });

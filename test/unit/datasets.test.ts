@@ -117,6 +117,13 @@ describe("the dimension is part of a synthetic set's name", () => {
     assert.equal(parseSyntheticName('synthetic-20k')!.d, 128);
     assert.deepEqual(parseSyntheticName('synthetic-1m-768'), { n: 1_000_000, nq: 10_000, d: 768 });
     assert.equal(parseSyntheticName('synthetic-1m-768x'), null);
+    // The held-out queries, when the name asks for them (the disk tier's 20,000).
+    assert.deepEqual(parseSyntheticName('synthetic-1m-768-q20k'), { n: 1_000_000, nq: 20_000, d: 768 });
+    assert.deepEqual(parseSyntheticName('synthetic-20k-128-i64-q500'), { n: 20_000, nq: 500, d: 128, intrinsic: 64 });
+    assert.throws(
+      () => parseSyntheticName('synthetic-20k-q10'),
+      (e: Error) => e instanceof UserError && e.message === 'dataset synthetic-20k-q10: the queries after -q must be 100 to 100k, e.g. synthetic-1m-768-q20k',
+    );
     // The intrinsic dimension: -i<L>, with or without the dimension before it.
     assert.deepEqual(parseSyntheticName('synthetic-20k-128-i64'), { n: 20_000, nq: 10_000, d: 128, intrinsic: 64 });
     assert.deepEqual(parseSyntheticName('synthetic-20k-i96'), { n: 20_000, nq: 10_000, d: 128, intrinsic: 96 });
