@@ -3,9 +3,9 @@
 // least MIN_SLICE queries), and points at fixed ladder values rarely land within the cell rule's
 // 0.02 of all three table targets: the disk tier's cells read "too wide". So recall-only probes,
 // on a slice of queries the timed points never use, search the main knob (calibrateFamily) for
-// each target and for a neighbour NEIGHBOUR below and above it. A timed point then lies near the
-// target and the cell still reads between it and a neighbour when the timed slices' recalls differ
-// from the probe slice's by their sampling error (about ±0.004 at 0.90 over 1,000 queries, k = 10).
+// each target, then for a neighbour on either side of it (NEAR to FAR beyond the target). A
+// timed point then lies near the target and the cell still reads between it and a neighbour when
+// the timed slices' recalls differ from the probe slice's by their sampling error.
 import type { Knobs } from '../contracts.ts';
 import { TARGETS } from '../metrics/curve.ts';
 import { summarize } from '../metrics/recall.ts';
@@ -18,15 +18,21 @@ import { SLICE_CAP } from './query-order.ts';
 import { drivenBy, type Item } from './timed-rounds.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
 
-/** How far below and above a target its neighbours are searched for, in recall. */
-export const NEIGHBOUR = 0.008;
 /** The target's own search tolerance: half the warm protocol's, so the calibrated point's timed
  * slice, whose recall differs from the probes' by its sampling error, still tends to read within
  * CALIBRATION_TOLERANCE of the target. */
 const TARGET_TOLERANCE = 0.0025;
-/** A neighbour's search tolerance: it lands NEIGHBOUR ± this from its target, so the gap to the
- * target's own point stays well under the cell rule's 0.02. */
-const NEIGHBOUR_TOLERANCE = 0.003;
+/** A neighbour lies at least NEAR and at most FAR in recall beyond its target: past the timed
+ * slices' sampling error (about ±0.004 at 0.90 over 1,000 queries, k = 10), within the cell
+ * rule's 0.02 of the target's own point. */
+export const NEAR = 0.004;
+const FAR = 0.015;
+/** A neighbour's search ends when its bracket's two values are within this ratio (or adjacent
+ * integers): of the values past NEAR it takes the one nearest the target's, since a search
+ * costs more the higher the knob, and a saturating curve puts far values within FAR too (faiss-disk's
+ * k_factor 64 reads 1.000 at k = 100, ten times the cost of 6.4 at 0.991). */
+const RATIO = 1.15;
+const MAX_NEIGHBOUR_STEPS = 10;
 
 /** One point to time: its knobs, the table target it was calibrated for (its probe within the
  * tolerance of it), and its probed recall. */
@@ -60,29 +66,92 @@ export async function placeColdPoints(
 ): Promise<CalibrationRecord[] | null> {
   const family = familiesOf(ladder, spec)[0];
   if (!family) return null;
-  const seen = new Map<string, number>();
-  const values = new Set(family.values);
+  const knobsAt = (v: number): Knobs => ({ ...family.base, [family.knob]: v });
+  const recallOf = new Map<number, number>();
   const cached = async (k: Knobs) => {
-    const key = keyOf(k);
-    let r = seen.get(key);
-    if (r === undefined) seen.set(key, (r = await probe(k)));
-    values.add(Number(k[family.knob]));
+    const v = Number(k[family.knob]);
+    let r = recallOf.get(v);
+    if (r === undefined) recallOf.set(v, (r = await probe(k)));
     return r;
   };
+  const integer =
+    family.values.every(Number.isInteger) && (spec.min === undefined || Number.isInteger(spec.min)) && (spec.max === undefined || Number.isInteger(spec.max));
   const records: CalibrationRecord[] = [];
-  // Each search starts from every value probed so far (free: cached), not the ladder's alone.
-  const probed = () => ({ ...family, values: [...values].sort((a, b) => a - b) });
   for (const target of targets) {
-    const main = await calibrateFamily(probed(), target, spec, cached, TARGET_TOLERANCE);
+    // Each search starts from every value probed so far (free: cached), not the ladder's alone.
+    const values = [...new Set([...family.values, ...recallOf.keys()])].sort((a, b) => a - b);
+    const main = await calibrateFamily({ ...family, values }, target, spec, cached, TARGET_TOLERANCE);
     records.push({ ...main, knobs: knobsToTime(main, family.knob) });
-    for (const side of [target - NEIGHBOUR, Math.min(1, target + NEIGHBOUR)]) {
-      const r = await calibrateFamily(probed(), side, spec, cached, NEIGHBOUR_TOLERANCE);
-      // A neighbour is one point: of a bracket, the side nearer its own target.
-      const nearest = knobsToTime(r, family.knob).sort((a, b) => Math.abs((seen.get(keyOf(a)) ?? 2) - side) - Math.abs((seen.get(keyOf(b)) ?? 2) - side));
-      records.push({ ...r, knobs: nearest.slice(0, 1) });
+    if (main.status !== 'found') continue;
+    const at = Number(main.knobs[0][family.knob]);
+    for (const side of [-1, 1] as const) {
+      // Above 1 - NEAR nothing can lie past the edge.
+      if (side > 0 && target + NEAR > 1) continue;
+      const probes: CalibrationRecord['probes'] = [];
+      const recallAt = async (v: number) => {
+        const r = await cached(knobsAt(v));
+        probes.push({ knobs: knobsAt(v), recall: r });
+        return r;
+      };
+      const found = await neighbour(at, target + side * NEAR, target + side * FAR, side, spec, integer, recallAt, recallOf);
+      records.push({
+        target: target + side * NEAR,
+        knob: family.knob,
+        status: found.status,
+        knobs: found.value === undefined ? [] : [knobsAt(found.value)],
+        probes,
+      });
     }
   }
   return records;
+}
+
+/** The value nearest `at` (the target's own) whose recall is past `edge` on `side`: from the
+ * nearest probed value past it (or the knob's end), bisected toward `at` (geometrically: recall
+ * grows with the knob's log more than with the knob) until the bracket is within RATIO. found:
+ * its recall also lies within `far`; adjacent: it jumped past the window, nothing between;
+ * not_reached / below_range: no value of the knob's range gets past the edge. */
+async function neighbour(
+  at: number,
+  edge: number,
+  far: number,
+  side: 1 | -1,
+  spec: CalibrationSpec,
+  integer: boolean,
+  recallAt: (v: number) => Promise<number>,
+  known: Map<number, number>,
+): Promise<{ status: CalibrationRecord['status']; value?: number }> {
+  const past = (r: number) => (side > 0 ? r >= edge : r <= edge);
+  const inWindow = (r: number) => past(r) && Math.abs(r - edge) <= Math.abs(far - edge) + 1e-12;
+  const outward = [...known.keys()].filter((v) => (side > 0 ? v > at : v < at)).sort((a, b) => side * (a - b));
+  let near = at;
+  let out: number | undefined;
+  for (const v of outward) {
+    if (past(await recallAt(v))) {
+      out = v;
+      break;
+    }
+    near = v;
+  }
+  let beyond: number;
+  if (out !== undefined) beyond = out;
+  else {
+    const end = side > 0 ? spec.max : spec.min;
+    const none = side > 0 ? 'not_reached' : 'below_range';
+    if (end === undefined || (side > 0 ? end <= near : end >= near) || !past(await recallAt(end))) return { status: none };
+    beyond = end;
+  }
+  for (let step = 0; step < MAX_NEIGHBOUR_STEPS; step++) {
+    const lo = Math.min(near, beyond);
+    const hi = Math.max(near, beyond);
+    // Nothing lies between adjacent integers; within RATIO, stop once the value is in the window.
+    if ((integer && hi - lo <= 1) || (lo > 0 && hi / lo <= RATIO && inWindow(known.get(beyond) ?? Number.NaN))) break;
+    let mid = lo > 0 ? Math.sqrt(lo * hi) : (lo + hi) / 2;
+    if (integer) mid = Math.min(hi - 1, Math.max(lo + 1, Math.round(mid)));
+    if (past(await recallAt(mid))) beyond = mid;
+    else near = mid;
+  }
+  return { status: inWindow(await recallAt(beyond)) ? 'found' : 'adjacent', value: beyond };
 }
 
 /** The points the records ask to time, each once, ascending in probed recall; a point is
