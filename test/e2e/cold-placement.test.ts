@@ -14,13 +14,13 @@ import { readCell } from '../../src/metrics/frontier.ts';
 import { prepareDataset } from '../../src/prepare/registry.ts';
 import type { ResultGroup } from '../../src/results/schema.ts';
 import { NEAR, placeColdPoints, placedPoints } from '../../src/runner/cold-placement.ts';
-import type { GroupEngine, GroupRun } from '../../src/runner/group-run.ts';
+import type { GroupEngine } from '../../src/runner/group-run.ts';
 import { measureColdGroup } from '../../src/runner/measure-group.ts';
 import { settingsFileSchema, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../../src/runner/points.ts';
 import type { HostRequest } from '../../src/runner/protocol.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
-import { emptyGroup } from '../helpers/fake-result.ts';
+import { emptyGroup, onePassRun } from '../helpers/fake-result.ts';
 
 /** A recall curve that rises with the knob and saturates at `top`, like a graph's ef. */
 const curve = (top: number, scale: number) => (ef: number) => top * (1 - Math.exp(-ef / scale));
@@ -138,24 +138,17 @@ function participant(efs: number[], calibrated: boolean): LoadedParticipant {
 async function coldGroup(calibrated: boolean, group: ResultGroup = emptyGroup(g), stopAfter = Infinity) {
   const asked: HostRequest[] = [];
   let points = 0;
-  const run: GroupRun = {
+  const run = onePassRun({
     engine: recallEngine(asked),
     p: participant([16, 64, 256], calibrated),
     ds,
     g,
     group,
-    queries: Array.from({ length: ds.nq }, (_, i) => i),
-    clients: 1,
-    threads: 1,
-    pointTimeoutS: 60,
-    timing: { minPasses: 1, minSeconds: 0, maxPasses: 1 },
-    build: 0,
-    busyCores: 64,
     onProgress: (what) => {
       if (/^none\/10 point/.test(what) && ++points >= stopAfter) throw new Error('killed');
     },
     save: () => {},
-  };
+  });
   await measureColdGroup(run).catch((e: Error) => {
     if (e.message !== 'killed') throw e;
   });

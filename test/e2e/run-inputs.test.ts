@@ -14,13 +14,13 @@ import { prepareDataset } from '../../src/prepare/registry.ts';
 import { ResultWriter, foldJournal } from '../../src/results/journal.ts';
 import { RESULT_FORMAT, type ResultFile } from '../../src/results/schema.ts';
 import { readResult } from '../../src/results/store.ts';
-import type { GroupEngine, GroupRun } from '../../src/runner/group-run.ts';
+import type { GroupEngine } from '../../src/runner/group-run.ts';
 import { measureColdGroup } from '../../src/runner/measure-group.ts';
 import { loadParticipant, settingsFileSchema, type LoadedParticipant } from '../../src/runner/participants.ts';
 import { prepareGroups, type AskedGroup } from '../../src/runner/points.ts';
 import type { HostRequest } from '../../src/runner/protocol.ts';
 import type { PointReply } from '../../src/runner/point-reply.ts';
-import { emptyGroup } from '../helpers/fake-result.ts';
+import { emptyGroup, onePassRun } from '../helpers/fake-result.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/vecbench.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'vecbench-run-inputs-'));
@@ -233,19 +233,12 @@ async function coldRun(out: string, points: number, stopAfter = Infinity) {
     before = writer.bytesWritten;
     if (perPoint.length >= stopAfter) throw new Error('killed');
   };
-  const run: GroupRun = {
+  const run = onePassRun({
     engine: exactEngine,
     p: participant(Array.from({ length: points }, (_, i) => i + 1)),
     ds,
     g,
     group,
-    queries: Array.from({ length: ds.nq }, (_, i) => i),
-    clients: 1,
-    threads: 1,
-    pointTimeoutS: 60,
-    timing: { minPasses: 1, minSeconds: 0, maxPasses: 1 },
-    build: 0,
-    busyCores: 64,
     onProgress: measured,
     save: () => {
       writer.save();
@@ -253,7 +246,7 @@ async function coldRun(out: string, points: number, stopAfter = Infinity) {
       if (perPoint.length === 0) before = writer.bytesWritten;
     },
     append: (entry) => writer.append(entry),
-  };
+  });
   await measureColdGroup(run).catch((e: Error) => {
     if (e.message !== 'killed') throw e;
   });
