@@ -4,9 +4,10 @@
 // search is cheap; the point found is then timed like any other.
 //
 // The knob's ladder values (other knobs held fixed: one "family" per combination of the other
-// knobs) give the starting bracket. Integers are bisected until a value lands within the
-// tolerance or two adjacent integers straddle the target ('adjacent': nothing lies between
-// them). Below the lowest ladder value the search may go down to the declared minimum, above the
+// knobs) give the starting bracket. Integers, and a knob with a declared grain (`step`), are
+// bisected on their grid until a value lands within the tolerance or two neighbouring values
+// straddle the target ('adjacent': nothing lies between them); other numbers for at most
+// MAX_FLOAT_STEPS. Below the lowest ladder value the search may go down to the declared minimum, above the
 // highest up to the declared maximum. The bisection keeps recall(lo) < target < recall(hi), so
 // it ends on a crossing even where recall is not monotone in the knob.
 import type { Knobs } from '../contracts.ts';
@@ -20,7 +21,21 @@ export interface CalibrationSpec {
   knob: string[];
   min?: number;
   max?: number;
+  /** The knob's grain: values searched lie on multiples of it (integers: 1). */
+  step?: number;
 }
+
+/** The grain a search of this family keeps to: the spec's step, 1 where every value is an
+ * integer, none (a real number) otherwise. */
+export function grainOf(f: Family, spec: CalibrationSpec): number | undefined {
+  if (spec.step !== undefined) return spec.step;
+  const integer =
+    f.values.every(Number.isInteger) && (spec.min === undefined || Number.isInteger(spec.min)) && (spec.max === undefined || Number.isInteger(spec.max));
+  return integer ? 1 : undefined;
+}
+
+/** `x` on the grain's grid, without the float noise of the multiplication. */
+export const onGrain = (x: number, grain: number) => Number((Math.round(x / grain) * grain).toPrecision(12));
 
 /** Most probes one bisection may take before giving up on a non-integer knob. */
 const MAX_FLOAT_STEPS = 12;
@@ -82,8 +97,7 @@ export async function calibrateFamily(
     probes,
     ...(reason ? { reason } : {}),
   });
-  const integer =
-    f.values.every(Number.isInteger) && (spec.min === undefined || Number.isInteger(spec.min)) && (spec.max === undefined || Number.isInteger(spec.max));
+  const grain = grainOf(f, spec);
 
   const rs: number[] = [];
   for (const v of f.values) rs.push(await recallAt(v));
@@ -118,14 +132,15 @@ export async function calibrateFamily(
       hi = f.values[j];
     }
   }
-  for (let step = 0; integer ? hi - lo > 1 : step < MAX_FLOAT_STEPS; step++) {
-    const mid = integer ? Math.floor((lo + hi) / 2) : (lo + hi) / 2;
+  for (let step = 0; grain !== undefined ? hi - lo > grain * (1 + 1e-9) : step < MAX_FLOAT_STEPS; step++) {
+    // On a grain, the grid value halfway (rounded down) between the two: strictly between them.
+    const mid = grain !== undefined ? onGrain(lo + grain * Math.floor(Math.round((hi - lo) / grain) / 2), grain) : (lo + hi) / 2;
     const r = await recallAt(mid);
     if (within(r)) return rec('found', [mid]);
     if (r < target) lo = mid;
     else hi = mid;
   }
-  if (integer) return rec('adjacent', [lo, hi]);
+  if (grain !== undefined) return rec('adjacent', [lo, hi]);
   return rec('failed', [lo, hi], `no ${f.knob} within ±${tol} of ${target} after ${MAX_FLOAT_STEPS} bisection steps`);
 }
 

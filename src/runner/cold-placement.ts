@@ -10,7 +10,7 @@ import type { Knobs } from '../contracts.ts';
 import { TARGETS } from '../metrics/curve.ts';
 import { summarize } from '../metrics/recall.ts';
 import { log } from '../util/progress.ts';
-import { calibrateFamily, familiesOf, type CalibrationRecord, type CalibrationSpec } from './calibrate.ts';
+import { calibrateFamily, familiesOf, grainOf, onGrain, type CalibrationRecord, type CalibrationSpec } from './calibrate.ts';
 import { HostError } from './client.ts';
 import type { GroupRun } from './group-run.ts';
 import { scorePoint } from './points.ts';
@@ -27,10 +27,11 @@ const TARGET_TOLERANCE = 0.0025;
  * rule's 0.02 of the target's own point. */
 export const NEAR = 0.004;
 const FAR = 0.015;
-/** A neighbour's search ends when its bracket's two values are within this ratio (or adjacent
- * integers): of the values past NEAR it takes the one nearest the target's, since a search
- * costs more the higher the knob, and a saturating curve puts far values within FAR too (faiss-disk's
- * k_factor 64 reads 1.000 at k = 100, ten times the cost of 6.4 at 0.991). */
+/** A neighbour's search ends when its bracket's two values are within this ratio (or neighbours
+ * on the knob's grain): of the values past NEAR it takes the one nearest the target's, since a
+ * search costs more the higher the knob, and a saturating curve puts far values within FAR too
+ * (on the disk tier a re-rank factor of 64 read 1.000 at k = 100, ten times the cost of 6.4 at
+ * 0.991). */
 const RATIO = 1.15;
 const MAX_NEIGHBOUR_STEPS = 10;
 
@@ -74,8 +75,7 @@ export async function placeColdPoints(
     if (r === undefined) recallOf.set(v, (r = await probe(k)));
     return r;
   };
-  const integer =
-    family.values.every(Number.isInteger) && (spec.min === undefined || Number.isInteger(spec.min)) && (spec.max === undefined || Number.isInteger(spec.max));
+  const grain = grainOf(family, spec);
   const records: CalibrationRecord[] = [];
   for (const target of targets) {
     // Each search starts from every value probed so far (free: cached), not the ladder's alone.
@@ -93,7 +93,7 @@ export async function placeColdPoints(
         probes.push({ knobs: knobsAt(v), recall: r });
         return r;
       };
-      const found = await neighbour(at, target + side * NEAR, target + side * FAR, side, spec, integer, recallAt, recallOf);
+      const found = await neighbour(at, target + side * NEAR, target + side * FAR, side, spec, grain, recallAt, recallOf);
       records.push({
         target: target + side * NEAR,
         knob: family.knob,
@@ -117,7 +117,7 @@ async function neighbour(
   far: number,
   side: 1 | -1,
   spec: CalibrationSpec,
-  integer: boolean,
+  grain: number | undefined,
   recallAt: (v: number) => Promise<number>,
   known: Map<number, number>,
 ): Promise<{ status: CalibrationRecord['status']; value?: number }> {
@@ -144,10 +144,10 @@ async function neighbour(
   for (let step = 0; step < MAX_NEIGHBOUR_STEPS; step++) {
     const lo = Math.min(near, beyond);
     const hi = Math.max(near, beyond);
-    // Nothing lies between adjacent integers; within RATIO, stop once the value is in the window.
-    if ((integer && hi - lo <= 1) || (lo > 0 && hi / lo <= RATIO && inWindow(known.get(beyond) ?? Number.NaN))) break;
+    // Nothing lies between neighbouring values of a grain; within RATIO, stop once the value is in the window.
+    if ((grain !== undefined && hi - lo <= grain * (1 + 1e-9)) || (lo > 0 && hi / lo <= RATIO && inWindow(known.get(beyond) ?? Number.NaN))) break;
     let mid = lo > 0 ? Math.sqrt(lo * hi) : (lo + hi) / 2;
-    if (integer) mid = Math.min(hi - 1, Math.max(lo + 1, Math.round(mid)));
+    if (grain !== undefined) mid = Math.min(onGrain(hi - grain, grain), Math.max(onGrain(lo + grain, grain), onGrain(mid, grain)));
     if (past(await recallAt(mid))) beyond = mid;
     else near = mid;
   }

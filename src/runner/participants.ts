@@ -46,13 +46,15 @@ export const settingsFileSchema = z
     /** Optional notes recorded in results: facts that are not in the code. */
     notes: z.string().optional(),
     /** The main numeric search knob, searched to each target recall (src/runner/calibrate.ts):
-     * its name (or names, the first a ladder has), and optionally the range the search may leave
-     * the ladder for. */
+     * its name (or names, the first a ladder has), optionally the range the search may leave
+     * the ladder for, and the knob's grain (`step`: no two values searched are closer, e.g.
+     * a re-rank factor at 0.1, one candidate at k = 10; integers have a grain of 1). */
     calibration: z
       .object({
         knob: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((k) => (typeof k === 'string' ? [k] : k)),
         min: z.number().optional(),
         max: z.number().optional(),
+        step: z.number().positive().optional(),
       })
       .strict()
       .optional(),

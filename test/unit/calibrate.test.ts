@@ -113,3 +113,18 @@ test('families: one per combination of the other knobs; string values are not se
   const none = await calibrate([{ nprobes: 3 }], 0.9, { knob: ['ef'] }, async () => 1);
   assert.equal(none[0].status, 'no_knob');
 });
+
+test('a knob with a grain (step) is bisected on its grid: a step curve ends "adjacent" on two neighbouring grid values, in few probes', async () => {
+  // Recall set by floor(10 x ef) candidates, as faiss's k_factor at k = 10: a real number whose
+  // recall only changes every 0.1. Without the grain the search would split 1.3999 from 1.4001.
+  const steps = (ef: number) => 1 - 0.5 * Math.exp(-(Math.floor(10 * ef + 1e-9) - 10) / 4);
+  const e = engine((ef) => steps(ef));
+  const [f] = familiesOf([{ ef: 1.5 }, { ef: 4 }], { knob: ['ef'] });
+  const rec = await calibrateFamily(f, 0.9, { knob: ['ef'], min: 1, max: 8, step: 0.1 }, e.probe);
+  const values = rec.knobs.map((k) => k.ef as number);
+  assert.equal(rec.status, 'adjacent', JSON.stringify(rec));
+  assert.ok(Math.abs(values[1] - values[0] - 0.1) < 1e-9, `neighbours on the grid: ${values}`);
+  assert.ok(steps(values[0]) < 0.9 && steps(values[1]) > 0.9, `${values} straddle 0.9`);
+  for (const k of e.asked) assert.ok(Math.abs((k.ef as number) * 10 - Math.round((k.ef as number) * 10)) < 1e-9, `${k.ef} is on the 0.1 grid`);
+  assert.ok(e.asked.length <= 8, `${e.asked.length} probes`);
+});
