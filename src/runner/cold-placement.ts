@@ -46,13 +46,17 @@ export interface PlacedPoint {
 const keyOf = (k: Knobs) => JSON.stringify(Object.entries(k).sort());
 
 /** The knobs a record asks to time: the calibrated value, both sides of an adjacent or failed
- * bracket, or the end of the knob's range that comes nearest the target. */
+ * bracket, the lowest value when all read above the target, or the best recall probed when none
+ * reaches it. */
 function knobsToTime(r: CalibrationRecord, knob: string): Knobs[] {
   if (r.knobs.length > 0) return r.knobs;
   if (r.probes.length === 0) return [];
   const byValue = [...r.probes].sort((a, b) => Number(a.knobs[knob]) - Number(b.knobs[knob]));
   if (r.status === 'below_range') return [byValue[0].knobs];
-  if (r.status === 'not_reached') return [byValue[byValue.length - 1].knobs];
+  // The best recall probed, at its lowest value: where recall stops rising the range's end costs
+  // more for nothing (an IVF-PQ whose refine bounds recall read 0.448 at 16 lists, 0.437 at 256).
+  const best = Math.max(...byValue.map((p) => p.recall));
+  if (r.status === 'not_reached') return [byValue.find((p) => p.recall === best)!.knobs];
   return [];
 }
 

@@ -61,7 +61,7 @@ describe('placeColdPoints', () => {
     assert.ok(!points.some((p) => p.knobs.ef === 4096), 'the far end is not timed');
   });
 
-  test('a knob that starts above a target times its lowest value; one that tops out below times its highest, once', async () => {
+  test('a knob that starts above a target times its lowest value; one that tops out below times the lowest value of its best recall, once', async () => {
     const r = curve(0.93, 2);
     const records = await placeColdPoints([{ ef: 40 }, { ef: 80 }], { knob: ['ef'], min: 20, max: 200 }, async (k) => r(Number(k.ef)));
     assert.ok(records);
@@ -69,11 +69,22 @@ describe('placeColdPoints', () => {
     assert.equal(byTarget(0.9).status, 'below_range');
     assert.deepEqual(byTarget(0.9).knobs, [{ ef: 20 }]);
     assert.equal(byTarget(0.99).status, 'not_reached');
-    assert.deepEqual(byTarget(0.99).knobs, [{ ef: 200 }]);
+    // 80 and 200 both read 0.93: the cheaper is timed.
+    assert.deepEqual(byTarget(0.99).knobs, [{ ef: 80 }]);
     const points = placedPoints(records);
     assert.deepEqual(
       points.map((p) => p.knobs.ef),
-      [20, 200],
+      [20, 80],
+    );
+  });
+
+  test('a knob whose recall stops rising below the targets times its best probe, not the end of its range', async () => {
+    // Recall peaks at 16 and falls a little after, as an IVF-PQ's bounded by its refine step.
+    const r = (v: number) => 0.45 - 0.0001 * Math.abs(v - 16);
+    const records = await placeColdPoints([{ ef: 16 }, { ef: 64 }], { knob: ['ef'], min: 1, max: 256 }, async (k) => r(Number(k.ef)));
+    assert.deepEqual(
+      placedPoints(records!).map((p) => p.knobs.ef),
+      [16],
     );
   });
 
