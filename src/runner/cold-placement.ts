@@ -5,7 +5,8 @@
 // on a slice of queries the timed points never use, search the main knob (calibrateFamily) for
 // each target, then for a neighbour on either side of it (NEAR to FAR beyond the target). A
 // timed point then lies near the target and the cell still reads between it and a neighbour when
-// the timed slices' recalls differ from the probe slice's by their sampling error.
+// the timed slices' recalls differ from the probe slice's by their sampling error. The probes
+// and the warm protocol's recall passes are the same kind of request (src/runner/measure-group.ts).
 import type { Knobs } from '../contracts.ts';
 import { TARGETS } from '../metrics/curve.ts';
 import { summarize } from '../metrics/recall.ts';
@@ -23,8 +24,9 @@ import { MIN_SLICE } from './timing-defaults.ts';
  * CALIBRATION_TOLERANCE of the target. */
 const TARGET_TOLERANCE = 0.0025;
 /** A neighbour lies at least NEAR and at most FAR in recall beyond its target: past the timed
- * slices' sampling error (about ±0.004 at 0.90 over 1,000 queries, k = 10), within the cell
- * rule's 0.02 of the target's own point. */
+ * slices' sampling error (a standard error of about 0.004 at 0.90 over 1,000 queries, k = 10:
+ * 95 % intervals of ±0.008 on the disk tier), within the cell rule's 0.02 of the target's own
+ * point. */
 export const NEAR = 0.004;
 const FAR = 0.015;
 /** A neighbour's search ends when its bracket's two values are within this ratio (or neighbours
