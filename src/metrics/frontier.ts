@@ -25,7 +25,8 @@
 //   target). If their recalls are more than 0.02 apart (plus 1e-12, so that e.g. 0.93 and
 //   0.95 count as exactly 0.02 apart despite floating point) the cell is
 //   'bracket_too_wide', value null — unless those two points' knobs differ in exactly one
-//   knob, both values integers differing by exactly 1, with all other knobs equal
+//   knob, both values integers differing by exactly 1 (or by exactly the knob's declared
+//   grain, `grains`), with all other knobs equal
 //   (adjacent knob values: nothing could be measured between them); then it is
 //   interpolated as usual. (When several points share the nearest recall on a side, the
 //   exception holds if any point on one side is adjacent to any point on the other.)
@@ -139,8 +140,19 @@ export function paretoFrontier(points: CurvePoint[], better: Better): CurvePoint
   return frontier.reverse();
 }
 
-/** Knobs of two points differ in exactly one knob, by exactly 1 between integers. */
-export function adjacentKnobs(a: Knobs, b: Knobs): boolean {
+/** A knob's grain: the step its values are searched on (a knob absent here: integers, step 1). */
+export type Grains = Readonly<Record<string, number>>;
+
+/** The grains a participant's calibration spec declares: its step, for each name of its knob.
+ * Takes a stored result's settings as they come (a result from before `step` has none). */
+export function grainsOf(spec: unknown): Grains {
+  const { knob, step } = (spec ?? {}) as { knob?: unknown; step?: unknown };
+  if (!Array.isArray(knob) || typeof step !== 'number' || !(step > 0)) return {};
+  return Object.fromEntries(knob.filter((k) => typeof k === 'string').map((k) => [k, step]));
+}
+
+/** Knobs of two points differ in exactly one knob, by exactly its grain (1 between integers). */
+export function adjacentKnobs(a: Knobs, b: Knobs, grains: Grains = {}): boolean {
   const keysA = Object.keys(a);
   const keysB = Object.keys(b);
   if (keysA.length !== keysB.length) return false;
@@ -153,6 +165,12 @@ export function adjacentKnobs(a: Knobs, b: Knobs): boolean {
     differing++;
     if (differing > 1) return false;
     if (typeof va !== 'number' || typeof vb !== 'number') return false;
+    const grain = grains[key];
+    if (grain !== undefined) {
+      // Values on the grain's grid carry float noise (0.1 * 3): a relative slack absorbs it.
+      if (Math.abs(Math.abs(va - vb) - grain) > grain * 1e-9) return false;
+      continue;
+    }
     if (!Number.isInteger(va) || !Number.isInteger(vb)) return false;
     if (Math.abs(va - vb) !== 1) return false;
   }
@@ -184,7 +202,7 @@ const empty = (status: CellStatus, maxRecall: number | null, best?: CurvePoint):
 
 const lerp = (a: number | undefined, b: number | undefined, t: number) => (a === undefined || b === undefined ? null : a + t * (b - a));
 
-export function readCell(points: CurvePoint[], target: number, better: Better): Cell {
+export function readCell(points: CurvePoint[], target: number, better: Better, grains: Grains = {}): Cell {
   if (!Number.isFinite(target)) throw new RangeError(`readCell: target recall must be finite, got ${target}`);
   const usable = points.filter(isUsable);
   if (usable.length === 0) return empty('none', null);
@@ -247,7 +265,7 @@ export function readCell(points: CurvePoint[], target: number, better: Better): 
     // the nearest-below recall and any at the nearest-above recall are adjacent.
     const belowPts = usable.filter((p) => p.recall === belowRecall);
     const abovePts = usable.filter((p) => p.recall === aboveRecall);
-    const adjacent = belowPts.some((b) => abovePts.some((a) => adjacentKnobs(b.knobs, a.knobs)));
+    const adjacent = belowPts.some((b) => abovePts.some((a) => adjacentKnobs(b.knobs, a.knobs, grains)));
     if (!adjacent) return empty('bracket_too_wide', maxRecall, best);
   }
 

@@ -1,5 +1,5 @@
 import { curvePoint, EXCLUDING_FLAGS, TARGETS, viewPoints } from '../metrics/curve.ts';
-import { readCell, type Cell, type CurvePoint } from '../metrics/frontier.ts';
+import { grainsOf, readCell, type Cell, type CurvePoint } from '../metrics/frontier.ts';
 import { leakText } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
 import type { BuildReading, CellShares, DerivedCell, View } from './cell-types.ts';
@@ -87,6 +87,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
   // The builds this view was timed on (later builds time the throughput view alone).
   const builds = [...new Set(g.points.filter((p) => p.view === view).map((p) => p.build ?? 0))].sort((a, b) => a - b);
   const better = BETTER[view];
+  const grains = grainsOf(r.settings.calibration);
   // A cross-tenant row anywhere in the group (any view, any build) fails all its cells.
   const leak = groupLeak(g);
   for (const target of TARGETS) {
@@ -120,7 +121,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
       out.push({ ...base, ...unread, status: g.status, reason: g.reason });
       continue;
     }
-    const cell = readCell(curveOf(view, search, builds.length > 1 ? builds[0] : undefined), target, better);
+    const cell = readCell(curveOf(view, search, builds.length > 1 ? builds[0] : undefined), target, better, grains);
     if (leak) {
       out.push({ ...base, ...unread, status: 'leak', max_recall: cell.maxRecall, reason: leak });
       continue;
@@ -147,7 +148,7 @@ function readGroup(r: ResultFile, g: ResultGroup, view: View, search: Search, cu
     };
     if (builds.length <= 1 && cell.value !== null) rememberSeries(cellOut, [buildSamples(cell.from, target, view)]);
     if (builds.length > 1) {
-      const perCell = builds.map((b) => readCell(curveOf(view, search, b), target, better));
+      const perCell = builds.map((b) => readCell(curveOf(view, search, b), target, better, grains));
       const per: BuildReading[] = perCell.map((c, i) => ({ build: builds[i], status: c.status, value: c.value, ci_low: c.low, ci_high: c.high }));
       if (perCell.every((c) => c.value !== null))
         rememberSeries(

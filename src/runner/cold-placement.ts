@@ -6,17 +6,15 @@
 // each target, then for a neighbour on either side of it (NEAR to FAR beyond the target). A
 // timed point then lies near the target and the cell still reads between it and a neighbour when
 // the timed slices' recalls differ from the probe slice's by their sampling error. The probes
-// and the warm protocol's recall passes are the same kind of request (src/runner/measure-group.ts).
+// and the warm protocol's recall passes are the same request (src/runner/recall-pass.ts).
 import type { Knobs } from '../contracts.ts';
 import { TARGETS } from '../metrics/curve.ts';
-import { summarize } from '../metrics/recall.ts';
 import { log } from '../util/progress.ts';
 import { calibrateFamily, familiesOf, grainOf, onGrain, type CalibrationRecord, type CalibrationSpec } from './calibrate.ts';
-import { HostError } from './client.ts';
 import type { GroupRun } from './group-run.ts';
-import { scorePoint } from './points.ts';
 import { SLICE_CAP } from './query-order.ts';
-import { drivenBy, type Item } from './timed-rounds.ts';
+import { failsOnlyThePoint, knobsKey, recallPass } from './recall-pass.ts';
+import type { Item } from './timed-rounds.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
 
 /** The target's own search tolerance: half the warm protocol's, so the calibrated point's timed
@@ -44,8 +42,6 @@ export interface PlacedPoint {
   calibratedFor?: number;
   recall: number;
 }
-
-const keyOf = (k: Knobs) => JSON.stringify(Object.entries(k).sort());
 
 /** The knobs a record asks to time: the calibrated value, both sides of an adjacent or failed
  * bracket, the lowest value when all read above the target, or the best recall probed when none
@@ -164,12 +160,12 @@ async function neighbour(
  * calibrated for a table target when that target's own record found it. */
 export function placedPoints(records: CalibrationRecord[], targets: readonly number[] = TARGETS): PlacedPoint[] {
   const recall = new Map<string, number>();
-  for (const r of records) for (const p of r.probes) recall.set(keyOf(p.knobs), p.recall);
+  for (const r of records) for (const p of r.probes) recall.set(knobsKey(p.knobs), p.recall);
   const out = new Map<string, PlacedPoint>();
   for (const r of records) {
     const forTarget = r.status === 'found' && targets.some((t) => Math.abs(t - r.target) < 1e-12) ? r.target : undefined;
     for (const knobs of r.knobs) {
-      const key = keyOf(knobs);
+      const key = knobsKey(knobs);
       const have = out.get(key);
       if (have) {
         if (have.calibratedFor === undefined && forTarget !== undefined) have.calibratedFor = forTarget;
@@ -183,27 +179,20 @@ export function placedPoints(records: CalibrationRecord[], targets: readonly num
   return [...out.values()].sort((a, b) => a.recall - b.recall);
 }
 
-class ProbeFailed extends Error {}
-
 /** A cold group's points to time and the first query of its timed slices. With a calibration
  * spec: placed by recall-only probes over the SLICE_CAP queries after the group's first
  * (src/runner/cold-placement.ts), kept in the group's calibration so that a resumed run places
  * the same points without probing; without one, or when the probes fail, the ladder. */
 export async function coldItems(run: GroupRun, ladder: Knobs[]): Promise<{ items: Item[]; start: number }> {
-  const { engine, p, ds, g, group, queries: order, pointTimeoutS } = run;
+  const { p, ds, g, group, queries: order } = run;
   const asLadder = { items: ladder.map((knobs, li) => ({ li, knobs })), start: 1 };
   const spec = p.settings.calibration;
   if (!spec) return asLadder;
   const probeQueries = order.slice(1, 1 + Math.min(SLICE_CAP[g.k] ?? 200, Math.max(0, ds.nq - 1 - MIN_SLICE)));
-  const drive = drivenBy(p, 'throughput', run.clients, run.threads);
   const probe = async (knobs: Knobs) => {
-    const filters = probeQueries.map((q) => g.filters[q]);
-    const req = { type: 'point' as const, knobs, k: g.k, queries: probeQueries, filters, clients: drive.clients, threads: drive.threads };
-    const reply = (await engine.request<'point'>(req, pointTimeoutS)).reply;
-    const failed = reply.errors.filter((x) => x !== null);
-    if (failed.length > 0) throw new ProbeFailed(`${failed.length} of ${probeQueries.length} queries failed: ${failed[0]}`);
+    const got = await recallPass(run, knobs, probeQueries);
     run.onProgress(`${g.key}: placing points, probe at ${JSON.stringify(knobs)}`);
-    return summarize(scorePoint(ds, g, probeQueries, reply)).recall;
+    return got.summary.recall;
   };
   if (!group.calibration) {
     try {
@@ -212,7 +201,7 @@ export async function coldItems(run: GroupRun, ladder: Knobs[]): Promise<{ items
       group.calibration = records;
       run.save();
     } catch (e) {
-      if (!(e instanceof ProbeFailed) && (!(e instanceof HostError) || e.userError)) throw e;
+      if (!failsOnlyThePoint(e)) throw e;
       log(`${p.name}: ${g.key}: placing points failed (${e.message}); timing the ladder instead`);
       return asLadder;
     }
@@ -220,7 +209,7 @@ export async function coldItems(run: GroupRun, ladder: Knobs[]): Promise<{ items
   // Ladder values keep their index; the other points are numbered after the ladder.
   let extra = ladder.length;
   const items = placedPoints(group.calibration).map((pt) => {
-    const li = ladder.findIndex((k) => keyOf(k) === keyOf(pt.knobs));
+    const li = ladder.findIndex((k) => knobsKey(k) === knobsKey(pt.knobs));
     return { li: li >= 0 ? li : extra++, knobs: pt.knobs, calibratedFor: pt.calibratedFor };
   });
   return { items, start: 1 + probeQueries.length };

@@ -21,7 +21,7 @@ import { hasReadings, pointReadings, summarize } from '../metrics/recall.ts';
 import { VIEWS, type ResultPoint } from '../results/schema.ts';
 import type { JournalEntry } from '../results/journal.ts';
 import { TARGETS, throughputCurve } from '../metrics/curve.ts';
-import { readCell } from '../metrics/frontier.ts';
+import { grainsOf, readCell, type Grains } from '../metrics/frontier.ts';
 import { log } from '../util/progress.ts';
 import { calibrate, type CalibrationRecord } from './calibrate.ts';
 import { HostError } from './client.ts';
@@ -37,8 +37,7 @@ import { pointOf } from './stored-point.ts';
 import { engineProcesses, ioBetween, snapshotIo } from './engine-io.ts';
 import { MIN_SLICE } from './timing-defaults.ts';
 import { coldItems } from './cold-placement.ts';
-
-const sameKnobs = (a: Knobs, b: Knobs) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+import { failsOnlyThePoint, knobsKey, recallPass, type RecallPass } from './recall-pass.ts';
 
 /** The first query of the group on its own, then the plan check. False when the plan check
  * failed the group. */
@@ -78,15 +77,13 @@ export async function measureWarmGroup(run: GroupRun): Promise<void> {
 /** Steps 1-3 of the warm protocol: the first query and plan check (build 0), the recall passes
  * and calibration. Null when the plan check failed the group. */
 export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | null> {
-  const { engine, p, ds, g, group, queries, pointTimeoutS } = run;
+  const { engine, p, g, group, queries, pointTimeoutS } = run;
   const ladder = ladderFor(p.settings, g.filter, g.k);
   if (run.build === 0 && !(await firstQueryThenPlan(run, ladder[0], queries[0]))) return null;
-  const filters = queries.map((q) => g.filters[q]);
-  const throughput = drivenBy(p, 'throughput', run.clients, run.threads);
 
   // Recall-only passes, cached per knob setting: ladder points, calibration probes, builds.
-  const recalls = new Map<string, NonNullable<Item['recall']>>();
-  const probe = async (knobs: Knobs): Promise<NonNullable<Item['recall']>> => {
+  const recalls = new Map<string, RecallPass>();
+  const probe = async (knobs: Knobs): Promise<RecallPass> => {
     const key = JSON.stringify(knobs);
     const have = recalls.get(key);
     if (have) return have;
@@ -97,13 +94,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
       recalls.set(key, got);
       return got;
     }
-    const reply = (
-      await engine.request<'point'>({ type: 'point', knobs, k: g.k, queries, filters, clients: throughput.clients, threads: throughput.threads }, pointTimeoutS)
-    ).reply;
-    const failed = reply.errors.filter((x) => x !== null);
-    if (failed.length > 0) throw new PointFailed(`${failed.length} of ${queries.length} queries failed: ${failed[0]}`);
-    const scores = scorePoint(ds, g, queries, reply);
-    const got = { digests: reply.digests, summary: summarize(scores), perQuery: scores.map((s) => s.tieAware), wallS: reply.wallS };
+    const got = await recallPass(run, knobs, queries);
     recalls.set(key, got);
     run.kept?.journal.keepProbe(keyOf(run.kept, knobs), { ...got, digests: got.digests ? Array.from(got.digests) : null });
     return got;
@@ -117,7 +108,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     // neighbours, the lowest point of a cell read above its target), so each build reads the
     // same cells on points of its own.
     const read = new Set<number>();
-    for (const target of TARGETS) for (const f of readCell(throughputCurve(group, 0), target, 'higher').from ?? []) read.add(f.ladderIndex);
+    for (const target of TARGETS) for (const f of readCell(throughputCurve(group, 0), target, 'higher', grainsOf(p.settings.calibration)).from ?? []) read.add(f.ladderIndex);
     const seen = group.points.filter(
       (pt) =>
         (pt.build ?? 0) === 0 && pt.view === 'throughput' && (read.has(pt.ladder_index) || pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length),
@@ -130,7 +121,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
       it.recall = await probe(it.knobs);
       kept.push(it);
     } catch (e) {
-      if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
+      if (!failsOnlyThePoint(e)) throw e;
       group.skipped.push({ ladder_index: it.li, knobs: it.knobs, reason: e.message });
       // A time-out at one knob: higher ladder points would not fare better.
       if (e instanceof HostError) break;
@@ -153,14 +144,14 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
           )),
         );
       } catch (e) {
-        if (!(e instanceof PointFailed) && (!(e instanceof HostError) || e.userError)) throw e;
+        if (!failsOnlyThePoint(e)) throw e;
         records.push({ target, knob: spec.knob[0], status: 'failed', knobs: [], probes: [], reason: e.message });
       }
     }
     group.calibration = records;
     for (const r of records) {
       for (const knobs of r.knobs) {
-        const existing = items.find((i) => sameKnobs(i.knobs, knobs));
+        const existing = items.find((i) => knobsKey(i.knobs) === knobsKey(knobs));
         const calibratedFor = r.status === 'found' ? r.target : undefined;
         if (existing) {
           if (calibratedFor !== undefined && existing.calibratedFor === undefined) existing.calibratedFor = calibratedFor;
@@ -173,7 +164,7 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     run.onProgress(`${g.key}: calibrated (${records.filter((r) => r.status === 'found').length} of ${records.length} found)`);
   }
 
-  markCellPoints(items, run.build);
+  markCellPoints(items, run.build, grainsOf(p.settings.calibration));
 
   // Later builds time the throughput view alone: the table's cells are read there, and the
   // latency view (one request at a time) has the costliest passes; latency cells are build 0's.
@@ -227,14 +218,12 @@ export async function finishWarmGroup({ run, timing }: PreparedGroup): Promise<v
   run.save();
 }
 
-class PointFailed extends Error {}
-
 /** Marks the items the table's cells are expected to read, so that their throughput view is timed
  * to the cells' precision. Before timing only recalls are known; the cell rule (src/metrics/
  * frontier.ts) is applied to them with a stand-in value that falls as recall rises (the usual
  * shape), which picks the calibrated points, the lowest point of a cell read above its target
  * and the two points around an interpolated one. Later builds time only such points. */
-export function markCellPoints(items: Item[], build: number): void {
+export function markCellPoints(items: Item[], build: number, grains: Grains = {}): void {
   const curve = items
     .filter((it) => it.recall !== undefined)
     .map((it) => ({
@@ -247,7 +236,7 @@ export function markCellPoints(items: Item[], build: number): void {
   // Each point's targets: its lead is paired at those (src/runner/lead-precision.ts).
   const read = new Map<number, number[]>();
   for (const target of TARGETS)
-    for (const f of readCell(curve, target, 'higher').from ?? []) read.set(f.ladderIndex, [...(read.get(f.ladderIndex) ?? []), target]);
+    for (const f of readCell(curve, target, 'higher', grains).from ?? []) read.set(f.ladderIndex, [...(read.get(f.ladderIndex) ?? []), target]);
   for (const it of items) {
     if (read.has(it.li)) it.cellTargets = read.get(it.li);
     if (read.has(it.li) || build > 0) it.readsCell = true;

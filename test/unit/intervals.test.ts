@@ -181,3 +181,13 @@ test('several builds: the median of the builds and an interval that spans them',
   assert.equal(c.builds?.length, 3);
   assert.ok(Math.abs(c.ci_low! - 970) < 1e-9 && Math.abs(c.ci_high! - 1236) < 1e-9);
 });
+
+test("a participant's declared grain reaches the table: values one grain apart read across a gap wider than 0.02", () => {
+  const at = (li: number, kf: number, recall: number, qps: number) => point(li, 'throughput', recall, qps, { knobs: { k_factor: kf } });
+  const r = result([at(0, 6.3, 0.93, 100), at(1, 6.4, 0.96, 90)]);
+  const cell = () => deriveCells([r]).find((x) => x.target === 0.95 && x.view === 'throughput')!;
+  assert.equal(cell().status, 'bracket_too_wide');
+  r.settings.calibration = { knob: ['k_factor'], min: 1, step: 0.1 };
+  assert.equal(cell().status, 'interpolated');
+  assert.ok(cell().value! > 90 && cell().value! < 100);
+});

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { adjacentKnobs, leads, paretoFrontier, readCell, type Better, type CellStatus, type CurvePoint } from '../../src/metrics/frontier.ts';
+import { adjacentKnobs, grainsOf, leads, paretoFrontier, readCell, type Better, type CellStatus, type CurvePoint } from '../../src/metrics/frontier.ts';
 import { CELL_CASES } from '../helpers/cell-cases.ts';
 
 function close(actual: number | null, expected: number, what: string): void {
@@ -212,6 +212,33 @@ describe('adjacentKnobs', () => {
     assert.equal(adjacentKnobs({ ef: 10 }, { nprobes: 11 }), false);
     assert.equal(adjacentKnobs({ ef: 10 }, { ef: 11, r: 1 }), false);
     assert.equal(adjacentKnobs({}, {}), false);
+  });
+
+  test('a knob with a declared grain is adjacent at exactly one grain, float noise and all', () => {
+    const grains = { k_factor: 0.1 };
+    assert.equal(adjacentKnobs({ k_factor: 0.1 * 3, nprobe: 64 }, { k_factor: 0.4, nprobe: 64 }, grains), true);
+    assert.equal(adjacentKnobs({ k_factor: 6.4 }, { k_factor: 6.3 }, grains), true);
+    assert.equal(adjacentKnobs({ k_factor: 6.4 }, { k_factor: 6.6 }, grains), false);
+    assert.equal(adjacentKnobs({ k_factor: 6.4 }, { k_factor: 6.3 }), false, 'without its grain, not integers: not adjacent');
+    assert.equal(adjacentKnobs({ k_factor: 6 }, { k_factor: 7 }, grains), false, 'with a grain of 0.1, 6 and 7 have values between them');
+    assert.equal(adjacentKnobs({ ef: 10 }, { ef: 11 }, grains), true, 'other knobs keep the integer rule');
+  });
+
+  test('grainsOf reads a stored calibration spec, and nothing from one without a step', () => {
+    assert.deepEqual(grainsOf({ knob: ['k_factor', 'kf'], step: 0.1 }), { k_factor: 0.1, kf: 0.1 });
+    assert.deepEqual(grainsOf({ knob: ['ef'] }), {});
+    assert.deepEqual(grainsOf(undefined), {});
+    assert.deepEqual(grainsOf({ knob: 'ef', step: 1 }), {});
+    assert.deepEqual(grainsOf({ knob: ['ef'], step: -1 }), {});
+  });
+
+  test('readCell interpolates across a gap wider than 0.02 between values one grain apart, not two', () => {
+    const at = (kf: number, recall: number, value: number, i: number) => p(recall, value, i, { k_factor: kf });
+    const one = [at(6.3, 0.93, 100, 0), at(6.4, 0.96, 90, 1)];
+    assert.equal(readCell(one, 0.95, 'higher').status, 'bracket_too_wide');
+    assert.equal(readCell(one, 0.95, 'higher', { k_factor: 0.1 }).status, 'interpolated');
+    const two = [at(6.2, 0.93, 100, 0), at(6.4, 0.96, 90, 1)];
+    assert.equal(readCell(two, 0.95, 'higher', { k_factor: 0.1 }).status, 'bracket_too_wide');
   });
 });
 
