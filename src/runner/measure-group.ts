@@ -108,7 +108,8 @@ export async function prepareWarmGroup(run: GroupRun): Promise<PreparedGroup | n
     // neighbours, the lowest point of a cell read above its target), so each build reads the
     // same cells on points of its own.
     const read = new Set<number>();
-    for (const target of TARGETS) for (const f of readCell(throughputCurve(group, 0), target, 'higher', grainsOf(p.settings.calibration)).from ?? []) read.add(f.ladderIndex);
+    for (const target of TARGETS)
+      for (const f of readCell(throughputCurve(group, 0), target, 'higher', grainsOf(p.settings.calibration)).from ?? []) read.add(f.ladderIndex);
     const seen = group.points.filter(
       (pt) =>
         (pt.build ?? 0) === 0 && pt.view === 'throughput' && (read.has(pt.ladder_index) || pt.calibrated_for !== undefined || pt.ladder_index >= ladder.length),
