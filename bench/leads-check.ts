@@ -9,7 +9,9 @@
 // were read above their target (`^`: the lowest-recall point already exceeds it). Across runs:
 // the leads `vecbench compare` reads against one reference per row in both runs that are
 // significant one way in the first run and the other way in another. A participant counts as ANN
-// when its cells' strategy is not an exact scan.
+// when its cells' strategy is not an exact scan. Per run, too: how far each two participants'
+// speeds drift apart between 30 s windows beyond their passes' noise (src/metrics/window-drift.ts),
+// the part of a lead's width that pairing cannot cancel.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -17,6 +19,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { quantileSorted } from '../src/metrics/stats.ts';
+import { centredPasses, windowDrift } from '../src/metrics/window-drift.ts';
+import { passSamples } from '../src/report/cell-series.ts';
+import { readAllResults } from '../src/results/store.ts';
 
 const { values, positionals } = parseArgs({
   options: { out: { type: 'string', default: 'leads-check' }, runs: { type: 'string', default: '2' }, read: { type: 'string' } },
@@ -95,6 +100,35 @@ function summary(name: string, cells: Cell[]): void {
   console.log(`  ANN participants' cells read above their target (^): ${above.length} of ${ann.length} (${pct(above.length / Math.max(1, ann.length))})`);
 }
 
+const DRIFT_WINDOW_S = 30;
+
+/** Each two participants' drift apart over the run's 30 s windows (throughput passes). */
+function drift(name: string, dir: string): void {
+  const parts = readAllResults(dir).map((r) => ({
+    name: r.participant,
+    dataset: r.dataset.name,
+    // Each stored point is one build's: centred on its own mean.
+    passes: centredPasses(r.groups.flatMap((g) => g.points.filter((p) => p.view === 'throughput').map((p) => passSamples(p, 'throughput') ?? []))),
+  }));
+  const pairs: string[] = [];
+  const excess: number[] = [];
+  for (const [i, a] of parts.entries())
+    for (const b of parts.slice(i + 1)) {
+      if (a.dataset !== b.dataset) continue;
+      const d = windowDrift(a.passes, b.passes, DRIFT_WINDOW_S);
+      if (!d) continue;
+      excess.push(d.excess);
+      pairs.push(
+        `  ${a.name} against ${b.name}: ${d.windows} windows, window means' difference sd ${d.sd.toFixed(3)}, passes explain ${d.se.toFixed(3)}, drift ${d.excess.toFixed(3)}`,
+      );
+    }
+  if (excess.length === 0) return void console.log(`${name}: no two participants share ${DRIFT_WINDOW_S} s windows of passes`);
+  console.log(
+    `${name}: drift apart between ${DRIFT_WINDOW_S} s windows, beyond the passes' noise (log scale): median ${median(excess).toFixed(3)} over ${excess.length} pairs`,
+  );
+  for (const line of pairs) console.log(line);
+}
+
 /** `vecbench compare A B --json`'s leads (src/report/compare-leads.ts: each row's participants
  * read against one reference in both runs) whose interval excludes 1 one way in A and the other
  * way in B. */
@@ -134,5 +168,6 @@ for (let n = 1; n <= newRuns; n++) {
 }
 const cells = done.map((r) => cellsOf(r.dir));
 cells.forEach((c, i) => summary(`run ${i + 1}`, c));
+done.forEach((r, i) => drift(`run ${i + 1}`, r.dir));
 const flips = done.slice(1).flatMap((r) => reversed(done[0].dir, r.dir));
 if (done.length > 1) console.log(flips.length === 0 ? 'no lead is significant one way in the first run and the other way in another' : flips.join('\n'));

@@ -17,7 +17,7 @@ export function rememberPoint(c: CurvePoint, p: ResultPoint): CurvePoint {
 
 /** A point's kept passes as (start time, figure), or null when they cannot be laid out in time
  * (imported results, cold points, results from before the per-pass times). */
-function passSamples(p: ResultPoint, view: View): Sample[] | null {
+export function passSamples(p: ResultPoint, view: View): Sample[] | null {
   const pass = p.pass;
   if (!pass?.at_unix_s) return null;
   const values = view === 'throughput' ? pass.qps : pass.latency_ms.p50;
