@@ -39,9 +39,14 @@ interface DerivedCellFields {
   status: CellStatus;
   /** Throughput (QPS) or p50 latency (ms) read on the frontier, or null. */
   value: number | null;
-  /** 95 % interval of value (from the point(s) it was read on; spanning builds), or null. */
+  /** 95 % interval of value (from the point(s) it was read on; spanning builds; under the cold
+   * protocol also the group's spread, `spread`), or null. */
   ci_low: number | null;
   ci_high: number | null;
+  /** Cold protocol: how far one point's figure scatters around its group's curve beyond its own
+   * interval (log scale, a standard deviation; src/metrics/curve-spread.ts), folded into every
+   * point's interval before the cell is read; absent where not estimated (warm, too few points). */
+  spread?: number;
   /** value / best value in the row (dataset, group, target, view); null without a value. For
    * latency the best is the lowest, so leads are 1 or more. */
   lead: number | null;

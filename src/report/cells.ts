@@ -1,5 +1,6 @@
 import { curvePoint, EXCLUDING_FLAGS, TARGETS, viewPoints } from '../metrics/curve.ts';
 import { grainsOf, readCell, type Cell, type CurvePoint } from '../metrics/frontier.ts';
+import { curveSpread, withSpread } from '../metrics/curve-spread.ts';
 import { leakText } from '../metrics/recall.ts';
 import type { ResultFile, ResultGroup, ResultPoint } from '../results/schema.ts';
 import type { BuildReading, CellShares, DerivedCell, View } from './cell-types.ts';
@@ -198,6 +199,16 @@ function cellShares(shares: Record<string, number>): CellShares {
   return Object.fromEntries(CELL_SHARES.map((c) => [c.name, shares[c.name] ?? null])) as CellShares;
 }
 
+/** A cold group's spread (src/metrics/curve-spread.ts) over both views' ANN points. */
+function coldSpread(g: ResultGroup, isExact: (p: ResultPoint) => boolean): number | null {
+  const curve = (view: View) =>
+    viewPoints(g, view)
+      .filter((p) => !isExact(p))
+      .map((p) => curvePoint(p, view));
+  const sd = curveSpread([curve('throughput'), curve('latency')]);
+  return sd !== null && sd > 0 ? sd : null;
+}
+
 export function deriveCells(results: ResultFile[], views: readonly View[] = ['throughput']): DerivedCell[] {
   const cells: DerivedCell[] = [];
   for (const r of results) {
@@ -206,14 +217,16 @@ export function deriveCells(results: ResultFile[], views: readonly View[] = ['th
     // not asked or unsupported says so in both views.
     const measuredViews = views.filter((v) => v === 'throughput' || r.groups.some((g) => g.points.some((p) => p.view === v)));
     for (const g of r.groups) {
+      const spread = r.run.protocol === 'cold' ? coldSpread(g, isExact) : null;
       const curveOf: CurveOf = (view, search, build) =>
         viewPoints(g, view, build)
           .filter((p) => isExact(p) === (search === EXACT))
-          .map((p) => rememberPoint(curvePoint(p, view), p));
+          .map((p) => rememberPoint(spread ? withSpread(curvePoint(p, view), spread) : curvePoint(p, view), p));
       for (const view of measuredViews) {
         const inView = g.points.filter((p) => p.view === view);
-        cells.push(...readGroup(r, g, view, 'ann', curveOf));
-        if (inView.some(isExact)) cells.push(...readGroup(r, g, view, EXACT, curveOf));
+        const read = [...readGroup(r, g, view, 'ann', curveOf), ...(inView.some(isExact) ? readGroup(r, g, view, EXACT, curveOf) : [])];
+        if (spread) for (const c of read) if (c.value !== null) c.spread = spread;
+        cells.push(...read);
       }
     }
   }
