@@ -73,7 +73,11 @@ function point(li: number, view: 'latency' | 'throughput', recall: number, qps: 
     duration_s: 1,
     latency_ms: { mean: m, p50: m, p95: m, p99: m, p999: m, max: m },
     flags: [],
-    ci: { qps: [qps * 0.98, qps * 1.02], recall: [recall, recall], latency_ms: { mean: [m, m], p50: [m * 0.98, m * 1.02], p95: [m, m], p99: [m, m], p999: [m, m] } },
+    ci: {
+      qps: [qps * 0.98, qps * 1.02],
+      recall: [recall, recall],
+      latency_ms: { mean: [m, m], p50: [m * 0.98, m * 1.02], p95: [m, m], p99: [m, m], p999: [m, m] },
+    },
   };
 }
 
