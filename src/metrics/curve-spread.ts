@@ -8,7 +8,7 @@
 import type { CurvePoint } from './frontier.ts';
 
 /** Fewest residuals a spread is estimated from (both views of a group pooled). */
-export const MIN_RESIDUALS = 4;
+const MIN_RESIDUALS = 4;
 const Z975 = 1.959964;
 /** The median absolute deviation of a normal is this share of its standard deviation. */
 const MAD_OF_NORMAL = 0.6744898;

@@ -10,7 +10,7 @@ import type { Item } from './timed-entry.ts';
 import { drivenBy } from './timed-rounds.ts';
 
 /** A pass whose queries the engine answered with errors: the point's own failure. */
-export class PassFailed extends Error {}
+class PassFailed extends Error {}
 
 /** What one recall pass measured. */
 export type RecallPass = NonNullable<Item['recall']>;
