@@ -89,7 +89,10 @@ test('the sampler keeps the peak of a transient allocation and the steady level 
   await new Promise<void>((resolve) => c.stdout!.on('data', (d) => String(d).includes('freed') && resolve()));
   await new Promise((r) => setTimeout(r, 300));
   const m = sampler.stop()!;
-  assert.ok(m.samples >= 10, `samples ${m.samples}`);
+  // About 36 samples at 50 ms on a quiet machine; the sampler stretches its interval when reads
+  // are slow (a loaded machine: 9 were seen beside a disk-tier build), and what is asserted is
+  // that the peak and the level after it were caught, not how often it looked.
+  assert.ok(m.samples >= 3, `samples ${m.samples}`);
   assert.ok(m.peak_anon_bytes >= 96 * MB, `peak anon ${m.peak_anon_bytes}`);
   const now = sampleMemory(c.pid!)!;
   assert.ok(now.anon < m.peak_anon_bytes - 64 * MB, `after the free ${now.anon}, peak ${m.peak_anon_bytes}`);
