@@ -79,23 +79,46 @@ test('a process tree is summed: the children of the measured process count', asy
 });
 
 test('the sampler keeps the peak of a transient allocation and the steady level after it', async () => {
+  // The child holds its allocation until told to free it, and the test waits for samples rather
+  // than for time: on a loaded machine a fixed window of a second could pass unsampled.
   const c = spawn(
     'python3',
-    ['-c', 'import time\ntime.sleep(0.3)\nb = bytearray(96 << 20)\ntime.sleep(1.2)\ndel b\nprint("freed", flush=True)\ntime.sleep(300)'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    ['-c', 'import sys\nb = bytearray(96 << 20)\nprint("held", flush=True)\nsys.stdin.readline()\ndel b\nprint("freed", flush=True)\nsys.stdin.readline()'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   children.push(c);
-  const sampler = new MemorySampler(() => c.pid, 50).start();
-  await new Promise<void>((resolve) => c.stdout!.on('data', (d) => String(d).includes('freed') && resolve()));
-  await new Promise((r) => setTimeout(r, 300));
+  let taken = 0;
+  let lastAnon = 0;
+  const counting = (pid: number) => {
+    const s = sampleMemory(pid);
+    if (s) {
+      taken++;
+      lastAnon = s.anon;
+    }
+    return s;
+  };
+  const sampler = new MemorySampler(() => c.pid, 50, counting).start();
+  const said = (what: string) => new Promise<void>((resolve) => c.stdout!.on('data', (d) => String(d).includes(what) && resolve()));
+  const until = async (ok: () => boolean, what: string) => {
+    const end = Date.now() + 60_000;
+    while (!ok()) {
+      assert.ok(Date.now() < end, `no sample ${what} within 60 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await said('held');
+  await until(() => lastAnon >= 96 * MB, 'saw the allocation');
+  const freed = said('freed');
+  c.stdin!.write('\n');
+  await freed;
+  const after = taken;
+  await until(() => taken >= after + 2, 'after the free');
   const m = sampler.stop()!;
-  // About 36 samples at 50 ms on a quiet machine; the sampler stretches its interval when reads
-  // are slow (a loaded machine: 9 were seen beside a disk-tier build), and what is asserted is
-  // that the peak and the level after it were caught, not how often it looked.
   assert.ok(m.samples >= 3, `samples ${m.samples}`);
   assert.ok(m.peak_anon_bytes >= 96 * MB, `peak anon ${m.peak_anon_bytes}`);
   const now = sampleMemory(c.pid!)!;
   assert.ok(now.anon < m.peak_anon_bytes - 64 * MB, `after the free ${now.anon}, peak ${m.peak_anon_bytes}`);
+  c.stdin!.end();
 });
 
 test("a sample that is slow to read (a large engine's page tables) stretches the interval, holding the sampler's cost to 2 % of a core", async () => {
