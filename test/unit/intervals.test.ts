@@ -6,8 +6,8 @@ import { readCell, type CurvePoint } from '../../src/metrics/frontier.ts';
 import { recallInterval, singlePassIntervals, summarizePasses } from '../../src/metrics/intervals.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
 import { cellText, deriveCells, markLeads } from '../../src/report/cells.ts';
-import { resultSchema, type ResultPoint } from '../../src/results/schema.ts';
 import { cell } from '../helpers/derived-cell.ts';
+import { oneGroupResult as result, timedPoint as point } from '../helpers/one-group-result.ts';
 
 /** Normal samples (Box-Muller) of a given mean and sd. */
 function normal(rand: () => number, n: number, mu: number, sd: number): number[] {
@@ -120,48 +120,6 @@ test('ties: overlapping intervals show no lead; disjoint ones do', () => {
   );
   assert.match(cellText(alone[0]), /x1\.00/);
 });
-
-function point(li: number, view: 'latency' | 'throughput', recall: number, qps: number, extra: Partial<ResultPoint> = {}): ResultPoint {
-  const m = 1000 / qps;
-  return {
-    ladder_index: li,
-    knobs: { ef: 10 + li },
-    view,
-    clients: 2,
-    queries: 1000,
-    query_slice: [0, 999],
-    recall,
-    recall_strict: recall,
-    recall_threshold: recall,
-    short_results: 0,
-    low_recall_share: 0,
-    unknown_ids: 0,
-    duplicate_ids: 0,
-    filter_violations: 0,
-    qps,
-    duration_s: 1,
-    latency_ms: { mean: m, p50: m, p95: m, p99: m, p999: m, max: m },
-    flags: [],
-    ci: { qps: [qps * 0.97, qps * 1.03], recall: [recall, recall], latency_ms: { mean: [m, m], p50: [m, m], p95: [m, m], p99: [m, m], p999: [m, m] } },
-    ...extra,
-  };
-}
-
-function result(points: ResultPoint[]) {
-  return resultSchema.parse({
-    format: 'vecbench-result/1',
-    participant: 'p',
-    engine: 'e',
-    engine_version: '1',
-    dataset: { name: 'd', n: 1, d: 1, nq: 1, metric: 'ip', hash: 'h' },
-    settings: { index: {}, ladders: [] },
-    filter_strategy: 'x',
-    hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' },
-    run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 2, complete: true },
-    load: null,
-    groups: [{ key: 'none/10', filter: 'none', k: 10, status: 'measured', median_matches: 10, points, complete: true, skipped: [] }],
-  });
-}
 
 test('flagged points never set a cell: the cell reads the others and counts them', () => {
   const r = result([
