@@ -15,7 +15,7 @@ import type { GroupRun } from './group-run.ts';
 import { SLICE_CAP } from './query-order.ts';
 import { failsOnlyThePoint, knobsKey, recallPass } from './recall-pass.ts';
 import type { Item } from './timed-rounds.ts';
-import { MIN_SLICE } from './timing-defaults.ts';
+import { boundedSlice, COLD_PROBE_SECONDS, MIN_SLICE } from './timing-defaults.ts';
 
 /** The target's own search tolerance: half the warm protocol's, so the calibrated point's timed
  * slice, whose recall differs from the probes' by its sampling error, still tends to read within
@@ -183,14 +183,19 @@ export function placedPoints(records: CalibrationRecord[], targets: readonly num
  * spec: placed by recall-only probes over the SLICE_CAP queries after the group's first
  * (src/runner/cold-placement.ts), kept in the group's calibration so that a resumed run places
  * the same points without probing; without one, or when the probes fail, the ladder. */
-export async function coldItems(run: GroupRun, ladder: Knobs[]): Promise<{ items: Item[]; start: number }> {
+export async function coldItems(run: GroupRun, ladder: Knobs[]): Promise<{ items: Item[]; start: number; probeQps?: number }> {
   const { p, ds, g, group, queries: order } = run;
   const asLadder = { items: ladder.map((knobs, li) => ({ li, knobs })), start: 1 };
   const spec = p.settings.calibration;
   if (!spec) return asLadder;
   const probeQueries = order.slice(1, 1 + Math.min(SLICE_CAP[g.k] ?? 200, Math.max(0, ds.nq - 1 - MIN_SLICE)));
+  // The first probe asks the whole probe slice; later ones what the last probe's speed answers in
+  // COLD_PROBE_SECONDS (the first queries of the slice: every probe's are among the first's).
+  let probeQps: number | undefined;
   const probe = async (knobs: Knobs) => {
-    const got = await recallPass(run, knobs, probeQueries);
+    const asked = probeQueries.slice(0, boundedSlice(probeQueries.length, probeQps, COLD_PROBE_SECONDS));
+    const got = await recallPass(run, knobs, asked);
+    if (got.wallS !== undefined && got.wallS > 0) probeQps = asked.length / got.wallS;
     run.onProgress(`${g.key}: placing points, probe at ${JSON.stringify(knobs)}`);
     return got.summary.recall;
   };
@@ -212,5 +217,5 @@ export async function coldItems(run: GroupRun, ladder: Knobs[]): Promise<{ items
     const li = ladder.findIndex((k) => knobsKey(k) === knobsKey(pt.knobs));
     return { li: li >= 0 ? li : extra++, knobs: pt.knobs, calibratedFor: pt.calibratedFor };
   });
-  return { items, start: 1 + probeQueries.length };
+  return { items, start: 1 + probeQueries.length, ...(probeQps !== undefined ? { probeQps } : {}) };
 }

@@ -33,9 +33,9 @@ import { latencySummary } from '../metrics/latency.ts';
 import type { PointReply } from './point-reply.ts';
 import type { GroupRun } from './group-run.ts';
 import { keyOf } from './kept-passes.ts';
-import { pointOf } from './stored-point.ts';
+import { FEW_QUERIES, pointOf } from './stored-point.ts';
 import { engineProcesses, ioBetween, snapshotIo } from './engine-io.ts';
-import { MIN_SLICE } from './timing-defaults.ts';
+import { boundedSlice, COLD_POINT_SECONDS, MIN_SLICE, minPointQueries } from './timing-defaults.ts';
 import { coldItems } from './cold-placement.ts';
 import { failsOnlyThePoint, knobsKey, recallPass, type RecallPass } from './recall-pass.ts';
 
@@ -269,7 +269,10 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
   const per = Math.min(ds.nq - 1, Math.max(MIN_SLICE, SLICE_CAP[g.k] ?? 200));
   const firstQ = order[0];
   if (!(await firstQueryThenPlan(run, ladder[0], firstQ))) return;
-  const { items, start } = await coldItems(run, ladder);
+  const { items, start, probeQps } = await coldItems(run, ladder);
+  // The engine's expected speed in a view: its group's last point in that view, else its last
+  // point, else the probes' (a resumed group reads it from the points it kept).
+  const expectedQps = (view: ResultPoint['view']) => [...group.points].reverse().find((pt) => pt.view === view)?.qps ?? group.points.at(-1)?.qps ?? probeQps;
   const have = new Set(group.points.map((pt) => `${pt.ladder_index}/${pt.view}`));
   for (const s of group.skipped) for (const v of VIEWS) have.add(`${s.ladder_index}/${v}`);
   // Each point is appended, not the whole file rewritten: bytes per point stay constant.
@@ -284,7 +287,10 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
     for (const view of VIEWS) {
       const from = start + slot++ * per;
       if (have.has(`${li}/${view}`)) continue;
-      const queries = Array.from({ length: per }, (_, i) => order[(from + i) % ds.nq]);
+      // The slot keeps its place in the order (a resumed run finds the same slots); a slow engine
+      // answers only its first queries (COLD_POINT_SECONDS), and the point says so.
+      const n = boundedSlice(per, expectedQps(view), COLD_POINT_SECONDS);
+      const queries = Array.from({ length: n }, (_, i) => order[(from + i) % ds.nq]);
       const drive = drivenBy(p, view, run.clients, run.threads);
       // Bytes the engine's processes read from storage over the slice (the disk tier's figure).
       const ioBefore = snapshotIo(engineProcesses(engine.loadPids()));
@@ -323,12 +329,16 @@ export async function measureColdGroup(run: GroupRun): Promise<void> {
         view,
         clients: drive.clients * drive.threads,
         queries: queries.length,
-        query_slice: [from % ds.nq, (from + per - 1) % ds.nq],
+        query_slice: [from % ds.nq, (from + n - 1) % ds.nq],
         ...pointReadings(s),
         qps,
         duration_s: reply.wallS,
         latency_ms: latencySummary(reply.latenciesMs),
-        flags: [...(s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : []), ...(from + per - 1 >= ds.nq ? ['queries-reused'] : [])],
+        flags: [
+          ...(s.unknownIds + s.duplicateIds + s.filterViolations > 0 ? ['invalid-results'] : []),
+          ...(from + n - 1 >= ds.nq ? ['queries-reused'] : []),
+          ...(n < minPointQueries(ds.nq) ? [FEW_QUERIES] : []),
+        ],
         passes: 1,
         ci: { qps: ci.qps, recall: recallInterval(scores.map((x) => x.tieAware)), latency_ms: ci.latency_ms },
         build: run.build,

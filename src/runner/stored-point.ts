@@ -11,8 +11,9 @@ import { harnessFlag, measureHarnessOverhead } from './harness-overhead.ts';
 import type { Entry } from './timed-rounds.ts';
 import type { GroupEngine, GroupRun } from './group-run.ts';
 import { minPointQueries } from './timing-defaults.ts';
-/** A warm point answered by fewer queries than recall needs (a --queries cut): informational. */
-const FEW_QUERIES = 'few-queries';
+/** A point answered by fewer queries than recall needs (warm: a --queries cut; cold: a slow
+ * engine's slice, src/runner/measure-group.ts): informational. */
+export const FEW_QUERIES = 'few-queries';
 
 /** The stored point of a timed entry. */
 export async function pointOf(run: GroupRun, e: Entry): Promise<ResultPoint> {

@@ -54,6 +54,21 @@ export const DEFAULT_BUSY_CORES = envDefaults().busyCores;
 export const DEFAULT_HOST_SLOW = envDefaults().hostSlow;
 /** Cold protocol: the fewest queries a slice may have (recall over at least this many). */
 export const MIN_SLICE = 1000;
+/** Cold protocol: a slice is cut to what the engine answers in about this many seconds (at its
+ * group's last measured speed), down to COLD_MIN_QUERIES: a disk layout that answers a few
+ * queries a second spends minutes on each 1,000-query slice and hours on a group. */
+export const COLD_POINT_SECONDS = 60;
+/** ... a placement probe to about this many. */
+export const COLD_PROBE_SECONDS = 20;
+/** ... and never below this many queries. */
+const COLD_MIN_QUERIES = 200;
+
+/** How many of a slice's `full` queries to ask, given the engine's expected QPS (undefined: not
+ * known yet, the whole slice) and the seconds allowed. */
+export function boundedSlice(full: number, qps: number | undefined, seconds: number): number {
+  if (qps === undefined || !(qps > 0) || !Number.isFinite(qps)) return full;
+  return Math.max(Math.min(full, COLD_MIN_QUERIES), Math.min(full, Math.floor(seconds * qps)));
+}
 /** The fewest queries a dataset needs for `vecbench run`: below this, recall says nothing. */
 export const MIN_RUN_QUERIES = 10;
 

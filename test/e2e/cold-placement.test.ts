@@ -108,8 +108,8 @@ after(() => rmSync(root, { recursive: true, force: true }));
 
 /** Recall 1 - exp(-ef / 30) in expectation: each true neighbour is returned when a hash of
  * (query, rank) falls below it, else a row from beyond the top k takes its place; each query
- * takes ef microseconds. */
-function recallEngine(asked: HostRequest[]): GroupEngine {
+ * takes ef x `msPerEf` milliseconds (by default a microsecond per ef). */
+function recallEngine(asked: HostRequest[], msPerEf = 1e-3): GroupEngine {
   const hash = (q: number, j: number) => (((q * 2654435761) ^ (j * 40503)) >>> 0) / 2 ** 32;
   return {
     async beforeGroup() {},
@@ -127,7 +127,7 @@ function recallEngine(asked: HostRequest[]): GroupEngine {
         offsets[i + 1] = ids.length;
       });
       // Time grows with the knob, as a search's does: the frontier holds every point.
-      const ms = Number(req.knobs.ef) * 1e-3;
+      const ms = Number(req.knobs.ef) * msPerEf;
       const reply: PointReply = {
         ids: Int32Array.from(ids),
         offsets,
@@ -146,11 +146,11 @@ function participant(efs: number[], calibrated: boolean): LoadedParticipant {
   return { name: 'fake', dir: root, adapter, settings, index: {}, settingsPath: join(root, 'settings.json') };
 }
 
-async function coldGroup(calibrated: boolean, group: ResultGroup = emptyGroup(g), stopAfter = Infinity) {
+async function coldGroup(calibrated: boolean, group: ResultGroup = emptyGroup(g), stopAfter = Infinity, msPerEf = 1e-3) {
   const asked: HostRequest[] = [];
   let points = 0;
   const run = onePassRun({
-    engine: recallEngine(asked),
+    engine: recallEngine(asked, msPerEf),
     p: participant([16, 64, 256], calibrated),
     ds,
     g,
@@ -202,4 +202,25 @@ test('a cold group stopped after 3 points resumes with the same placement, witho
   const whole = await coldGroup(true);
   const key = (p: { ladder_index: number; view: string; knobs: Knobs; recall: number }) => `${p.ladder_index}/${p.view}/${JSON.stringify(p.knobs)}/${p.recall}`;
   assert.deepEqual(resumed.group.points.map(key).sort(), whole.group.points.map(key).sort());
+});
+
+test('a slow engine answers only what it can in about a minute a point (never under 200 queries), flagged few-queries; its probes after the first about 20 s', async () => {
+  // 10 ms per ef: ef 16 answers 6 queries a second, ef 64 1.6.
+  const { group, asked } = await coldGroup(true, emptyGroup(g), Infinity, 10);
+  const probes = asked.filter((r) => r.type === 'point' && r.queries[0] === 1);
+  assert.equal(probes[0].type === 'point' && probes[0].queries.length, 1000, 'the first probe asks the whole probe slice');
+  for (const r of probes.slice(1))
+    assert.ok(r.type === 'point' && r.queries.length >= 200 && r.queries.length < 1000, `a later probe asked ${r.type === 'point' && r.queries.length}`);
+  const [first, ...rest] = group.points;
+  assert.ok(rest.length > 0);
+  for (const pt of [first, ...rest]) {
+    // At the speed of the point before (or of the last probe): 60 s of it, at least 200.
+    assert.ok(pt.queries >= 200 && pt.queries < 1000, `${pt.queries} queries`);
+    assert.ok(pt.flags.includes('few-queries'), `flags ${pt.flags}`);
+    assert.equal((pt.query_slice[1] - pt.query_slice[0] + 1 + 20_000) % 20_000, pt.queries);
+  }
+  // Each point keeps its slot of 1,000 (a resumed run finds the same), using its first queries.
+  const starts = group.points.map((pt) => pt.query_slice[0]);
+  assert.equal(new Set(starts).size, starts.length);
+  for (const s of starts) assert.equal((s - 1001) % 1000, 0, `a slot starts at ${s}`);
 });
