@@ -7,6 +7,7 @@ import { curveSpread, withSpread } from '../../src/metrics/curve-spread.ts';
 import type { CurvePoint } from '../../src/metrics/frontier.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
 import { deriveCells } from '../../src/report/cells.ts';
+import { renderPage } from '../../src/report/html.ts';
 import { oneGroupResult, timedPoint } from '../helpers/one-group-result.ts';
 
 function normal(rand: () => number): number {
@@ -52,13 +53,17 @@ test('too few points give no spread; the widened interval adds the spread to eac
   assert.equal(withSpread(p, 0), p);
 });
 
-test("a cold cell's interval spans its group's spread; a warm cell's stays its point's own", () => {
-  // Points alternately 20 % fast and slow around a smooth curve, in both views.
+/** Points alternately 20 % fast and slow around a smooth curve, in both views. */
+function scattered() {
   const recalls = [0.88, 0.896, 0.9, 0.904, 0.946, 0.95, 0.954, 0.986, 0.99];
-  const pts = recalls.flatMap((r, i) => {
+  return recalls.flatMap((r, i) => {
     const qps = 2000 * Math.exp(-30 * (r - 0.88)) * (i % 2 === 0 ? 1.2 : 1 / 1.2);
     return [timedPoint(i, 'throughput', r, qps), timedPoint(i, 'latency', r, qps)];
   });
+}
+
+test("a cold cell's interval spans its group's spread; a warm cell's stays its point's own", () => {
+  const pts = scattered();
   const at = (protocol: 'cold' | 'warm') => deriveCells([oneGroupResult(pts, protocol)]).find((c) => c.target === 0.9 && c.view === 'throughput')!;
   const warm = at('warm');
   const cold = at('cold');
@@ -67,4 +72,14 @@ test("a cold cell's interval spans its group's spread; a warm cell's stays its p
   assert.ok(Math.abs(warm.ci_high! / warm.value! - 1.03) < 1e-9, "warm: the point's own ±3 %");
   assert.ok(cold.spread! > 0.1, `cold spread ${cold.spread}`);
   assert.ok(cold.ci_high! / cold.value! > Math.exp(1.959 * cold.spread!), 'cold: the interval spans the spread');
+});
+
+test("the page says a cold cell's interval includes its group's spread", async () => {
+  const html = await renderPage([oneGroupResult(scattered(), 'cold')]);
+  const title =
+    /<td class="cell[^"]*"[^>]*data-target="0.9"[^>]*title="([^"]*)"/.exec(html)?.[1] ??
+    /<td class="cell[^"]*"[^>]*title="([^"]*)"[^>]*data-target="0.9"/.exec(html)?.[1];
+  assert.ok(title?.includes('including the cold group&#39;s spread'), title);
+  const warm = await renderPage([oneGroupResult(scattered(), 'warm')]);
+  assert.ok(!warm.includes('spread: a point lands'), 'a warm page says nothing of it');
 });
