@@ -30,10 +30,10 @@ export function timedPoint(li: number, view: 'latency' | 'throughput', recall: n
 }
 
 /** A result of one measured group (none/10) holding `points`, measured under `protocol`. */
-export function oneGroupResult(points: ResultPoint[], protocol: 'warm' | 'cold' = 'warm') {
+export function oneGroupResult(points: ResultPoint[], protocol: 'warm' | 'cold' = 'warm', participant = 'p') {
   return resultSchema.parse({
     format: 'vecbench-result/1',
-    participant: 'p',
+    participant,
     engine: 'e',
     engine_version: '1',
     dataset: { name: 'd', n: 1, d: 1, nq: 1, metric: 'ip', hash: 'h' },

@@ -7,7 +7,8 @@ import { MIN_PAIRS, pairedLead, pairSamples, pairWindow, interpolateSamples, t97
 import { bootstrapCI, mean, mulberry32 } from '../../src/metrics/stats.ts';
 import { deriveCells, markLeads } from '../../src/report/cells.ts';
 import { cell } from '../helpers/derived-cell.ts';
-import { resultSchema, type ResultPoint } from '../../src/results/schema.ts';
+import { oneGroupResult } from '../helpers/one-group-result.ts';
+import type { ResultPoint } from '../../src/results/schema.ts';
 
 /** A standard normal draw (Box-Muller) from a seeded uniform. */
 function normal(rand: () => number): number {
@@ -302,21 +303,7 @@ function point(participant: number, times: number[], qps: number[], busy?: boole
   } as ResultPoint;
 }
 
-function resultOf(participant: string, p: ResultPoint) {
-  return resultSchema.parse({
-    format: 'vecbench-result/1',
-    participant,
-    engine: 'e',
-    engine_version: '1',
-    dataset: { name: 'd', n: 1, d: 1, nq: 1, metric: 'ip', hash: 'h' },
-    settings: { index: {}, ladders: [] },
-    filter_strategy: 'x',
-    hardware: { cpu: 'x', cores: 2, memory_bytes: 1, os: 'x', node: 'x' },
-    run: { vecbench_version: '0', started: 'x', updated: 'x', query_seed: 1, clients: 2, complete: true },
-    load: null,
-    groups: [{ key: 'none/10', filter: 'none', k: 10, status: 'measured', median_matches: 10, points: [p], complete: true, skipped: [] }],
-  });
-}
+const resultOf = (participant: string, p: ResultPoint) => oneGroupResult([p], 'warm', participant);
 
 test('deriveCells: stored passes in shared rounds give a paired lead; busy passes are lined up by the mask; a run measured apart is unpaired and says why', () => {
   const { a, b } = trial(5, 24, 0.2, 0.03);
