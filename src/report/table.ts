@@ -42,8 +42,9 @@ export function renderTable(allCells: DerivedCell[]): string {
     const widths = header.map((h, i) => Math.max(h.length, drivenRow[i].length, ...rows.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
     const readsKey = reads ? '; MiB/q: bytes the engine read from storage per query where the cell was read' : '';
+    const spreadKey = dc.some((c) => c.spread !== undefined) ? " (cold points: spanning their group's spread)" : '';
     out.push(
-      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low (/ empty): shares of queries with a short answer / recall below 0.5 (/ no id at all) where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${readsKey}`,
+      `${ds}: throughput (QPS) at target recall, read on each participant's Pareto frontier; ±: 95 % interval${spreadKey}; x = lead vs the row's best; ≈: a tie, no lead counts (the lead's interval, paired over passes in shared rounds where it can be, holds 1); ^ = read above the target; short / low (/ empty): shares of queries with a short answer / recall below 0.5 (/ no id at all) where the cell was read (shown from 1 %); collapsed: recall below 0.5 at every knob${readsKey}`,
     );
     out.push(line(header));
     if (driven.some((d) => d !== '')) out.push(line(drivenRow));

@@ -8,6 +8,7 @@ import type { CurvePoint } from '../../src/metrics/frontier.ts';
 import { mulberry32 } from '../../src/metrics/stats.ts';
 import { deriveCells } from '../../src/report/cells.ts';
 import { renderPage } from '../../src/report/html.ts';
+import { renderTable } from '../../src/report/table.ts';
 import { oneGroupResult, timedPoint } from '../helpers/one-group-result.ts';
 
 function normal(rand: () => number): number {
@@ -74,7 +75,9 @@ test("a cold cell's interval spans its group's spread; a warm cell's stays its p
   assert.ok(cold.ci_high! / cold.value! > Math.exp(1.959 * cold.spread!), 'cold: the interval spans the spread');
 });
 
-test("the page says a cold cell's interval includes its group's spread", async () => {
+test("the page and the table say a cold cell's interval includes its group's spread", async () => {
+  assert.match(renderTable(deriveCells([oneGroupResult(scattered(), 'cold')])), /±: 95 % interval \(cold points: spanning their group's spread\)/);
+  assert.doesNotMatch(renderTable(deriveCells([oneGroupResult(scattered(), 'warm')])), /spanning their group's spread/);
   const html = await renderPage([oneGroupResult(scattered(), 'cold')]);
   const title =
     /<td class="cell[^"]*"[^>]*data-target="0.9"[^>]*title="([^"]*)"/.exec(html)?.[1] ??
