@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { mean, sampleVariance } from '../src/metrics/stats.ts';
 
 const require = createRequire(import.meta.url);
 const hnswlib = require('hnswlib-node') as typeof import('hnswlib-node');
@@ -83,8 +84,7 @@ if (process.argv[2] === '--child') {
   }
   for (const c of kids) c.send('exit');
   rmSync(dir, { recursive: true, force: true });
-  const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-  const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1));
+  const sd = (xs: number[]) => Math.sqrt(sampleVariance(xs));
   const roundMean = Array.from({ length: R }, (_, r) => mean(logs.map((l) => l[r])));
   const centred = logs.map((l) => l.map((v, r) => v - roundMean[r]));
   const means = centred.map(mean);

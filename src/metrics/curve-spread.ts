@@ -6,10 +6,10 @@
 // when each ran, and the machine meanwhile). That scatter is measured from the points themselves:
 // each inner point against the log-linear line through its two neighbours in recall.
 import type { CurvePoint } from './frontier.ts';
+import { quantileSorted, Z975 } from './stats.ts';
 
 /** Fewest residuals a spread is estimated from (both views of a group pooled). */
 const MIN_RESIDUALS = 4;
-const Z975 = 1.959964;
 /** The median absolute deviation of a normal is this share of its standard deviation. */
 const MAD_OF_NORMAL = 0.6744898;
 
@@ -21,11 +21,11 @@ function ownSe(p: CurvePoint): number | null {
   return Math.log(p.high / p.low) / (2 * Z975);
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
+const median = (xs: number[]) =>
+  quantileSorted(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
 /**
  * The standard deviation (log scale) of a point's figure around its group's curve beyond the

@@ -21,7 +21,7 @@
 //   8 pairs on, as a point's passes are), as a ratio. Its 95 % interval: the percentile bootstrap
 //   that resamples builds, then pairs within each (1,000 resamples, seeded), widened by the
 //   small-sample factor t(n-1) / z * sqrt(n / (n - 1)) so a handful of pairs does not read narrow.
-import { mean, mulberry32, quantileSorted, trimOutliers } from './stats.ts';
+import { mean, mulberry32, quantileSorted, trimOutliers, Z975 } from './stats.ts';
 
 /** One timed pass: when it started (Unix seconds), its figure (QPS or latency) and the shared
  * round it was taken in (the round's start time; null or absent: not known). */
@@ -75,7 +75,6 @@ const MIN_BUILD_PAIRS = 2;
 const RESAMPLES = 1000;
 /** Pairs of this many or more are trimmed of outliers (3 x IQR), as a point's passes are. */
 export const TRIM_FROM = 8;
-const Z975 = 1.959964;
 
 /** Pairs passes one-to-one: those of the same round first, then nearest in time first within
  * windowS; [index in a, index in b] each, in a's order. */

@@ -12,7 +12,10 @@
 //   of those (linear interpolation). estimate = the statistic of the sample itself. The
 //   default seed is fixed, so results are reproducible. Empty sample → all NaN.
 // - intervalsOverlap: closed intervals; touching counts as overlapping (no difference).
-// - mean: arithmetic mean; empty → NaN.
+// - mean: arithmetic mean; empty → NaN. sampleVariance: with n - 1; fewer than 2 → NaN.
+
+/** The standard normal's 97.5 % quantile: a 95 % interval's half-width in standard errors. */
+export const Z975 = 1.959964;
 
 export function mean(xs: ArrayLike<number>): number {
   const n = xs.length;
@@ -20,6 +23,16 @@ export function mean(xs: ArrayLike<number>): number {
   let sum = 0;
   for (let i = 0; i < n; i++) sum += xs[i];
   return sum / n;
+}
+
+/** The sample variance (divisor n - 1). */
+export function sampleVariance(xs: ArrayLike<number>): number {
+  const n = xs.length;
+  if (n < 2) return NaN;
+  const m = mean(xs);
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += (xs[i] - m) ** 2;
+  return sum / (n - 1);
 }
 
 /** Nearest-rank percentile of an ascending array, p in [0, 100]. */

@@ -3,6 +3,7 @@
 // passes are cut into windows of time, and the two participants' window means are differenced.
 // Pairing cancels a drift that falls on both alike; what this measures is the part it cannot.
 import type { Sample } from './paired.ts';
+import { mean, sampleVariance as variance } from './stats.ts';
 
 /** A pass's time and its log figure less the mean log figure of its point. */
 export interface CentredPass {
@@ -17,8 +18,8 @@ export function centredPasses(points: Sample[][]): CentredPass[] {
   for (const passes of points) {
     const logs = passes.filter((s) => s.v > 0).map((s) => ({ t: s.t, v: Math.log(s.v) }));
     if (logs.length < 2) continue;
-    const mean = logs.reduce((a, s) => a + s.v, 0) / logs.length;
-    for (const s of logs) out.push({ t: s.t, v: s.v - mean });
+    const centre = mean(logs.map((s) => s.v));
+    for (const s of logs) out.push({ t: s.t, v: s.v - centre });
   }
   return out;
 }
@@ -33,12 +34,6 @@ export interface PairDrift {
   /** The drift beyond the passes' noise: sqrt(max(0, sd^2 - se^2)). */
   excess: number;
 }
-
-const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-const variance = (xs: number[]) => {
-  const m = mean(xs);
-  return xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1);
-};
 
 /** The drift of `a` against `b` over windows of `windowS` seconds, counting the windows where
  * each has at least `minPasses` passes; null with fewer than 3 such windows. */

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { bootstrapCI, intervalsOverlap, mean, mulberry32, percentile, quantileSorted, trimOutliers } from '../../src/metrics/stats.ts';
+import { bootstrapCI, intervalsOverlap, mean, mulberry32, percentile, quantileSorted, sampleVariance, trimOutliers } from '../../src/metrics/stats.ts';
 
 describe('percentile (nearest rank)', () => {
   test('the textbook example', () => {
@@ -197,4 +197,10 @@ describe('intervalsOverlap', () => {
     assert.equal(intervalsOverlap({ low: 1, high: 2 }, { low: 2.5, high: 3 }), false);
     assert.equal(intervalsOverlap({ low: 2.5, high: 3 }, { low: 1, high: 2 }), false);
   });
+});
+
+test('sampleVariance divides by n - 1; fewer than two values have none', () => {
+  assert.equal(sampleVariance([2, 4, 4, 4, 5, 5, 7, 9]), 32 / 7);
+  assert.ok(Number.isNaN(sampleVariance([3])));
+  assert.ok(Number.isNaN(sampleVariance([])));
 });

@@ -16,6 +16,7 @@ import {
   type DerivedCell,
 } from '../cells.ts';
 import { EXACT } from '../exact-search.ts';
+import { Z975 } from '../../metrics/stats.ts';
 import type { ResultFile } from '../../results/schema.ts';
 import { CELL_SHARES } from '../../results/readings.ts';
 
@@ -50,7 +51,7 @@ function valueTitle(c: DerivedCell): string[] {
   else lines.push('no interval recorded');
   // Cold points: one pass each, so the interval also spans how far the group's points scatter.
   if (c.spread !== undefined)
-    lines.push(`including the cold group's spread: a point lands within ×${Math.exp(1.96 * c.spread).toFixed(2)} of its curve (95 %)`);
+    lines.push(`including the cold group's spread: a point lands within ×${Math.exp(Z975 * c.spread).toFixed(2)} of its curve (95 %)`);
   const how = c.lead_method === 'paired' ? 'paired' : `unpaired${c.lead_note ? `: ${c.lead_note}` : ''}`;
   const leadCi = c.lead_ci ? ` (interval ×${c.lead_ci[0].toFixed(2)} – ×${c.lead_ci[1].toFixed(2)}, ${how})` : '';
   if (c.lead === 1 && c.lead_method === null) lines.push(c.tie ? `the best in its row, tied: another cell's lead interval holds ×1` : 'the best in its row');
